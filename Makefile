@@ -1,0 +1,44 @@
+# lance_namespace: PGXS build of the extension and the REST gateway.
+
+EXTENSION = lance_namespace
+EXTVERSION = 0.1.0
+
+MODULE_big = lance_namespace
+OBJS = \
+	src/lance_namespace.o \
+	src/errors.o \
+	src/ident.o \
+	src/jsonutil.o \
+	src/pagetoken.o \
+	src/spiutil.o \
+	src/catalog.o \
+	src/namespace_ops.o \
+	src/table_ops.o \
+	src/version_ops.o
+
+DATA = $(wildcard sql/$(EXTENSION)--*.sql)
+
+# pg_regress: inputs in sql/, expected outputs in expected/ (PGXS default).
+REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/$(EXTENSION)--%,$(sort $(wildcard sql/*.sql))))
+REGRESS_OPTS = --inputdir=.
+
+# Isolation specs live under test/ (test/specs, test/expected).
+ISOLATION = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))
+ISOLATION_OPTS = --inputdir=test
+
+# TAP tests (PostgreSQL::Test::Cluster) under test/t.
+TAP_TESTS = 1
+PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
+
+PG_CPPFLAGS = -I$(srcdir)/src
+PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \
+	-Wno-sign-compare -Wno-cast-function-type
+
+EXTRA_CLEAN = results regression.diffs regression.out output_iso tmp_check log
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# The REST gateway is a separate program with its own rules.
+-include src/gateway/gateway.mk

@@ -1,0 +1,631 @@
+/*
+ * lance_namespace 0.1.0: PostgreSQL as a Lance Namespace catalog.
+ *
+ * Every object lives in the fixed schema lance_namespace (the extension is
+ * not relocatable).  Every function pins search_path to pg_catalog, pg_temp
+ * and schema-qualifies what it uses; all functions are SECURITY INVOKER.
+ */
+
+\echo Use "CREATE EXTENSION lance_namespace" to load this file. \quit
+
+/* ------------------------------------------------------------------------
+ * Catalog tables
+ * ------------------------------------------------------------------------ */
+
+CREATE SEQUENCE lance_namespace.entries_id_seq AS bigint MINVALUE 1;
+
+/*
+ * One row per namespace or table.  Namespaces and tables share one table so
+ * that a single unique constraint keeps names unique among siblings across
+ * both kinds.  The root namespace is the row with id 0 and the empty path.
+ */
+CREATE TABLE lance_namespace.entries (
+	id			bigint NOT NULL DEFAULT pg_catalog.nextval('lance_namespace.entries_id_seq'),
+	parent_id	bigint,
+	kind		"char" NOT NULL,
+	name		text COLLATE "C" NOT NULL,
+	path		text[] COLLATE "C" NOT NULL,
+	properties	jsonb NOT NULL DEFAULT '{}',
+	location	text,
+	declared	boolean NOT NULL DEFAULT false,
+	created_at	timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	created_by	name NOT NULL DEFAULT CURRENT_USER,
+	CONSTRAINT entries_pkey PRIMARY KEY (id),
+	CONSTRAINT entries_parent_fkey FOREIGN KEY (parent_id)
+		REFERENCES lance_namespace.entries (id) ON DELETE CASCADE,
+	CONSTRAINT entries_sibling_name_key UNIQUE (parent_id, name),
+	CONSTRAINT entries_path_key UNIQUE (path),
+	CONSTRAINT entries_kind_check CHECK (kind IN ('r', 'n', 't')),
+	CONSTRAINT entries_root_check CHECK ((kind = 'r') = (parent_id IS NULL)),
+	CONSTRAINT entries_root_row_check CHECK (kind <> 'r' OR (id = 0 AND name = '')),
+	CONSTRAINT entries_location_check CHECK ((kind = 't') = (location IS NOT NULL)),
+	CONSTRAINT entries_properties_check CHECK (pg_catalog.jsonb_typeof(properties) = 'object'),
+	CONSTRAINT entries_path_check CHECK (pg_catalog.cardinality(path) = 0 OR path[pg_catalog.cardinality(path)] = name)
+);
+
+CREATE INDEX entries_child_namespaces_idx ON lance_namespace.entries (parent_id, name) WHERE kind = 'n';
+CREATE INDEX entries_child_tables_idx ON lance_namespace.entries (parent_id, name) WHERE kind = 't';
+CREATE INDEX entries_table_paths_idx ON lance_namespace.entries (path) WHERE kind = 't';
+
+INSERT INTO lance_namespace.entries (id, parent_id, kind, name, path)
+	VALUES (0, NULL, 'r', '', '{}');
+
+/*
+ * One row per (table, branch, version): the catalog is the authority on
+ * which manifest is version N.  The primary key is the put-if-not-exists
+ * guard of CreateTableVersion.
+ */
+CREATE TABLE lance_namespace.versions (
+	table_id	bigint NOT NULL,
+	branch		text COLLATE "C" NOT NULL DEFAULT 'main',
+	version		bigint NOT NULL,
+	manifest_path text NOT NULL,
+	staging_manifest_path text NOT NULL,
+	manifest_size bigint,
+	e_tag		text,
+	metadata	jsonb,
+	naming_scheme text NOT NULL,
+	timestamp_millis bigint NOT NULL,
+	created_by	name NOT NULL DEFAULT CURRENT_USER,
+	CONSTRAINT versions_pkey PRIMARY KEY (table_id, branch, version),
+	CONSTRAINT versions_table_fkey FOREIGN KEY (table_id)
+		REFERENCES lance_namespace.entries (id) ON DELETE CASCADE,
+	CONSTRAINT versions_version_check CHECK (version >= 0),
+	CONSTRAINT versions_manifest_size_check CHECK (manifest_size >= 0),
+	CONSTRAINT versions_naming_scheme_check CHECK (naming_scheme IN ('V1', 'V2')),
+	CONSTRAINT versions_manifest_path_check CHECK (manifest_path <> '' AND staging_manifest_path <> ''),
+	CONSTRAINT versions_metadata_check CHECK (metadata IS NULL OR pg_catalog.jsonb_typeof(metadata) = 'object')
+);
+
+/* Catalog-wide settings; a missing row means the built-in default. */
+CREATE TABLE lance_namespace.settings (
+	name		text NOT NULL,
+	value		text NOT NULL,
+	CONSTRAINT settings_pkey PRIMARY KEY (name),
+	CONSTRAINT settings_name_check CHECK (name IN ('root_location'))
+);
+
+SELECT pg_catalog.pg_extension_config_dump('lance_namespace.entries', 'WHERE id <> 0');
+SELECT pg_catalog.pg_extension_config_dump('lance_namespace.versions', '');
+SELECT pg_catalog.pg_extension_config_dump('lance_namespace.settings', '');
+SELECT pg_catalog.pg_extension_config_dump('lance_namespace.entries_id_seq', '');
+
+/* Composite result of every version operation: the spec's TableVersion. */
+CREATE TYPE lance_namespace.table_version AS (
+	version		bigint,
+	manifest_path text,
+	manifest_size bigint,
+	e_tag		text,
+	timestamp_millis bigint,
+	metadata	jsonb
+);
+
+/* ------------------------------------------------------------------------
+ * Identifiers, errors and settings
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION lance_namespace.lance_parse_id(id text, delimiter text DEFAULT '$')
+RETURNS text[]
+AS 'MODULE_PATHNAME', 'lance_parse_id'
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_format_id(id text[], delimiter text DEFAULT '$')
+RETURNS text
+AS 'MODULE_PATHNAME', 'lance_format_id'
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_error_code(sqlstate text)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'lance_error_code'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_error_name(code integer)
+RETURNS text
+AS 'MODULE_PATHNAME', 'lance_error_name'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_set_root_location(root_location text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'lance_set_root_location'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_root_location()
+RETURNS text
+AS 'MODULE_PATHNAME', 'lance_root_location'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
+
+/* ------------------------------------------------------------------------
+ * Namespaces
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION lance_namespace.lance_create_namespace(
+	id text[],
+	mode text DEFAULT NULL,
+	properties jsonb DEFAULT NULL,
+	OUT properties jsonb)
+AS 'MODULE_PATHNAME', 'lance_create_namespace'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_list_namespaces(
+	id text[] DEFAULT '{}',
+	page_token text DEFAULT NULL,
+	"limit" integer DEFAULT NULL,
+	OUT namespaces text[],
+	OUT page_token text)
+AS 'MODULE_PATHNAME', 'lance_list_namespaces'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_describe_namespace(
+	id text[],
+	OUT properties jsonb)
+AS 'MODULE_PATHNAME', 'lance_describe_namespace'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_drop_namespace(
+	id text[],
+	mode text DEFAULT NULL,
+	behavior text DEFAULT NULL,
+	OUT properties jsonb)
+AS 'MODULE_PATHNAME', 'lance_drop_namespace'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_namespace_exists(id text[])
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'lance_namespace_exists'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
+
+/* ------------------------------------------------------------------------
+ * Tables
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION lance_namespace.lance_declare_table(
+	id text[],
+	location text DEFAULT NULL,
+	properties jsonb DEFAULT NULL,
+	vend_credentials boolean DEFAULT NULL,
+	OUT location text,
+	OUT properties jsonb,
+	OUT managed_versioning boolean,
+	OUT storage_options jsonb)
+AS 'MODULE_PATHNAME', 'lance_declare_table'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_register_table(
+	id text[],
+	location text,
+	mode text DEFAULT NULL,
+	properties jsonb DEFAULT NULL,
+	OUT location text,
+	OUT properties jsonb)
+AS 'MODULE_PATHNAME', 'lance_register_table'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_describe_table(
+	id text[],
+	version bigint DEFAULT NULL,
+	branch text DEFAULT NULL,
+	with_table_uri boolean DEFAULT false,
+	check_declared boolean DEFAULT false,
+	load_detailed_metadata boolean DEFAULT NULL,
+	vend_credentials boolean DEFAULT NULL,
+	OUT "table" text,
+	OUT namespace text[],
+	OUT version bigint,
+	OUT location text,
+	OUT table_uri text,
+	OUT properties jsonb,
+	OUT managed_versioning boolean,
+	OUT is_only_declared boolean,
+	OUT storage_options jsonb)
+AS 'MODULE_PATHNAME', 'lance_describe_table'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_table_exists(id text[], version bigint DEFAULT NULL)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'lance_table_exists'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_list_tables(
+	id text[] DEFAULT '{}',
+	page_token text DEFAULT NULL,
+	"limit" integer DEFAULT NULL,
+	include_declared boolean DEFAULT true,
+	OUT tables text[],
+	OUT page_token text)
+AS 'MODULE_PATHNAME', 'lance_list_tables'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_list_all_tables(
+	page_token text DEFAULT NULL,
+	"limit" integer DEFAULT NULL,
+	delimiter text DEFAULT '$',
+	OUT tables text[],
+	OUT page_token text)
+AS 'MODULE_PATHNAME', 'lance_list_all_tables'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_deregister_table(
+	id text[],
+	OUT id text[],
+	OUT location text,
+	OUT properties jsonb)
+AS 'MODULE_PATHNAME', 'lance_deregister_table'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_rename_table(
+	id text[],
+	new_table_name text,
+	new_namespace_id text[] DEFAULT NULL,
+	OUT id text[])
+AS 'MODULE_PATHNAME', 'lance_rename_table'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+/* ------------------------------------------------------------------------
+ * Table versions
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION lance_namespace.lance_create_table_version(
+	id text[],
+	version bigint,
+	manifest_path text,
+	manifest_size bigint DEFAULT NULL,
+	e_tag text DEFAULT NULL,
+	metadata jsonb DEFAULT NULL,
+	naming_scheme text DEFAULT NULL,
+	branch text DEFAULT NULL)
+RETURNS lance_namespace.table_version
+AS 'MODULE_PATHNAME', 'lance_create_table_version'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_describe_table_version(
+	id text[],
+	version bigint DEFAULT NULL,
+	branch text DEFAULT NULL)
+RETURNS lance_namespace.table_version
+AS 'MODULE_PATHNAME', 'lance_describe_table_version'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_list_table_versions(
+	id text[],
+	branch text DEFAULT NULL,
+	page_token text DEFAULT NULL,
+	"limit" integer DEFAULT NULL,
+	descending boolean DEFAULT false,
+	OUT versions lance_namespace.table_version[],
+	OUT page_token text)
+AS 'MODULE_PATHNAME', 'lance_list_table_versions'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_batch_delete_table_versions(
+	id text[],
+	ranges jsonb,
+	branch text DEFAULT NULL,
+	OUT deleted_count bigint)
+AS 'MODULE_PATHNAME', 'lance_batch_delete_table_versions'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_batch_create_table_versions(entries jsonb)
+RETURNS SETOF lance_namespace.table_version
+AS 'MODULE_PATHNAME', 'lance_batch_create_table_versions'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+/* ------------------------------------------------------------------------
+ * Views for psql users
+ * ------------------------------------------------------------------------ */
+
+CREATE VIEW lance_namespace.namespaces AS
+	SELECT e.path AS id, lance_namespace.lance_format_id(e.path) AS name,
+		   e.properties, e.created_at, e.created_by
+	  FROM lance_namespace.entries e
+	 WHERE e.kind OPERATOR(pg_catalog.=) 'n';
+
+CREATE VIEW lance_namespace.tables AS
+	SELECT e.path AS id, lance_namespace.lance_format_id(e.path) AS name,
+		   e.location, e.properties, e.declared, e.created_at, e.created_by
+	  FROM lance_namespace.entries e
+	 WHERE e.kind OPERATOR(pg_catalog.=) 't';
+
+CREATE VIEW lance_namespace.table_versions AS
+	SELECT e.path AS id, lance_namespace.lance_format_id(e.path) AS name,
+		   v.branch, v.version, v.manifest_path, v.staging_manifest_path,
+		   v.manifest_size, v.e_tag, v.metadata, v.naming_scheme,
+		   v.timestamp_millis, v.created_by
+	  FROM lance_namespace.versions v
+	  JOIN lance_namespace.entries e ON e.id OPERATOR(pg_catalog.=) v.table_id;
+
+/* ------------------------------------------------------------------------
+ * JSON request helpers: typed reads of one request field that raise
+ * InvalidInput (LN013) naming the field when its JSON type is wrong.
+ * Strings are accepted for numbers and booleans, since REST query
+ * parameters arrive as strings.
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION lance_namespace.req_text(request jsonb, field text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'lance_req_text'
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.req_bigint(request jsonb, field text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'lance_req_bigint'
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.req_int(request jsonb, field text)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'lance_req_int'
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.req_bool(request jsonb, field text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'lance_req_bool'
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.req_text_array(request jsonb, field text)
+RETURNS text[]
+AS 'MODULE_PATHNAME', 'lance_req_text_array'
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.req_json(request jsonb, field text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_req_json'
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+/* ------------------------------------------------------------------------
+ * REST bindings: one function per spec operation, taking the request model
+ * as jsonb (path id and query parameters merged in by the gateway) and
+ * returning the response model as jsonb.  They only translate shapes; every
+ * rule lives in the lance_* functions they call.
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION lance_namespace.rest_create_namespace(request jsonb)
+RETURNS jsonb LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_build_object('properties', r.properties)
+	  FROM lance_namespace.lance_create_namespace(
+			id => lance_namespace.req_text_array(request, 'id'),
+			mode => lance_namespace.req_text(request, 'mode'),
+			properties => lance_namespace.req_json(request, 'properties')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_list_namespaces(request jsonb)
+RETURNS jsonb LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
+			'namespaces', pg_catalog.to_jsonb(r.namespaces),
+			'page_token', r.page_token))
+	  FROM lance_namespace.lance_list_namespaces(
+			id => COALESCE(lance_namespace.req_text_array(request, 'id'), '{}'),
+			page_token => lance_namespace.req_text(request, 'page_token'),
+			"limit" => lance_namespace.req_int(request, 'limit')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_describe_namespace(request jsonb)
+RETURNS jsonb LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_build_object('properties', r.properties)
+	  FROM lance_namespace.lance_describe_namespace(
+			id => lance_namespace.req_text_array(request, 'id')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_drop_namespace(request jsonb)
+RETURNS jsonb LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object('properties', r.properties))
+	  FROM lance_namespace.lance_drop_namespace(
+			id => lance_namespace.req_text_array(request, 'id'),
+			mode => lance_namespace.req_text(request, 'mode'),
+			behavior => lance_namespace.req_text(request, 'behavior')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_namespace_exists(request jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_rest_namespace_exists'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.rest_declare_table(request jsonb)
+RETURNS jsonb LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
+			'location', r.location,
+			'properties', r.properties,
+			'managed_versioning', r.managed_versioning,
+			'storage_options', r.storage_options))
+	  FROM lance_namespace.lance_declare_table(
+			id => lance_namespace.req_text_array(request, 'id'),
+			location => lance_namespace.req_text(request, 'location'),
+			properties => lance_namespace.req_json(request, 'properties'),
+			vend_credentials => lance_namespace.req_bool(request, 'vend_credentials')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_register_table(request jsonb)
+RETURNS jsonb LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
+			'location', r.location,
+			'properties', r.properties))
+	  FROM lance_namespace.lance_register_table(
+			id => lance_namespace.req_text_array(request, 'id'),
+			location => lance_namespace.req_text(request, 'location'),
+			mode => lance_namespace.req_text(request, 'mode'),
+			properties => lance_namespace.req_json(request, 'properties')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_describe_table(request jsonb)
+RETURNS jsonb LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
+			'table', r."table",
+			'namespace', pg_catalog.to_jsonb(r.namespace),
+			'version', r.version,
+			'location', r.location,
+			'table_uri', r.table_uri,
+			'properties', r.properties,
+			'managed_versioning', r.managed_versioning,
+			'is_only_declared', r.is_only_declared,
+			'storage_options', r.storage_options))
+	  FROM lance_namespace.lance_describe_table(
+			id => lance_namespace.req_text_array(request, 'id'),
+			version => lance_namespace.req_bigint(request, 'version'),
+			branch => lance_namespace.req_text(request, 'branch'),
+			with_table_uri => COALESCE(lance_namespace.req_bool(request, 'with_table_uri'), false),
+			check_declared => COALESCE(lance_namespace.req_bool(request, 'check_declared'), false),
+			load_detailed_metadata => lance_namespace.req_bool(request, 'load_detailed_metadata'),
+			vend_credentials => lance_namespace.req_bool(request, 'vend_credentials')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_table_exists(request jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_rest_table_exists'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.rest_list_tables(request jsonb)
+RETURNS jsonb LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
+			'tables', pg_catalog.to_jsonb(r.tables),
+			'page_token', r.page_token))
+	  FROM lance_namespace.lance_list_tables(
+			id => COALESCE(lance_namespace.req_text_array(request, 'id'), '{}'),
+			page_token => lance_namespace.req_text(request, 'page_token'),
+			"limit" => lance_namespace.req_int(request, 'limit'),
+			include_declared => COALESCE(lance_namespace.req_bool(request, 'include_declared'), true)) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_list_all_tables(request jsonb)
+RETURNS jsonb LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
+			'tables', pg_catalog.to_jsonb(r.tables),
+			'page_token', r.page_token))
+	  FROM lance_namespace.lance_list_all_tables(
+			page_token => lance_namespace.req_text(request, 'page_token'),
+			"limit" => lance_namespace.req_int(request, 'limit'),
+			delimiter => COALESCE(lance_namespace.req_text(request, 'delimiter'), '$')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_deregister_table(request jsonb)
+RETURNS jsonb LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
+			'id', pg_catalog.to_jsonb(r.id),
+			'location', r.location,
+			'properties', r.properties))
+	  FROM lance_namespace.lance_deregister_table(
+			id => lance_namespace.req_text_array(request, 'id')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_rename_table(request jsonb)
+RETURNS jsonb LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_build_object()
+	  FROM lance_namespace.lance_rename_table(
+			id => lance_namespace.req_text_array(request, 'id'),
+			new_table_name => lance_namespace.req_text(request, 'new_table_name'),
+			new_namespace_id => lance_namespace.req_text_array(request, 'new_namespace_id')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_create_table_version(request jsonb)
+RETURNS jsonb LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_build_object('version', pg_catalog.jsonb_strip_nulls(pg_catalog.to_jsonb(r)))
+	  FROM lance_namespace.lance_create_table_version(
+			id => lance_namespace.req_text_array(request, 'id'),
+			version => lance_namespace.req_bigint(request, 'version'),
+			manifest_path => lance_namespace.req_text(request, 'manifest_path'),
+			manifest_size => lance_namespace.req_bigint(request, 'manifest_size'),
+			e_tag => lance_namespace.req_text(request, 'e_tag'),
+			metadata => lance_namespace.req_json(request, 'metadata'),
+			naming_scheme => lance_namespace.req_text(request, 'naming_scheme'),
+			branch => lance_namespace.req_text(request, 'branch')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_describe_table_version(request jsonb)
+RETURNS jsonb LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_build_object('version', pg_catalog.jsonb_strip_nulls(pg_catalog.to_jsonb(r)))
+	  FROM lance_namespace.lance_describe_table_version(
+			id => lance_namespace.req_text_array(request, 'id'),
+			version => lance_namespace.req_bigint(request, 'version'),
+			branch => lance_namespace.req_text(request, 'branch')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_list_table_versions(request jsonb)
+RETURNS jsonb LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
+			'versions', pg_catalog.to_jsonb(r.versions),
+			'page_token', r.page_token))
+	  FROM lance_namespace.lance_list_table_versions(
+			id => lance_namespace.req_text_array(request, 'id'),
+			branch => lance_namespace.req_text(request, 'branch'),
+			page_token => lance_namespace.req_text(request, 'page_token'),
+			"limit" => lance_namespace.req_int(request, 'limit'),
+			descending => COALESCE(lance_namespace.req_bool(request, 'descending'), false)) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_batch_delete_table_versions(request jsonb)
+RETURNS jsonb LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_build_object('deleted_count', r.deleted_count)
+	  FROM lance_namespace.lance_batch_delete_table_versions(
+			id => lance_namespace.req_text_array(request, 'id'),
+			ranges => lance_namespace.req_json(request, 'ranges'),
+			branch => lance_namespace.req_text(request, 'branch')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_batch_create_table_versions(request jsonb)
+RETURNS jsonb LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_build_object('versions',
+			COALESCE(pg_catalog.jsonb_agg(pg_catalog.jsonb_strip_nulls(pg_catalog.to_jsonb(r))), '[]'))
+	  FROM lance_namespace.lance_batch_create_table_versions(
+			entries => lance_namespace.req_json(request, 'entries')) r;
+END;

@@ -1,0 +1,299 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog.c
+ *	  Resolving identifiers to catalog entries, settings, and locations.
+ *
+ * All functions here must be called while connected to SPI.  Lookups by
+ * identifier are one index probe on entries.path.  Writers resolve the
+ * objects they depend on with FOR KEY SHARE, which keeps them from being
+ * dropped or renamed until the writer commits; a concurrent drop makes the
+ * lookup wait, and then find nothing, so the writer reports "not found"
+ * instead of failing on a foreign key.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+
+#include "lance_namespace.h"
+
+/*
+ * lance_lookup_entry
+ *		Find the entry at path, optionally locking it.  Returns false when
+ *		there is none.  Strings are palloc'd in the current context.
+ */
+bool
+lance_lookup_entry(ArrayType *path, LanceLock lock, LanceEntry *entry)
+{
+	Datum		values[1];
+	bool		isnull;
+	LancePlanId plan;
+	Datum		d;
+
+	values[0] = PointerGetDatum(path);
+	plan = lock == LANCE_LOCK_KEY_SHARE ? PLAN_RESOLVE_ENTRY_KEY_SHARE :
+		lock == LANCE_LOCK_FOR_UPDATE ? PLAN_RESOLVE_ENTRY_FOR_UPDATE :
+		PLAN_RESOLVE_ENTRY;
+	if (lance_exec(plan, values, NULL, lock == LANCE_LOCK_NONE, 1) == 0)
+		return false;
+	entry->id = DatumGetInt64(lance_spi_value(0, 1, &isnull));
+	entry->kind = DatumGetChar(lance_spi_value(0, 2, &isnull));
+	d = lance_spi_value(0, 3, &isnull);
+	entry->location = isnull ? NULL : TextDatumGetCString(d);
+	entry->properties = DatumGetJsonbPCopy(lance_spi_value(0, 4, &isnull));
+	entry->declared = DatumGetBool(lance_spi_value(0, 5, &isnull));
+	return true;
+}
+
+/*
+ * lance_resolve_namespace
+ *		The entry id of namespace id (the root is 0), or NamespaceNotFound.
+ *		entry may be NULL.
+ */
+int64
+lance_resolve_namespace(const char *op, ArrayType *id, LanceLock lock, LanceEntry *entry)
+{
+	LanceEntry	e;
+
+	if (lance_id_depth(id) == 0 && lock != LANCE_LOCK_FOR_UPDATE)
+	{
+		if (entry != NULL)
+		{
+			entry->id = LANCE_ROOT_ID;
+			entry->kind = 'r';
+			entry->location = NULL;
+			entry->properties = lance_empty_object();
+			entry->declared = false;
+		}
+		return LANCE_ROOT_ID;
+	}
+	if (!lance_lookup_entry(id, lock, &e) || e.kind == 't')
+		lance_error(LANCE_NAMESPACE_NOT_FOUND,
+					errmsg("%s: namespace \"%s\" not found", op,
+						   lance_id_to_cstring(id, "$")));
+	if (entry != NULL)
+		*entry = e;
+	return e.id;
+}
+
+/*
+ * lance_raise_missing_table
+ *		Raise NamespaceNotFound when the table's namespace is missing, and
+ *		TableNotFound otherwise.
+ */
+void
+lance_raise_missing_table(const char *op, ArrayType *id)
+{
+	LanceEntry	parent;
+	ArrayType  *parent_id = lance_id_parent(id);
+
+	if (lance_id_depth(parent_id) > 0 &&
+		(!lance_lookup_entry(parent_id, LANCE_LOCK_NONE, &parent) || parent.kind == 't'))
+		lance_error(LANCE_NAMESPACE_NOT_FOUND,
+					errmsg("%s: namespace \"%s\" not found", op,
+						   lance_id_to_cstring(parent_id, "$")));
+	lance_error(LANCE_TABLE_NOT_FOUND,
+				errmsg("%s: table \"%s\" not found", op, lance_id_to_cstring(id, "$")));
+}
+
+/*
+ * lance_resolve_table
+ *		Fill entry with table id, or raise NamespaceNotFound/TableNotFound.
+ */
+void
+lance_resolve_table(const char *op, ArrayType *id, LanceLock lock, LanceEntry *entry)
+{
+	if (!lance_lookup_entry(id, lock, entry) || entry->kind != 't')
+		lance_raise_missing_table(op, id);
+}
+
+/*
+ * lance_raise_name_taken
+ *		Report why an insert of name under parent_id conflicted: the sibling
+ *		that holds the name is a namespace (NamespaceAlreadyExists) or a
+ *		table (TableAlreadyExists).  If it vanished meanwhile, the caller
+ *		raced with a drop: ConcurrentModification.
+ */
+void
+lance_raise_name_taken(const char *op, ArrayType *id, int64 parent_id, const char *name)
+{
+	Datum		values[2];
+	bool		isnull;
+	char	   *sid = lance_id_to_cstring(id, "$");
+
+	values[0] = Int64GetDatum(parent_id);
+	values[1] = CStringGetTextDatum(name);
+	if (lance_exec(PLAN_SIBLING_KIND, values, NULL, false, 1) == 0)
+		lance_error(LANCE_CONCURRENT_MODIFICATION,
+					errmsg("%s: \"%s\" was changed concurrently", op, sid),
+					errhint("Retry the operation."));
+	if (DatumGetChar(lance_spi_value(0, 1, &isnull)) == 'n')
+		lance_error(LANCE_NAMESPACE_ALREADY_EXISTS,
+					errmsg("%s: namespace \"%s\" already exists", op, sid));
+	lance_error(LANCE_TABLE_ALREADY_EXISTS,
+				errmsg("%s: table \"%s\" already exists", op, sid));
+}
+
+/*
+ * lance_get_setting
+ *		A catalog setting, or NULL when unset.
+ */
+char *
+lance_get_setting(const char *name)
+{
+	Datum		values[1];
+	bool		isnull;
+	Datum		d;
+
+	values[0] = CStringGetTextDatum(name);
+	if (lance_exec(PLAN_GET_SETTING, values, NULL, true, 1) == 0)
+		return NULL;
+	d = lance_spi_value(0, 1, &isnull);
+	return isnull ? NULL : TextDatumGetCString(d);
+}
+
+/*
+ * lance_join_path
+ *		base "/" rest, without doubling a trailing slash of base.
+ */
+char *
+lance_join_path(const char *base, const char *rest)
+{
+	size_t		len = strlen(base);
+
+	while (len > 0 && base[len - 1] == '/')
+		len--;
+	return psprintf("%.*s/%s", (int) len, base, rest);
+}
+
+/*
+ * lance_default_table_location
+ *		<root location>/<ns>/.../<name>.lance for table id.
+ */
+char *
+lance_default_table_location(const char *op, ArrayType *id)
+{
+	char	   *root = lance_get_setting("root_location");
+
+	if (root == NULL)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: no location given and no root location is configured", op),
+					errhint("Pass a location, or set one with lance_namespace.lance_set_root_location()."));
+	return psprintf("%s.lance", lance_join_path(root, lance_id_to_cstring(id, "/")));
+}
+
+/*
+ * lance_check_branch
+ *		The branch a name stands for.  NULL and "main" are the main branch;
+ *		any other name is TableBranchNotFound until branches exist.
+ */
+const char *
+lance_check_branch(const char *op, const char *branch)
+{
+	if (branch == NULL || strcmp(branch, LANCE_MAIN_BRANCH) == 0)
+		return LANCE_MAIN_BRANCH;
+	lance_error(LANCE_TABLE_BRANCH_NOT_FOUND,
+				errmsg("%s: branch \"%s\" not found", op, branch));
+	return NULL;				/* not reached */
+}
+
+/*
+ * lance_branch_arg
+ *		The branch named by a text argument (see lance_check_branch).
+ */
+const char *
+lance_branch_arg(FunctionCallInfo fcinfo, int argno, const char *op)
+{
+	return lance_check_branch(op, lance_text_arg(fcinfo, argno));
+}
+
+/*
+ * lance_text_arg
+ *		A text argument as a C string, or NULL.
+ */
+char *
+lance_text_arg(FunctionCallInfo fcinfo, int argno)
+{
+	if (PG_ARGISNULL(argno))
+		return NULL;
+	return text_to_cstring(PG_GETARG_TEXT_PP(argno));
+}
+
+/*
+ * validate_root_location
+ *		A root location is a non-empty string without control characters.
+ */
+static void
+validate_root_location(const char *op, const char *root)
+{
+	const unsigned char *p;
+
+	if (root == NULL || root[0] == '\0')
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: root_location must not be empty", op));
+	for (p = (const unsigned char *) root; *p; p++)
+		if (*p < 0x20 || *p == 0x7F)
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: root_location contains a control character", op));
+}
+
+PG_FUNCTION_INFO_V1(lance_set_root_location);
+
+/*
+ * lance_set_root_location(root_location text) returns text
+ *		Set where DeclareTable places tables that come without a location.
+ *		Existing tables keep their locations.
+ */
+Datum
+lance_set_root_location(PG_FUNCTION_ARGS)
+{
+	const char *op = "SetRootLocation";
+	char	   *root = lance_text_arg(fcinfo, 0);
+	Datum		values[1];
+	Oid			types[1] = {TEXTOID};
+	int			rc;
+
+	validate_root_location(op, root);
+	values[0] = CStringGetTextDatum(root);
+	SPI_connect();
+	rc = SPI_execute_with_args("INSERT INTO lance_namespace.settings (name, value)"
+							   " VALUES ('root_location', $1)"
+							   " ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
+							   1, types, values, NULL, false, 0);
+	if (rc != SPI_OK_INSERT)
+		elog(ERROR, "could not store root_location: %s", SPI_result_code_string(rc));
+	SPI_finish();
+	PG_RETURN_TEXT_P(cstring_to_text(root));
+}
+
+PG_FUNCTION_INFO_V1(lance_root_location);
+
+/*
+ * lance_root_location() returns text
+ *		The configured root location, or NULL.
+ */
+Datum
+lance_root_location(PG_FUNCTION_ARGS)
+{
+	MemoryContext outer = CurrentMemoryContext;
+	char	   *root;
+	text	   *result = NULL;
+
+	SPI_connect();
+	root = lance_get_setting("root_location");
+	if (root != NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(outer);
+
+		result = cstring_to_text(root);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	if (result == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(result);
+}

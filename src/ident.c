@@ -1,0 +1,296 @@
+/*-------------------------------------------------------------------------
+ *
+ * ident.c
+ *	  Names and identifiers: validation, and the list and string styles.
+ *
+ * An identifier is a text[] of names, from (not including) the root down to
+ * the object.  The root namespace has the empty identifier.  Names become
+ * path segments of table locations, hence the rules of lance_validate_name.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "mb/pg_wchar.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "lance_namespace.h"
+
+/*
+ * lance_validate_name
+ *		Raise InvalidInput unless name is a valid object name: non-empty,
+ *		valid UTF-8, at most 255 bytes, no control characters, no '/', and
+ *		neither "." nor "..".
+ */
+void
+lance_validate_name(const char *op, const char *what, const char *name, int len)
+{
+	const unsigned char *p = (const unsigned char *) name;
+	int			i;
+
+	if (len == 0)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: %s must not be empty", op, what));
+	if (len > LANCE_MAX_NAME_BYTES)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: %s is longer than %d bytes", op, what,
+						   LANCE_MAX_NAME_BYTES));
+	if (!pg_verify_mbstr(PG_UTF8, name, len, true))
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: %s is not valid UTF-8", op, what));
+	for (i = 0; i < len; i++)
+	{
+		/* C0 controls, DEL, and the C1 controls U+0080..U+009F */
+		if (p[i] < 0x20 || p[i] == 0x7F ||
+			(p[i] == 0xC2 && i + 1 < len && p[i + 1] >= 0x80 && p[i + 1] <= 0x9F))
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: %s contains a control character", op, what));
+		if (p[i] == '/')
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: %s \"%.*s\" contains \"/\"", op, what, len, name));
+	}
+	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: %s must not be \".\" or \"..\"", op, what));
+}
+
+/*
+ * lance_validate_id
+ *		Check that id is a one-dimensional text[] of valid names without
+ *		NULLs, and return it normalized (lower bound 1) so that it compares
+ *		equal to stored paths.  The empty identifier (the root) is accepted
+ *		only when allow_root is true.
+ */
+ArrayType *
+lance_validate_id(const char *op, const char *what, ArrayType *id, bool allow_root)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			i;
+
+	if (ARR_NDIM(id) > 1)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: %s must be a one-dimensional array", op, what));
+	if (ARR_ELEMTYPE(id) != TEXTOID)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: %s must be a text array", op, what));
+	deconstruct_array(id, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	if (n == 0 && !allow_root)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: %s must not be empty", op, what));
+	if (n > LANCE_MAX_ID_DEPTH)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: %s has more than %d levels", op, what,
+						   LANCE_MAX_ID_DEPTH));
+	for (i = 0; i < n; i++)
+	{
+		text	   *t;
+
+		if (nulls[i])
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: %s must not contain NULL", op, what));
+		t = DatumGetTextPP(elems[i]);
+		lance_validate_name(op, "name", VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+	}
+	return construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT);
+}
+
+/*
+ * lance_id_arg
+ *		Fetch and validate an identifier argument; NULL is InvalidInput.
+ */
+ArrayType *
+lance_id_arg(FunctionCallInfo fcinfo, int argno, const char *op,
+			 const char *what, bool allow_root)
+{
+	if (PG_ARGISNULL(argno))
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: %s must not be NULL", op, what));
+	return lance_validate_id(op, what, PG_GETARG_ARRAYTYPE_P(argno), allow_root);
+}
+
+/*
+ * lance_id_to_cstring
+ *		Join an identifier with a delimiter (the string style).
+ */
+char *
+lance_id_to_cstring(ArrayType *id, const char *delimiter)
+{
+	Datum	   *elems;
+	int			n;
+	int			i;
+	StringInfoData buf;
+
+	deconstruct_array(id, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &n);
+	initStringInfo(&buf);
+	for (i = 0; i < n; i++)
+	{
+		text	   *t = DatumGetTextPP(elems[i]);
+
+		if (i > 0)
+			appendStringInfoString(&buf, delimiter);
+		appendBinaryStringInfo(&buf, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+	}
+	return buf.data;
+}
+
+/*
+ * lance_id_depth
+ *		Number of names in an identifier.
+ */
+int
+lance_id_depth(ArrayType *id)
+{
+	return ArrayGetNItems(ARR_NDIM(id), ARR_DIMS(id));
+}
+
+/*
+ * lance_id_parent
+ *		The identifier without its last name.
+ */
+ArrayType *
+lance_id_parent(ArrayType *id)
+{
+	Datum	   *elems;
+	int			n;
+
+	deconstruct_array(id, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &n);
+	Assert(n > 0);
+	return construct_array(elems, n - 1, TEXTOID, -1, false, TYPALIGN_INT);
+}
+
+/*
+ * lance_id_last
+ *		The last name of a non-empty identifier.
+ */
+char *
+lance_id_last(ArrayType *id)
+{
+	Datum	   *elems;
+	int			n;
+
+	deconstruct_array(id, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &n);
+	Assert(n > 0);
+	return TextDatumGetCString(elems[n - 1]);
+}
+
+/*
+ * lance_id_append
+ *		A new identifier: id followed by name.
+ */
+ArrayType *
+lance_id_append(ArrayType *id, const char *name)
+{
+	Datum	   *elems;
+	Datum	   *out;
+	int			n;
+
+	deconstruct_array(id, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &n);
+	out = palloc(sizeof(Datum) * (n + 1));
+	memcpy(out, elems, sizeof(Datum) * n);
+	out[n] = CStringGetTextDatum(name);
+	return construct_array(out, n + 1, TEXTOID, -1, false, TYPALIGN_INT);
+}
+
+/*
+ * lance_validate_delimiter
+ *		A delimiter is a non-empty string of at most 16 bytes.
+ */
+void
+lance_validate_delimiter(const char *op, const char *delimiter)
+{
+	if (delimiter == NULL || delimiter[0] == '\0')
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: delimiter must not be empty", op));
+	if (strlen(delimiter) > 16)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: delimiter is longer than 16 bytes", op));
+}
+
+/*
+ * lance_cstring_to_id
+ *		Split a string-style identifier.  The empty string and the delimiter
+ *		alone both denote the root.  The result is validated.
+ */
+ArrayType *
+lance_cstring_to_id(const char *str, const char *delimiter, const char *op)
+{
+	size_t		dlen;
+	const char *p = str;
+	Datum	   *elems;
+	int			n = 0;
+	int			cap = 8;
+
+	lance_validate_delimiter(op, delimiter);
+	dlen = strlen(delimiter);
+	elems = palloc(sizeof(Datum) * cap);
+	if (str[0] != '\0' && strcmp(str, delimiter) != 0)
+	{
+		for (;;)
+		{
+			const char *next = strstr(p, delimiter);
+			size_t		len = next ? (size_t) (next - p) : strlen(p);
+
+			if (n >= LANCE_MAX_ID_DEPTH)
+				lance_error(LANCE_INVALID_INPUT,
+							errmsg("%s: id has more than %d levels", op,
+								   LANCE_MAX_ID_DEPTH));
+			if (n == cap)
+			{
+				cap *= 2;
+				elems = repalloc(elems, sizeof(Datum) * cap);
+			}
+			elems[n++] = PointerGetDatum(cstring_to_text_with_len(p, len));
+			if (next == NULL)
+				break;
+			p = next + dlen;
+		}
+	}
+	return lance_validate_id(op, "id",
+							 construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT),
+							 true);
+}
+
+PG_FUNCTION_INFO_V1(lance_parse_id);
+
+/*
+ * lance_parse_id(id text, delimiter text) returns text[]
+ *		The list style of a string-style identifier.
+ */
+Datum
+lance_parse_id(PG_FUNCTION_ARGS)
+{
+	const char *op = "ParseId";
+	char	   *delimiter;
+
+	if (PG_ARGISNULL(0))
+		lance_error(LANCE_INVALID_INPUT, errmsg("%s: id must not be NULL", op));
+	delimiter = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
+	lance_validate_delimiter(op, delimiter);
+	PG_RETURN_ARRAYTYPE_P(lance_cstring_to_id(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+											  delimiter, op));
+}
+
+PG_FUNCTION_INFO_V1(lance_format_id);
+
+/*
+ * lance_format_id(id text[], delimiter text) returns text
+ *		The string style of a list-style identifier.
+ */
+Datum
+lance_format_id(PG_FUNCTION_ARGS)
+{
+	const char *op = "FormatId";
+	char	   *delimiter;
+	ArrayType  *id;
+
+	id = lance_id_arg(fcinfo, 0, op, "id", true);
+	delimiter = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
+	lance_validate_delimiter(op, delimiter);
+	PG_RETURN_TEXT_P(cstring_to_text(lance_id_to_cstring(id, delimiter)));
+}

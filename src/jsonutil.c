@@ -1,0 +1,431 @@
+/*-------------------------------------------------------------------------
+ *
+ * jsonutil.c
+ *	  jsonb arguments: string maps, and typed reads of request fields.
+ *
+ * The req_* functions serve the REST bindings in SQL: each reads one field
+ * of a request object and raises InvalidInput, naming the field, when the
+ * JSON type is wrong.  Numbers and booleans are also accepted as strings,
+ * because REST query parameters arrive as strings.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <errno.h>
+#include <limits.h>
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/numeric.h"
+
+#include "lance_namespace.h"
+
+/*
+ * lance_jsonb_is_null
+ *		True when a jsonb value is the JSON null literal.
+ */
+bool
+lance_jsonb_is_null(Jsonb *jb)
+{
+	JsonbValue	v;
+
+	if (!JB_ROOT_IS_SCALAR(jb))
+		return false;
+	if (!JsonbExtractScalar(&jb->root, &v))
+		return false;
+	return v.type == jbvNull;
+}
+
+/*
+ * lance_empty_object
+ *		A new empty jsonb object.
+ */
+Jsonb *
+lance_empty_object(void)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue *res;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	res = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	return JsonbValueToJsonb(res);
+}
+
+/*
+ * lance_string_map_arg
+ *		Fetch a jsonb argument that must be a flat object of strings (a
+ *		string -> string map).  SQL NULL and JSON null give NULL, or an empty
+ *		object when empty_if_null.
+ */
+Jsonb *
+lance_string_map_arg(FunctionCallInfo fcinfo, int argno, const char *op,
+					 const char *field, bool empty_if_null)
+{
+	Jsonb	   *jb;
+
+	if (PG_ARGISNULL(argno))
+		return empty_if_null ? lance_empty_object() : NULL;
+	jb = PG_GETARG_JSONB_P(argno);
+	if (lance_jsonb_is_null(jb))
+		return empty_if_null ? lance_empty_object() : NULL;
+	lance_check_string_map(op, field, jb);
+	return jb;
+}
+
+/*
+ * lance_check_string_map
+ *		Raise InvalidInput unless jb is a flat JSON object of strings.
+ */
+void
+lance_check_string_map(const char *op, const char *field, Jsonb *jb)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	if (!JB_ROOT_IS_OBJECT(jb))
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: %s must be a JSON object of strings", op, field));
+	it = JsonbIteratorInit(&jb->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_VALUE && v.type != jbvString)
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: %s must be a JSON object of strings", op, field),
+						errdetail("Every value must be a string."));
+	}
+}
+
+/*
+ * request_field
+ *		Look up field in a request object.  Returns false when the request
+ *		is NULL, or the field is absent or JSON null.
+ */
+static bool
+request_field(FunctionCallInfo fcinfo, char **field, JsonbValue *out)
+{
+	Jsonb	   *req;
+	text	   *key;
+
+	if (PG_ARGISNULL(1))
+		lance_error(LANCE_INVALID_INPUT, errmsg("request field name must not be NULL"));
+	key = PG_GETARG_TEXT_PP(1);
+	*field = text_to_cstring(key);
+	if (PG_ARGISNULL(0))
+		return false;
+	req = PG_GETARG_JSONB_P(0);
+	if (lance_jsonb_is_null(req))
+		return false;
+	if (!JB_ROOT_IS_OBJECT(req))
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("request body must be a JSON object"));
+	if (!getKeyJsonValueFromContainer(&req->root, VARDATA_ANY(key),
+									  VARSIZE_ANY_EXHDR(key), out))
+		return false;
+	return out->type != jbvNull;
+}
+
+/*
+ * parse_int64
+ *		Parse a whole decimal number; false unless all of str is consumed.
+ */
+static bool
+parse_int64(const char *str, int64 *result)
+{
+	char	   *end;
+	long long	val;
+
+	while (*str == ' ')
+		str++;
+	if (*str == '\0')
+		return false;
+	errno = 0;
+	val = strtoll(str, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return false;
+	*result = (int64) val;
+	return true;
+}
+
+/*
+ * request_int64
+ *		Read an integer field given as a JSON number or a string.
+ */
+static bool
+request_int64(FunctionCallInfo fcinfo, int64 *result)
+{
+	JsonbValue	v;
+	char	   *field;
+	char	   *str;
+
+	if (!request_field(fcinfo, &field, &v))
+		return false;
+	if (v.type == jbvNumeric)
+		str = DatumGetCString(DirectFunctionCall1(numeric_out,
+												  NumericGetDatum(v.val.numeric)));
+	else if (v.type == jbvString)
+		str = pnstrdup(v.val.string.val, v.val.string.len);
+	else
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("request field \"%s\" must be an integer", field));
+	if (!parse_int64(str, result))
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("request field \"%s\" must be an integer in the 64-bit range", field),
+					errdetail("Got \"%s\".", str));
+	return true;
+}
+
+PG_FUNCTION_INFO_V1(lance_req_text);
+
+/*
+ * req_text(request jsonb, field text) returns text
+ */
+Datum
+lance_req_text(PG_FUNCTION_ARGS)
+{
+	JsonbValue	v;
+	char	   *field;
+
+	if (!request_field(fcinfo, &field, &v))
+		PG_RETURN_NULL();
+	if (v.type != jbvString)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("request field \"%s\" must be a string", field));
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(v.val.string.val, v.val.string.len));
+}
+
+PG_FUNCTION_INFO_V1(lance_req_bigint);
+
+/*
+ * req_bigint(request jsonb, field text) returns bigint
+ */
+Datum
+lance_req_bigint(PG_FUNCTION_ARGS)
+{
+	int64		val;
+
+	if (!request_int64(fcinfo, &val))
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(val);
+}
+
+PG_FUNCTION_INFO_V1(lance_req_int);
+
+/*
+ * req_int(request jsonb, field text) returns integer
+ */
+Datum
+lance_req_int(PG_FUNCTION_ARGS)
+{
+	int64		val;
+
+	if (!request_int64(fcinfo, &val))
+		PG_RETURN_NULL();
+	if (val < INT_MIN || val > INT_MAX)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("request field \"%s\" is out of the 32-bit integer range",
+						   text_to_cstring(PG_GETARG_TEXT_PP(1))));
+	PG_RETURN_INT32((int32) val);
+}
+
+PG_FUNCTION_INFO_V1(lance_req_bool);
+
+/*
+ * req_bool(request jsonb, field text) returns boolean
+ */
+Datum
+lance_req_bool(PG_FUNCTION_ARGS)
+{
+	JsonbValue	v;
+	char	   *field;
+
+	if (!request_field(fcinfo, &field, &v))
+		PG_RETURN_NULL();
+	if (v.type == jbvBool)
+		PG_RETURN_BOOL(v.val.boolean);
+	if (v.type == jbvString)
+	{
+		char	   *s = pnstrdup(v.val.string.val, v.val.string.len);
+
+		if (pg_strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0)
+			PG_RETURN_BOOL(true);
+		if (pg_strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0)
+			PG_RETURN_BOOL(false);
+	}
+	lance_error(LANCE_INVALID_INPUT,
+				errmsg("request field \"%s\" must be a boolean", field));
+	PG_RETURN_NULL();			/* not reached */
+}
+
+/*
+ * json_text_array
+ *		Convert a JSON array of strings (field's value v) to text[].
+ */
+static ArrayType *
+json_text_array(JsonbValue *vp, const char *field)
+{
+	JsonbValue	v = *vp;
+	JsonbValue	elem;
+	JsonbIterator *it;
+	JsonbIteratorToken tok;
+	Datum	   *elems;
+	int			n = 0;
+	int			cap;
+
+	if (v.type != jbvBinary || !JsonContainerIsArray(v.val.binary.data))
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("request field \"%s\" must be an array of strings", field));
+	cap = JsonContainerSize(v.val.binary.data);
+	if (cap > LANCE_MAX_ID_DEPTH)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("request field \"%s\" has more than %d elements", field,
+						   LANCE_MAX_ID_DEPTH));
+	elems = palloc(sizeof(Datum) * (cap + 1));
+	it = JsonbIteratorInit(v.val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &elem, true)) != WJB_DONE)
+	{
+		if (tok != WJB_ELEM)
+			continue;
+		if (elem.type != jbvString)
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("request field \"%s\" must be an array of strings", field));
+		elems[n++] = PointerGetDatum(cstring_to_text_with_len(elem.val.string.val,
+															  elem.val.string.len));
+	}
+	return construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT);
+}
+
+/*
+ * lance_request_id
+ *		The "id" field of a request object as text[]; NULL when absent.
+ */
+ArrayType *
+lance_request_id(Jsonb *req)
+{
+	JsonbValue	v;
+
+	if (req == NULL || lance_jsonb_is_null(req))
+		return NULL;
+	if (!JB_ROOT_IS_OBJECT(req))
+		lance_error(LANCE_INVALID_INPUT, errmsg("request body must be a JSON object"));
+	if (!getKeyJsonValueFromContainer(&req->root, "id", 2, &v) || v.type == jbvNull)
+		return NULL;
+	return json_text_array(&v, "id");
+}
+
+PG_FUNCTION_INFO_V1(lance_req_text_array);
+
+/*
+ * req_text_array(request jsonb, field text) returns text[]
+ *		A JSON array of strings; NULL when absent.
+ */
+Datum
+lance_req_text_array(PG_FUNCTION_ARGS)
+{
+	JsonbValue	v;
+	char	   *field;
+
+	if (!request_field(fcinfo, &field, &v))
+		PG_RETURN_NULL();
+	PG_RETURN_ARRAYTYPE_P(json_text_array(&v, field));
+}
+
+PG_FUNCTION_INFO_V1(lance_req_json);
+
+/*
+ * req_json(request jsonb, field text) returns jsonb
+ *		The field's value as jsonb; NULL when absent or JSON null.
+ */
+Datum
+lance_req_json(PG_FUNCTION_ARGS)
+{
+	JsonbValue	v;
+	char	   *field;
+
+	if (!request_field(fcinfo, &field, &v))
+		PG_RETURN_NULL();
+	PG_RETURN_JSONB_P(JsonbValueToJsonb(&v));
+}
+
+/*
+ * lance_json_field
+ *		Look up key in a JSON object; false when absent or JSON null.
+ */
+bool
+lance_json_field(Jsonb *obj, const char *key, JsonbValue *out)
+{
+	if (!getKeyJsonValueFromContainer(&obj->root, key, strlen(key), out))
+		return false;
+	return out->type != jbvNull;
+}
+
+/*
+ * lance_json_text
+ *		A string field of a JSON object, or NULL when absent.
+ */
+char *
+lance_json_text(Jsonb *obj, const char *key, const char *op)
+{
+	JsonbValue	v;
+
+	if (!lance_json_field(obj, key, &v))
+		return NULL;
+	if (v.type != jbvString)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: field \"%s\" must be a string", op, key));
+	return pnstrdup(v.val.string.val, v.val.string.len);
+}
+
+/*
+ * lance_json_int64
+ *		An integer field of a JSON object; false when absent.
+ */
+bool
+lance_json_int64(Jsonb *obj, const char *key, const char *op, int64 *result)
+{
+	JsonbValue	v;
+	char	   *str;
+
+	if (!lance_json_field(obj, key, &v))
+		return false;
+	if (v.type != jbvNumeric)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: field \"%s\" must be an integer", op, key));
+	str = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v.val.numeric)));
+	if (!parse_int64(str, result))
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: field \"%s\" must be an integer in the 64-bit range", op, key));
+	return true;
+}
+
+/*
+ * lance_json_text_array
+ *		An array-of-strings field of a JSON object, or NULL when absent.
+ */
+ArrayType *
+lance_json_text_array(Jsonb *obj, const char *key)
+{
+	JsonbValue	v;
+
+	if (!lance_json_field(obj, key, &v))
+		return NULL;
+	return json_text_array(&v, key);
+}
+
+/*
+ * lance_json_value
+ *		Any field of a JSON object as jsonb, or NULL when absent.
+ */
+Jsonb *
+lance_json_value(Jsonb *obj, const char *key)
+{
+	JsonbValue	v;
+
+	if (!lance_json_field(obj, key, &v))
+		return NULL;
+	return JsonbValueToJsonb(&v);
+}

@@ -1,0 +1,198 @@
+/*-------------------------------------------------------------------------
+ *
+ * lance_namespace.h
+ *	  Shared declarations of the lance_namespace extension.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCE_NAMESPACE_H
+#define LANCE_NAMESPACE_H
+
+#include "postgres.h"
+
+#include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/jsonb.h"
+
+/*
+ * Lance Namespace error codes (namespace-operations-errors.md).  Each one is
+ * raised with SQLSTATE "LN0xx", xx being the code, so that any client can
+ * recover the Lance code from the SQLSTATE alone.
+ */
+typedef enum LanceErrorCode
+{
+	LANCE_UNSUPPORTED = 0,
+	LANCE_NAMESPACE_NOT_FOUND = 1,
+	LANCE_NAMESPACE_ALREADY_EXISTS = 2,
+	LANCE_NAMESPACE_NOT_EMPTY = 3,
+	LANCE_TABLE_NOT_FOUND = 4,
+	LANCE_TABLE_ALREADY_EXISTS = 5,
+	LANCE_TABLE_INDEX_NOT_FOUND = 6,
+	LANCE_TABLE_INDEX_ALREADY_EXISTS = 7,
+	LANCE_TABLE_TAG_NOT_FOUND = 8,
+	LANCE_TABLE_TAG_ALREADY_EXISTS = 9,
+	LANCE_TRANSACTION_NOT_FOUND = 10,
+	LANCE_TABLE_VERSION_NOT_FOUND = 11,
+	LANCE_TABLE_COLUMN_NOT_FOUND = 12,
+	LANCE_INVALID_INPUT = 13,
+	LANCE_CONCURRENT_MODIFICATION = 14,
+	LANCE_PERMISSION_DENIED = 15,
+	LANCE_UNAUTHENTICATED = 16,
+	LANCE_SERVICE_UNAVAILABLE = 17,
+	LANCE_INTERNAL = 18,
+	LANCE_INVALID_TABLE_STATE = 19,
+	LANCE_TABLE_SCHEMA_VALIDATION_ERROR = 20,
+	LANCE_THROTTLING = 21,
+	LANCE_TABLE_BRANCH_NOT_FOUND = 22,
+	LANCE_TABLE_BRANCH_ALREADY_EXISTS = 23,
+	LANCE_MAX_ERROR_CODE = 23
+} LanceErrorCode;
+
+#define LANCE_SQLSTATE(code) \
+	MAKE_SQLSTATE('L', 'N', '0', '0' + ((code) / 10), '0' + ((code) % 10))
+
+/* Raise a Lance error: lance_error(LANCE_TABLE_NOT_FOUND, errmsg(...), ...) */
+#define lance_error(code, ...) \
+	ereport(ERROR, (errcode(LANCE_SQLSTATE(code)), __VA_ARGS__))
+
+/* Limits on identifiers. */
+#define LANCE_MAX_NAME_BYTES	255
+#define LANCE_MAX_ID_DEPTH		64
+#define LANCE_DEFAULT_PAGE_SIZE 1000
+#define LANCE_MAX_PAGE_SIZE		10000
+
+#define LANCE_MAIN_BRANCH		"main"
+#define LANCE_ROOT_ID			0
+
+/* errors.c */
+extern const char *lance_error_name_of(int code);
+
+/* ident.c */
+extern void lance_validate_name(const char *op, const char *what, const char *name, int len);
+extern ArrayType *lance_validate_id(const char *op, const char *what,
+									ArrayType *id, bool allow_root);
+extern ArrayType *lance_id_arg(FunctionCallInfo fcinfo, int argno, const char *op,
+							   const char *what, bool allow_root);
+extern char *lance_id_to_cstring(ArrayType *id, const char *delimiter);
+extern ArrayType *lance_id_parent(ArrayType *id);
+extern char *lance_id_last(ArrayType *id);
+extern int	lance_id_depth(ArrayType *id);
+extern ArrayType *lance_id_append(ArrayType *id, const char *name);
+extern ArrayType *lance_cstring_to_id(const char *str, const char *delimiter, const char *op);
+extern void lance_validate_delimiter(const char *op, const char *delimiter);
+
+/* jsonutil.c */
+extern Jsonb *lance_string_map_arg(FunctionCallInfo fcinfo, int argno, const char *op,
+								   const char *field, bool empty_if_null);
+extern bool lance_jsonb_is_null(Jsonb *jb);
+extern Jsonb *lance_empty_object(void);
+extern ArrayType *lance_request_id(Jsonb *req);
+extern void lance_check_string_map(const char *op, const char *field, Jsonb *jb);
+extern bool lance_json_field(Jsonb *obj, const char *key, JsonbValue *out);
+extern char *lance_json_text(Jsonb *obj, const char *key, const char *op);
+extern bool lance_json_int64(Jsonb *obj, const char *key, const char *op, int64 *result);
+extern ArrayType *lance_json_text_array(Jsonb *obj, const char *key);
+extern Jsonb *lance_json_value(Jsonb *obj, const char *key);
+
+/* pagetoken.c */
+extern char *lance_page_token_encode(char kind, const char *value);
+extern char *lance_page_token_decode(char kind, const char *token, const char *op);
+extern int	lance_page_limit(FunctionCallInfo fcinfo, int argno, const char *op);
+
+/* spiutil.c */
+typedef enum LancePlanId
+{
+	PLAN_RESOLVE_ENTRY,
+	PLAN_RESOLVE_ENTRY_KEY_SHARE,
+	PLAN_RESOLVE_ENTRY_FOR_UPDATE,
+	PLAN_INSERT_ENTRY,
+	PLAN_SIBLING_KIND,
+	PLAN_CHILD_EXISTS,
+	PLAN_DELETE_ENTRY,
+	PLAN_GET_SETTING,
+	PLAN_INSERT_VERSION,
+	PLAN_GET_VERSION,
+	PLAN_LATEST_VERSION,
+	PLAN_HAS_VERSIONS,
+	PLAN_DELETE_VERSION_RANGE,
+	PLAN_LIST_NAMESPACES,
+	PLAN_LIST_TABLES,
+	PLAN_LIST_TABLES_CREATED,
+	PLAN_LIST_ALL_TABLES,
+	PLAN_LIST_VERSIONS_ASC,
+	PLAN_LIST_VERSIONS_DESC,
+	PLAN_UPDATE_ENTRY_PROPERTIES,
+	PLAN_RENAME_ENTRY,
+	PLAN_REREGISTER_ENTRY,
+	PLAN_DELETE_ALL_VERSIONS,
+	PLAN_COUNT
+} LancePlanId;
+
+extern SPIPlanPtr lance_plan(LancePlanId id);
+extern int	lance_exec(LancePlanId id, Datum *values, const char *nulls, bool read_only, long count);
+extern Datum lance_spi_value(int row, int col, bool *isnull);
+extern Datum lance_spi_copy_value(int row, int col, bool *isnull, MemoryContext cxt);
+
+/* catalog.c */
+typedef struct LanceEntry
+{
+	int64		id;
+	char		kind;			/* 'r', 'n' or 't' */
+	char	   *location;		/* tables only */
+	Jsonb	   *properties;
+	bool		declared;
+} LanceEntry;
+
+typedef enum LanceLock
+{
+	LANCE_LOCK_NONE,
+	LANCE_LOCK_KEY_SHARE,
+	LANCE_LOCK_FOR_UPDATE
+} LanceLock;
+
+extern bool lance_lookup_entry(ArrayType *path, LanceLock lock, LanceEntry *entry);
+extern int64 lance_resolve_namespace(const char *op, ArrayType *id, LanceLock lock,
+									 LanceEntry *entry);
+extern void lance_resolve_table(const char *op, ArrayType *id, LanceLock lock,
+								LanceEntry *entry);
+extern void lance_raise_missing_table(const char *op, ArrayType *id);
+extern void lance_raise_name_taken(const char *op, ArrayType *id, int64 parent_id,
+								   const char *name);
+extern char *lance_get_setting(const char *name);
+extern char *lance_default_table_location(const char *op, ArrayType *id);
+extern const char *lance_branch_arg(FunctionCallInfo fcinfo, int argno, const char *op);
+extern const char *lance_check_branch(const char *op, const char *branch);
+extern char *lance_text_arg(FunctionCallInfo fcinfo, int argno);
+extern char *lance_join_path(const char *base, const char *rest);
+extern Datum lance_form_result(TupleDesc tupdesc, Datum *values, bool *nulls,
+							   MemoryContext outer);
+
+/* namespace_ops.c */
+extern bool lance_mode_matches(const char *given, const char *name);
+extern bool lance_insert_entry(int64 parent_id, char kind, ArrayType *path,
+							   Jsonb *properties, const char *location, bool declared);
+extern bool lance_delete_entry(int64 id);
+extern Datum lance_list_names(FunctionCallInfo fcinfo, const char *op, LancePlanId plan,
+							  int64 parent_id, char token_kind, const char *token, int limit,
+							  MemoryContext outer);
+
+/* version_ops.c */
+typedef struct LanceVersionRequest
+{
+	ArrayType  *id;
+	bool		has_version;
+	int64		version;
+	char	   *manifest_path;
+	bool		has_size;
+	int64		manifest_size;
+	char	   *e_tag;
+	Jsonb	   *metadata;
+	char	   *naming_scheme;
+	char	   *branch;
+} LanceVersionRequest;
+
+extern void lance_validate_version_request(const char *op, LanceVersionRequest *req);
+extern HeapTuple lance_create_version_core(const char *op, LanceVersionRequest *req,
+										   TupleDesc tupdesc, MemoryContext outcxt);
+
+#endif							/* LANCE_NAMESPACE_H */

@@ -1,0 +1,252 @@
+/*-------------------------------------------------------------------------
+ *
+ * spiutil.c
+ *	  The catalog's SQL statements, prepared once per backend and kept.
+ *
+ * Every statement is schema-qualified and runs under the search_path that
+ * each function pins (pg_catalog, pg_temp).  Text keys are compared with
+ * COLLATE "C", the collation of the catalog's key columns, so that every
+ * lookup and every page walk is an index range scan.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "utils/datum.h"
+#include "utils/memutils.h"
+
+#include "lance_namespace.h"
+
+#define ENTRY_COLUMNS "id, kind, location, properties, declared"
+#define VERSION_COLUMNS "version, manifest_path, manifest_size, e_tag, timestamp_millis, metadata"
+
+typedef struct LancePlanDef
+{
+	const char *sql;
+	int			nargs;
+	Oid			argtypes[10];
+} LancePlanDef;
+
+static const LancePlanDef plan_defs[PLAN_COUNT] = {
+	[PLAN_RESOLVE_ENTRY] = {
+		"SELECT " ENTRY_COLUMNS " FROM lance_namespace.entries"
+		" WHERE path = $1 COLLATE \"C\"",
+		1, {TEXTARRAYOID}
+	},
+	[PLAN_RESOLVE_ENTRY_KEY_SHARE] = {
+		"SELECT " ENTRY_COLUMNS " FROM lance_namespace.entries"
+		" WHERE path = $1 COLLATE \"C\" FOR KEY SHARE",
+		1, {TEXTARRAYOID}
+	},
+	[PLAN_RESOLVE_ENTRY_FOR_UPDATE] = {
+		"SELECT " ENTRY_COLUMNS " FROM lance_namespace.entries"
+		" WHERE path = $1 COLLATE \"C\" FOR UPDATE",
+		1, {TEXTARRAYOID}
+	},
+	[PLAN_INSERT_ENTRY] = {
+		"INSERT INTO lance_namespace.entries"
+		" (parent_id, kind, name, path, properties, location, declared)"
+		" VALUES ($1, $2, $3, $4, $5, $6, $7)"
+		" ON CONFLICT DO NOTHING RETURNING id",
+		7, {INT8OID, CHAROID, TEXTOID, TEXTARRAYOID, JSONBOID, TEXTOID, BOOLOID}
+	},
+	[PLAN_SIBLING_KIND] = {
+		"SELECT kind FROM lance_namespace.entries"
+		" WHERE parent_id = $1 AND name = $2 COLLATE \"C\"",
+		2, {INT8OID, TEXTOID}
+	},
+	[PLAN_CHILD_EXISTS] = {
+		"SELECT 1 FROM lance_namespace.entries WHERE parent_id = $1 LIMIT 1",
+		1, {INT8OID}
+	},
+	[PLAN_DELETE_ENTRY] = {
+		"DELETE FROM lance_namespace.entries WHERE id = $1"
+		" RETURNING location, properties",
+		1, {INT8OID}
+	},
+	[PLAN_GET_SETTING] = {
+		"SELECT value FROM lance_namespace.settings WHERE name = $1",
+		1, {TEXTOID}
+	},
+	[PLAN_INSERT_VERSION] = {
+		"INSERT INTO lance_namespace.versions"
+		" (table_id, branch, version, manifest_path, staging_manifest_path,"
+		"  manifest_size, e_tag, metadata, naming_scheme, timestamp_millis)"
+		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,"
+		"  (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint)"
+		" ON CONFLICT (table_id, branch, version) DO NOTHING"
+		" RETURNING " VERSION_COLUMNS,
+		9, {INT8OID, TEXTOID, INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID, JSONBOID, TEXTOID}
+	},
+	[PLAN_GET_VERSION] = {
+		"SELECT " VERSION_COLUMNS ", staging_manifest_path"
+		" FROM lance_namespace.versions"
+		" WHERE table_id = $1 AND branch = $2 COLLATE \"C\" AND version = $3",
+		3, {INT8OID, TEXTOID, INT8OID}
+	},
+	[PLAN_LATEST_VERSION] = {
+		"SELECT " VERSION_COLUMNS " FROM lance_namespace.versions"
+		" WHERE table_id = $1 AND branch = $2 COLLATE \"C\""
+		" ORDER BY version DESC LIMIT 1",
+		2, {INT8OID, TEXTOID}
+	},
+	[PLAN_HAS_VERSIONS] = {
+		"SELECT 1 FROM lance_namespace.versions WHERE table_id = $1 LIMIT 1",
+		1, {INT8OID}
+	},
+	[PLAN_DELETE_VERSION_RANGE] = {
+		"DELETE FROM lance_namespace.versions"
+		" WHERE table_id = $1 AND branch = $2 COLLATE \"C\""
+		" AND version >= $3 AND version <= $4",
+		4, {INT8OID, TEXTOID, INT8OID, INT8OID}
+	},
+	[PLAN_LIST_NAMESPACES] = {
+		"SELECT name FROM lance_namespace.entries"
+		" WHERE parent_id = $1 AND kind = 'n' AND name > $2 COLLATE \"C\""
+		" ORDER BY name LIMIT $3",
+		3, {INT8OID, TEXTOID, INT8OID}
+	},
+	[PLAN_LIST_TABLES] = {
+		"SELECT name FROM lance_namespace.entries"
+		" WHERE parent_id = $1 AND kind = 't' AND name > $2 COLLATE \"C\""
+		" ORDER BY name LIMIT $3",
+		3, {INT8OID, TEXTOID, INT8OID}
+	},
+	[PLAN_LIST_TABLES_CREATED] = {
+		"SELECT e.name FROM lance_namespace.entries e"
+		" WHERE e.parent_id = $1 AND e.kind = 't' AND e.name > $2 COLLATE \"C\""
+		" AND NOT (e.declared AND NOT EXISTS (SELECT 1 FROM lance_namespace.versions v"
+		"                                     WHERE v.table_id = e.id))"
+		" ORDER BY e.name LIMIT $3",
+		3, {INT8OID, TEXTOID, INT8OID}
+	},
+	[PLAN_LIST_ALL_TABLES] = {
+		"SELECT path FROM lance_namespace.entries"
+		" WHERE kind = 't' AND path > $1 COLLATE \"C\""
+		" ORDER BY path LIMIT $2",
+		2, {TEXTARRAYOID, INT8OID}
+	},
+	[PLAN_LIST_VERSIONS_ASC] = {
+		"SELECT " VERSION_COLUMNS " FROM lance_namespace.versions"
+		" WHERE table_id = $1 AND branch = $2 COLLATE \"C\" AND version > $3"
+		" ORDER BY version LIMIT $4",
+		4, {INT8OID, TEXTOID, INT8OID, INT8OID}
+	},
+	[PLAN_LIST_VERSIONS_DESC] = {
+		"SELECT " VERSION_COLUMNS " FROM lance_namespace.versions"
+		" WHERE table_id = $1 AND branch = $2 COLLATE \"C\" AND version <= $3"
+		" ORDER BY version DESC LIMIT $4",
+		4, {INT8OID, TEXTOID, INT8OID, INT8OID}
+	},
+	[PLAN_UPDATE_ENTRY_PROPERTIES] = {
+		"UPDATE lance_namespace.entries SET properties = $2 WHERE id = $1",
+		2, {INT8OID, JSONBOID}
+	},
+	[PLAN_RENAME_ENTRY] = {
+		"UPDATE lance_namespace.entries SET parent_id = $2, name = $3, path = $4"
+		" WHERE id = $1",
+		4, {INT8OID, INT8OID, TEXTOID, TEXTARRAYOID}
+	},
+	[PLAN_REREGISTER_ENTRY] = {
+		"UPDATE lance_namespace.entries"
+		" SET location = $2, properties = $3, declared = false,"
+		"     created_at = now(), created_by = CURRENT_USER"
+		" WHERE id = $1",
+		3, {INT8OID, TEXTOID, JSONBOID}
+	},
+	[PLAN_DELETE_ALL_VERSIONS] = {
+		"DELETE FROM lance_namespace.versions WHERE table_id = $1",
+		1, {INT8OID}
+	},
+};
+
+static SPIPlanPtr plans[PLAN_COUNT];
+
+/*
+ * lance_plan
+ *		The kept plan of a catalog statement, prepared on first use.
+ *		Must be called while connected to SPI.
+ */
+SPIPlanPtr
+lance_plan(LancePlanId id)
+{
+	if (plans[id] == NULL)
+	{
+		const LancePlanDef *def = &plan_defs[id];
+		SPIPlanPtr	plan;
+
+		plan = SPI_prepare(def->sql, def->nargs, (Oid *) def->argtypes);
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
+				 def->sql, SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "SPI_keepplan failed");
+		plans[id] = plan;
+	}
+	return plans[id];
+}
+
+/*
+ * lance_exec
+ *		Execute a kept plan; returns the number of rows processed.
+ */
+int
+lance_exec(LancePlanId id, Datum *values, const char *nulls, bool read_only, long count)
+{
+	int			rc;
+
+	rc = SPI_execute_plan(lance_plan(id), values, nulls, read_only, count);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_plan failed for \"%s\": %s",
+			 plan_defs[id].sql, SPI_result_code_string(rc));
+	return (int) SPI_processed;
+}
+
+/*
+ * lance_spi_value
+ *		Column col (1-based) of row of the last SPI result, in SPI memory.
+ */
+Datum
+lance_spi_value(int row, int col, bool *isnull)
+{
+	return SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, isnull);
+}
+
+/*
+ * lance_spi_copy_value
+ *		Like lance_spi_value, but copied into cxt so that it survives
+ *		SPI_finish.
+ */
+Datum
+lance_spi_copy_value(int row, int col, bool *isnull, MemoryContext cxt)
+{
+	Datum		d = lance_spi_value(row, col, isnull);
+	Form_pg_attribute att = TupleDescAttr(SPI_tuptable->tupdesc, col - 1);
+	MemoryContext old;
+
+	if (*isnull)
+		return (Datum) 0;
+	old = MemoryContextSwitchTo(cxt);
+	d = datumCopy(d, att->attbyval, att->attlen);
+	MemoryContextSwitchTo(old);
+	return d;
+}
+
+/*
+ * lance_form_result
+ *		Form a composite result datum in cxt, so that it survives SPI_finish.
+ */
+Datum
+lance_form_result(TupleDesc tupdesc, Datum *values, bool *nulls, MemoryContext cxt)
+{
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	HeapTuple	tuple;
+
+	tupdesc = BlessTupleDesc(CreateTupleDescCopy(tupdesc));
+	tuple = heap_form_tuple(tupdesc, values, nulls);
+	MemoryContextSwitchTo(old);
+	return HeapTupleGetDatum(tuple);
+}

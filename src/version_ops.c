@@ -1,0 +1,556 @@
+/*-------------------------------------------------------------------------
+ *
+ * version_ops.c
+ *	  CreateTableVersion, DescribeTableVersion, ListTableVersions,
+ *	  BatchDeleteTableVersions and BatchCreateTableVersions.
+ *
+ * CreateTableVersion is a put-if-not-exists of (table, branch, version):
+ * one INSERT ... ON CONFLICT DO NOTHING RETURNING against the primary key.
+ * A writer that meets an in-flight insert of the same key waits for it to
+ * commit or abort and then gets the true answer; there is no
+ * check-then-insert window and no subtransaction.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <inttypes.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/typcache.h"
+
+#include "lance_namespace.h"
+
+#define LANCE_MAX_BATCH 10000
+
+/*
+ * lance_validate_version_request
+ *		InvalidInput for a NULL or negative version, a NULL or empty
+ *		manifest_path, a negative manifest_size, metadata that is not a flat
+ *		object of strings, or an unknown naming_scheme.  Normalizes
+ *		naming_scheme to "V1" or "V2" (the default).
+ */
+void
+lance_validate_version_request(const char *op, LanceVersionRequest *req)
+{
+	if (!req->has_version)
+		lance_error(LANCE_INVALID_INPUT, errmsg("%s: version must not be NULL", op));
+	if (req->version < 0)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: version must not be negative", op));
+	if (req->manifest_path == NULL)
+		lance_error(LANCE_INVALID_INPUT, errmsg("%s: manifest_path must not be NULL", op));
+	if (req->manifest_path[0] == '\0')
+		lance_error(LANCE_INVALID_INPUT, errmsg("%s: manifest_path must not be empty", op));
+	if (req->has_size && req->manifest_size < 0)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: manifest_size must not be negative", op));
+	if (req->metadata != NULL && lance_jsonb_is_null(req->metadata))
+		req->metadata = NULL;
+	if (req->metadata != NULL)
+		lance_check_string_map(op, "metadata", req->metadata);
+	if (req->naming_scheme == NULL || pg_strcasecmp(req->naming_scheme, "V2") == 0)
+		req->naming_scheme = "V2";
+	else if (pg_strcasecmp(req->naming_scheme, "V1") == 0)
+		req->naming_scheme = "V1";
+	else
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: unknown naming_scheme \"%s\"", op, req->naming_scheme),
+					errhint("Known naming schemes are V1 and V2."));
+}
+
+/*
+ * canonical_manifest_path
+ *		V2: <location>/_versions/<20-digit zero-padded (2^64-1 - version)>.manifest
+ *		V1: <location>/_versions/<version>.manifest
+ */
+static char *
+canonical_manifest_path(const char *location, const char *scheme, int64 version)
+{
+	char		name[64];
+
+	if (strcmp(scheme, "V1") == 0)
+		snprintf(name, sizeof(name), "_versions/%" PRId64 ".manifest", version);
+	else
+		snprintf(name, sizeof(name), "_versions/%020" PRIu64 ".manifest",
+				 UINT64_MAX - (uint64) version);
+	return lance_join_path(location, name);
+}
+
+/*
+ * version_tuple
+ *		Form a table_version tuple in cxt from row of the last SPI result,
+ *		whose first six columns are the table_version columns.
+ */
+static HeapTuple
+version_tuple(int row, TupleDesc tupdesc, MemoryContext cxt)
+{
+	Datum		values[6];
+	bool		nulls[6];
+	int			i;
+	MemoryContext old;
+	HeapTuple	tuple;
+
+	for (i = 0; i < 6; i++)
+		values[i] = lance_spi_copy_value(row, i + 1, &nulls[i], cxt);
+	old = MemoryContextSwitchTo(cxt);
+	tuple = heap_form_tuple(tupdesc, values, nulls);
+	MemoryContextSwitchTo(old);
+	return tuple;
+}
+
+/*
+ * same_manifest
+ *		Whether the existing version (row 0 of the last SPI result, from
+ *		PLAN_GET_VERSION) records the manifest the request names: the same
+ *		staging or canonical path, and the same size when both are known.
+ */
+static bool
+same_manifest(LanceVersionRequest *req)
+{
+	bool		isnull;
+	Datum		d;
+	char	   *canonical;
+	char	   *staging;
+
+	canonical = TextDatumGetCString(lance_spi_value(0, 2, &isnull));
+	staging = TextDatumGetCString(lance_spi_value(0, 7, &isnull));
+	if (strcmp(req->manifest_path, staging) != 0 &&
+		strcmp(req->manifest_path, canonical) != 0)
+		return false;
+	d = lance_spi_value(0, 3, &isnull);
+	if (req->has_size && !isnull && DatumGetInt64(d) != req->manifest_size)
+		return false;
+	return true;
+}
+
+/*
+ * lance_create_version_core
+ *		The one implementation of CreateTableVersion.  Must be called while
+ *		connected to SPI.  Returns the new version, or the existing one when
+ *		the same manifest is repeated (a retry after a lost reply); a
+ *		different manifest for an existing version is ConcurrentModification.
+ */
+HeapTuple
+lance_create_version_core(const char *op, LanceVersionRequest *req,
+						  TupleDesc tupdesc, MemoryContext outcxt)
+{
+	LanceEntry	table;
+	const char *branch;
+	char	   *canonical;
+	Datum		values[9];
+	char		nulls[9] = "         ";
+	int			attempt;
+
+	lance_validate_version_request(op, req);
+	lance_resolve_table(op, req->id, LANCE_LOCK_KEY_SHARE, &table);
+	branch = lance_check_branch(op, req->branch);
+	canonical = canonical_manifest_path(table.location, req->naming_scheme, req->version);
+
+	values[0] = Int64GetDatum(table.id);
+	values[1] = CStringGetTextDatum(branch);
+	values[2] = Int64GetDatum(req->version);
+	values[3] = CStringGetTextDatum(canonical);
+	values[4] = CStringGetTextDatum(req->manifest_path);
+	values[5] = Int64GetDatum(req->manifest_size);
+	if (!req->has_size)
+		nulls[5] = 'n';
+	if (req->e_tag != NULL)
+		values[6] = CStringGetTextDatum(req->e_tag);
+	else
+		nulls[6] = 'n';
+	if (req->metadata != NULL)
+		values[7] = JsonbPGetDatum(req->metadata);
+	else
+		nulls[7] = 'n';
+	values[8] = CStringGetTextDatum(req->naming_scheme);
+
+	/*
+	 * A conflicting row that is deleted between our INSERT and our SELECT
+	 * leaves nothing to compare with: insert again.
+	 */
+	for (attempt = 0; attempt < 3; attempt++)
+	{
+		if (lance_exec(PLAN_INSERT_VERSION, values, nulls, false, 1) == 1)
+			return version_tuple(0, tupdesc, outcxt);
+		if (lance_exec(PLAN_GET_VERSION, values, NULL, false, 1) == 1)
+		{
+			if (!same_manifest(req))
+				lance_error(LANCE_CONCURRENT_MODIFICATION,
+							errmsg("%s: version " INT64_FORMAT " of table \"%s\" already exists",
+								   op, req->version, lance_id_to_cstring(req->id, "$")),
+							errdetail("The catalog holds a different manifest for this version."),
+							errhint("Describe the table's latest version and retry at the next one."));
+			return version_tuple(0, tupdesc, outcxt);
+		}
+	}
+	lance_error(LANCE_CONCURRENT_MODIFICATION,
+				errmsg("%s: version " INT64_FORMAT " of table \"%s\" was changed concurrently",
+					   op, req->version, lance_id_to_cstring(req->id, "$")));
+	return NULL;				/* not reached */
+}
+
+/*
+ * result_tupdesc
+ *		The composite type a function returns (table_version or a row).
+ */
+static TupleDesc
+result_tupdesc(FunctionCallInfo fcinfo)
+{
+	TupleDesc	tupdesc;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	return BlessTupleDesc(tupdesc);
+}
+
+PG_FUNCTION_INFO_V1(lance_create_table_version);
+
+/*
+ * lance_create_table_version(id, version, manifest_path, manifest_size,
+ *							  e_tag, metadata, naming_scheme, branch)
+ *		returns table_version
+ */
+Datum
+lance_create_table_version(PG_FUNCTION_ARGS)
+{
+	const char *op = "CreateTableVersion";
+	MemoryContext outer = CurrentMemoryContext;
+	TupleDesc	tupdesc = result_tupdesc(fcinfo);
+	LanceVersionRequest req;
+	HeapTuple	tuple;
+
+	req.id = lance_id_arg(fcinfo, 0, op, "id", false);
+	req.has_version = !PG_ARGISNULL(1);
+	req.version = req.has_version ? PG_GETARG_INT64(1) : 0;
+	req.manifest_path = lance_text_arg(fcinfo, 2);
+	req.has_size = !PG_ARGISNULL(3);
+	req.manifest_size = req.has_size ? PG_GETARG_INT64(3) : 0;
+	req.e_tag = lance_text_arg(fcinfo, 4);
+	req.metadata = PG_ARGISNULL(5) ? NULL : PG_GETARG_JSONB_P(5);
+	req.naming_scheme = lance_text_arg(fcinfo, 6);
+	req.branch = lance_text_arg(fcinfo, 7);
+
+	SPI_connect();
+	tuple = lance_create_version_core(op, &req, tupdesc, outer);
+	SPI_finish();
+	PG_RETURN_DATUM(HeapTupleGetDatum(tuple));
+}
+
+PG_FUNCTION_INFO_V1(lance_describe_table_version);
+
+/*
+ * lance_describe_table_version(id, version, branch) returns table_version
+ *		The given version, or the latest when version is NULL.
+ */
+Datum
+lance_describe_table_version(PG_FUNCTION_ARGS)
+{
+	const char *op = "DescribeTableVersion";
+	MemoryContext outer = CurrentMemoryContext;
+	ArrayType  *id = lance_id_arg(fcinfo, 0, op, "id", false);
+	TupleDesc	tupdesc = result_tupdesc(fcinfo);
+	LanceEntry	table;
+	Datum		args[3];
+	HeapTuple	tuple;
+	int			n;
+
+	if (!PG_ARGISNULL(1) && PG_GETARG_INT64(1) < 0)
+		lance_error(LANCE_INVALID_INPUT, errmsg("%s: version must not be negative", op));
+
+	SPI_connect();
+	lance_resolve_table(op, id, LANCE_LOCK_NONE, &table);
+	args[0] = Int64GetDatum(table.id);
+	args[1] = CStringGetTextDatum(lance_branch_arg(fcinfo, 2, op));
+	if (PG_ARGISNULL(1))
+	{
+		n = lance_exec(PLAN_LATEST_VERSION, args, NULL, true, 1);
+		if (n == 0)
+			lance_error(LANCE_TABLE_VERSION_NOT_FOUND,
+						errmsg("%s: table \"%s\" has no versions", op,
+							   lance_id_to_cstring(id, "$")));
+	}
+	else
+	{
+		args[2] = PG_GETARG_DATUM(1);
+		n = lance_exec(PLAN_GET_VERSION, args, NULL, true, 1);
+		if (n == 0)
+			lance_error(LANCE_TABLE_VERSION_NOT_FOUND,
+						errmsg("%s: version " INT64_FORMAT " of table \"%s\" not found",
+							   op, PG_GETARG_INT64(1), lance_id_to_cstring(id, "$")));
+	}
+	tuple = version_tuple(0, tupdesc, outer);
+	SPI_finish();
+	PG_RETURN_DATUM(HeapTupleGetDatum(tuple));
+}
+
+PG_FUNCTION_INFO_V1(lance_list_table_versions);
+
+/*
+ * lance_list_table_versions(id, branch, page_token, limit, descending)
+ *		returns (versions table_version[], page_token)
+ *		One page of a branch's versions, ascending unless descending.
+ */
+Datum
+lance_list_table_versions(PG_FUNCTION_ARGS)
+{
+	const char *op = "ListTableVersions";
+	MemoryContext outer = CurrentMemoryContext;
+	ArrayType  *id = lance_id_arg(fcinfo, 0, op, "id", false);
+	char	   *token = lance_text_arg(fcinfo, 2);
+	int			limit = lance_page_limit(fcinfo, 3, op);
+	bool		descending = !PG_ARGISNULL(4) && PG_GETARG_BOOL(4);
+	char		kind = descending ? 'd' : 'a';
+	TupleDesc	tupdesc = result_tupdesc(fcinfo);
+	Oid			elemtype = get_element_type(TupleDescAttr(tupdesc, 0)->atttypid);
+	TupleDesc	vdesc = lookup_rowtype_tupdesc_copy(elemtype, -1);
+	const char *after = lance_page_token_decode(kind, token, op);
+	int64		bound = descending ? PG_INT64_MAX : -1;
+	LanceEntry	table;
+	Datum		args[4];
+	Datum		values[2];
+	bool		nulls[2] = {false, true};
+	Datum	   *items;
+	int			n = 0;
+	int			i;
+	Datum		result;
+
+	if (after != NULL)
+	{
+		char	   *end;
+
+		bound = strtoll(after, &end, 10);
+		if (*end != '\0')
+			lance_error(LANCE_INVALID_INPUT, errmsg("%s: invalid page_token", op));
+	}
+	vdesc = BlessTupleDesc(vdesc);
+
+	SPI_connect();
+	lance_resolve_table(op, id, LANCE_LOCK_NONE, &table);
+	args[0] = Int64GetDatum(table.id);
+	args[1] = CStringGetTextDatum(lance_branch_arg(fcinfo, 1, op));
+	args[2] = Int64GetDatum(bound);
+	args[3] = Int64GetDatum((int64) limit + 1);
+	if (limit > 0)
+		n = lance_exec(descending ? PLAN_LIST_VERSIONS_DESC : PLAN_LIST_VERSIONS_ASC,
+					   args, NULL, true, 0);
+	items = palloc(sizeof(Datum) * (Min(n, limit) + 1));
+	for (i = 0; i < n && i < limit; i++)
+		items[i] = HeapTupleGetDatum(version_tuple(i, vdesc, outer));
+	if (n > limit)
+	{
+		bool		isnull;
+		int64		last = DatumGetInt64(lance_spi_value(limit - 1, 1, &isnull));
+		MemoryContext old = MemoryContextSwitchTo(outer);
+
+		/* resume strictly after the last version returned */
+		values[1] = CStringGetTextDatum(lance_page_token_encode(kind,
+																psprintf(INT64_FORMAT,
+																		 descending ? last - 1 : last)));
+		nulls[1] = false;
+		MemoryContextSwitchTo(old);
+	}
+	{
+		MemoryContext old = MemoryContextSwitchTo(outer);
+
+		values[0] = PointerGetDatum(construct_array(items, Min(n, limit), elemtype,
+													-1, false, TYPALIGN_DOUBLE));
+		MemoryContextSwitchTo(old);
+	}
+	result = lance_form_result(tupdesc, values, nulls, outer);
+	SPI_finish();
+	PG_RETURN_DATUM(result);
+}
+
+PG_FUNCTION_INFO_V1(lance_batch_delete_table_versions);
+
+/*
+ * lance_batch_delete_table_versions(id, ranges, branch) returns deleted_count
+ *		ranges is a JSON array of {"start_version", "end_version"} objects,
+ *		each the range [start, end); end -1 means through the latest.
+ */
+Datum
+lance_batch_delete_table_versions(PG_FUNCTION_ARGS)
+{
+	const char *op = "BatchDeleteTableVersions";
+	ArrayType  *id = lance_id_arg(fcinfo, 0, op, "id", false);
+	Jsonb	   *ranges;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	int64	   *starts;
+	int64	   *ends;
+	int			nranges = 0;
+	int			i;
+	int64		deleted = 0;
+	LanceEntry	table;
+	Datum		args[4];
+
+	if (PG_ARGISNULL(1))
+		lance_error(LANCE_INVALID_INPUT, errmsg("%s: ranges must not be NULL", op));
+	ranges = PG_GETARG_JSONB_P(1);
+	if (!JB_ROOT_IS_ARRAY(ranges) || JB_ROOT_IS_SCALAR(ranges))
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: ranges must be a JSON array of version ranges", op));
+	if (JB_ROOT_COUNT(ranges) > LANCE_MAX_BATCH)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: more than %d ranges", op, LANCE_MAX_BATCH));
+	starts = palloc(sizeof(int64) * (JB_ROOT_COUNT(ranges) + 1));
+	ends = palloc(sizeof(int64) * (JB_ROOT_COUNT(ranges) + 1));
+	it = JsonbIteratorInit(&ranges->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		Jsonb	   *range;
+
+		if (tok != WJB_ELEM)
+			continue;
+		if (v.type != jbvBinary || !JsonContainerIsObject(v.val.binary.data))
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: each range must be an object with start_version and end_version", op));
+		range = JsonbValueToJsonb(&v);
+		if (!lance_json_int64(range, "start_version", op, &starts[nranges]) ||
+			!lance_json_int64(range, "end_version", op, &ends[nranges]))
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: each range needs start_version and end_version", op));
+		if (starts[nranges] < 0)
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: start_version must not be negative", op));
+		if (ends[nranges] < -1)
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: end_version must be -1 or a version", op));
+		nranges++;
+	}
+
+	SPI_connect();
+	lance_resolve_table(op, id, LANCE_LOCK_KEY_SHARE, &table);
+	args[0] = Int64GetDatum(table.id);
+	args[1] = CStringGetTextDatum(lance_branch_arg(fcinfo, 2, op));
+	for (i = 0; i < nranges; i++)
+	{
+		/* [start, end) as start <= version <= end - 1; -1 is unbounded */
+		if (ends[i] != -1 && ends[i] <= starts[i])
+			continue;
+		args[2] = Int64GetDatum(starts[i]);
+		args[3] = Int64GetDatum(ends[i] == -1 ? PG_INT64_MAX : ends[i] - 1);
+		deleted += lance_exec(PLAN_DELETE_VERSION_RANGE, args, NULL, false, 0);
+	}
+	SPI_finish();
+	PG_RETURN_INT64(deleted);
+}
+
+typedef struct BatchEntry
+{
+	int			position;		/* index in the request */
+	char	   *key;			/* sort key: id, branch */
+	LanceVersionRequest req;
+} BatchEntry;
+
+/*
+ * batch_entry_cmp
+ *		Order entries by table, branch and version, so that concurrent
+ *		batches take their row locks in one order and cannot deadlock.
+ */
+static int
+batch_entry_cmp(const void *a, const void *b)
+{
+	const BatchEntry *ea = (const BatchEntry *) a;
+	const BatchEntry *eb = (const BatchEntry *) b;
+	int			c = strcmp(ea->key, eb->key);
+
+	if (c != 0)
+		return c;
+	if (ea->req.version != eb->req.version)
+		return ea->req.version < eb->req.version ? -1 : 1;
+	return ea->position - eb->position;
+}
+
+/*
+ * parse_batch_entry
+ *		A CreateTableVersionEntry object as a version request.
+ */
+static void
+parse_batch_entry(const char *op, Jsonb *obj, BatchEntry *entry)
+{
+	LanceVersionRequest *req = &entry->req;
+	ArrayType  *id = lance_json_text_array(obj, "id");
+
+	if (id == NULL)
+		lance_error(LANCE_INVALID_INPUT, errmsg("%s: every entry needs an id", op));
+	req->id = lance_validate_id(op, "id", id, false);
+	req->has_version = lance_json_int64(obj, "version", op, &req->version);
+	req->manifest_path = lance_json_text(obj, "manifest_path", op);
+	req->has_size = lance_json_int64(obj, "manifest_size", op, &req->manifest_size);
+	req->e_tag = lance_json_text(obj, "e_tag", op);
+	req->metadata = lance_json_value(obj, "metadata");
+	req->naming_scheme = lance_json_text(obj, "naming_scheme", op);
+	req->branch = lance_json_text(obj, "branch", op);
+	lance_validate_version_request(op, req);
+	entry->key = psprintf("%s%c%s", lance_id_to_cstring(req->id, "/"), '\0' + 1,
+						  req->branch ? req->branch : LANCE_MAIN_BRANCH);
+}
+
+PG_FUNCTION_INFO_V1(lance_batch_create_table_versions);
+
+/*
+ * lance_batch_create_table_versions(entries jsonb) returns setof table_version
+ *		Create versions across tables, all or nothing: any failing entry
+ *		raises an error, which rolls back every entry.  Results come back
+ *		in request order.
+ */
+Datum
+lance_batch_create_table_versions(PG_FUNCTION_ARGS)
+{
+	const char *op = "BatchCreateTableVersions";
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext outer = CurrentMemoryContext;
+	Jsonb	   *entries;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	BatchEntry *batch;
+	HeapTuple  *results;
+	TupleDesc	tupdesc;
+	int			n = 0;
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	tupdesc = rsinfo->setDesc;
+	if (PG_ARGISNULL(0))
+		lance_error(LANCE_INVALID_INPUT, errmsg("%s: entries must not be NULL", op));
+	entries = PG_GETARG_JSONB_P(0);
+	if (!JB_ROOT_IS_ARRAY(entries) || JB_ROOT_IS_SCALAR(entries))
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: entries must be a JSON array", op));
+	if (JB_ROOT_COUNT(entries) > LANCE_MAX_BATCH)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: more than %d entries", op, LANCE_MAX_BATCH));
+	batch = palloc0(sizeof(BatchEntry) * (JB_ROOT_COUNT(entries) + 1));
+	it = JsonbIteratorInit(&entries->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok != WJB_ELEM)
+			continue;
+		if (v.type != jbvBinary || !JsonContainerIsObject(v.val.binary.data))
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: each entry must be a JSON object", op));
+		batch[n].position = n;
+		parse_batch_entry(op, JsonbValueToJsonb(&v), &batch[n]);
+		n++;
+	}
+	qsort(batch, n, sizeof(BatchEntry), batch_entry_cmp);
+	results = palloc0(sizeof(HeapTuple) * (n + 1));
+
+	SPI_connect();
+	for (i = 0; i < n; i++)
+		results[batch[i].position] = lance_create_version_core(op, &batch[i].req,
+															   tupdesc, outer);
+	SPI_finish();
+	for (i = 0; i < n; i++)
+		tuplestore_puttuple(rsinfo->setResult, results[i]);
+	return (Datum) 0;
+}
