@@ -14,7 +14,12 @@ OBJS = \
 	src/catalog.o \
 	src/namespace_ops.o \
 	src/table_ops.o \
-	src/version_ops.o
+	src/version_ops.o \
+	src/history.o \
+	src/branch_ops.o \
+	src/tag_ops.o \
+	src/txn_ops.o \
+	src/batch_commit.o
 
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 

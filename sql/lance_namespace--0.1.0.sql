@@ -77,6 +77,63 @@ CREATE TABLE lance_namespace.versions (
 	CONSTRAINT versions_metadata_check CHECK (metadata IS NULL OR pg_catalog.jsonb_typeof(metadata) = 'object')
 );
 
+/*
+ * Branches other than main.  A branch starts at parent_version of its parent
+ * branch (NULL parent_branch is main); its own versions come after that.
+ */
+CREATE TABLE lance_namespace.branches (
+	table_id	bigint NOT NULL,
+	name		text COLLATE "C" NOT NULL,
+	parent_branch text COLLATE "C",
+	parent_version bigint NOT NULL,
+	create_at	bigint NOT NULL,
+	manifest_size bigint NOT NULL DEFAULT 0,
+	metadata	jsonb,
+	created_by	name NOT NULL DEFAULT CURRENT_USER,
+	CONSTRAINT branches_pkey PRIMARY KEY (table_id, name),
+	CONSTRAINT branches_table_fkey FOREIGN KEY (table_id)
+		REFERENCES lance_namespace.entries (id) ON DELETE CASCADE,
+	CONSTRAINT branches_name_check CHECK (name <> 'main' AND name <> ''),
+	CONSTRAINT branches_parent_check CHECK (parent_branch IS NULL OR parent_branch <> 'main'),
+	CONSTRAINT branches_parent_version_check CHECK (parent_version >= 0)
+);
+
+CREATE INDEX branches_parent_idx ON lance_namespace.branches (table_id, parent_branch);
+
+/* Tags: a name for one version of a table, on a branch (main by default). */
+CREATE TABLE lance_namespace.tags (
+	table_id	bigint NOT NULL,
+	name		text COLLATE "C" NOT NULL,
+	branch		text COLLATE "C" NOT NULL DEFAULT 'main',
+	version		bigint NOT NULL,
+	created_at	timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	created_by	name NOT NULL DEFAULT CURRENT_USER,
+	CONSTRAINT tags_pkey PRIMARY KEY (table_id, name),
+	CONSTRAINT tags_table_fkey FOREIGN KEY (table_id)
+		REFERENCES lance_namespace.entries (id) ON DELETE CASCADE,
+	CONSTRAINT tags_name_check CHECK (name <> ''),
+	CONSTRAINT tags_version_check CHECK (version >= 0)
+);
+
+/*
+ * Append-only commit history: one row per mutating operation, with the
+ * PostgreSQL transaction that made it (its transaction_id), the role, and
+ * the interface ("sql", or "rest" when the gateway sets
+ * lance_namespace.interface).
+ */
+CREATE TABLE lance_namespace.history (
+	transaction_id xid8 NOT NULL DEFAULT pg_catalog.pg_current_xact_id(),
+	at			timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+	role		name NOT NULL DEFAULT CURRENT_USER,
+	interface	text NOT NULL DEFAULT COALESCE(NULLIF(pg_catalog.current_setting('lance_namespace.interface', true), ''), 'sql'),
+	operation	text NOT NULL,
+	id			text[] NOT NULL,
+	detail		jsonb
+);
+
+CREATE INDEX history_transaction_idx ON lance_namespace.history (transaction_id);
+CREATE INDEX history_at_idx ON lance_namespace.history USING brin (at);
+
 /* Catalog-wide settings; a missing row means the built-in default. */
 CREATE TABLE lance_namespace.settings (
 	name		text NOT NULL,
@@ -88,6 +145,9 @@ CREATE TABLE lance_namespace.settings (
 SELECT pg_catalog.pg_extension_config_dump('lance_namespace.entries', 'WHERE id <> 0');
 SELECT pg_catalog.pg_extension_config_dump('lance_namespace.versions', '');
 SELECT pg_catalog.pg_extension_config_dump('lance_namespace.settings', '');
+SELECT pg_catalog.pg_extension_config_dump('lance_namespace.branches', '');
+SELECT pg_catalog.pg_extension_config_dump('lance_namespace.tags', '');
+SELECT pg_catalog.pg_extension_config_dump('lance_namespace.history', '');
 SELECT pg_catalog.pg_extension_config_dump('lance_namespace.entries_id_seq', '');
 
 /* Composite result of every version operation: the spec's TableVersion. */
@@ -217,6 +277,7 @@ CREATE FUNCTION lance_namespace.lance_describe_table(
 	id text[],
 	version bigint DEFAULT NULL,
 	branch text DEFAULT NULL,
+	tag text DEFAULT NULL,
 	with_table_uri boolean DEFAULT false,
 	check_declared boolean DEFAULT false,
 	load_detailed_metadata boolean DEFAULT NULL,
@@ -334,6 +395,112 @@ LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
 
 /* ------------------------------------------------------------------------
+ * Branches and tags
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION lance_namespace.lance_create_table_branch(
+	id text[],
+	name text,
+	from_branch text DEFAULT NULL,
+	from_version bigint DEFAULT NULL,
+	metadata jsonb DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_create_table_branch'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_list_table_branches(
+	id text[],
+	page_token text DEFAULT NULL,
+	"limit" integer DEFAULT NULL,
+	OUT branches jsonb,
+	OUT page_token text)
+AS 'MODULE_PATHNAME', 'lance_list_table_branches'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_delete_table_branch(id text[], name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'lance_delete_table_branch'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_create_table_tag(
+	id text[],
+	tag text,
+	version bigint,
+	branch text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'lance_create_table_tag'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_get_table_tag_version(
+	id text[],
+	tag text,
+	OUT version bigint,
+	OUT branch text)
+AS 'MODULE_PATHNAME', 'lance_get_table_tag_version'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_update_table_tag(
+	id text[],
+	tag text,
+	version bigint,
+	branch text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'lance_update_table_tag'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_delete_table_tag(id text[], tag text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'lance_delete_table_tag'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_list_table_tags(
+	id text[],
+	page_token text DEFAULT NULL,
+	"limit" integer DEFAULT NULL,
+	OUT tags jsonb,
+	OUT page_token text)
+AS 'MODULE_PATHNAME', 'lance_list_table_tags'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
+
+/* ------------------------------------------------------------------------
+ * Batch commits and transactions
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION lance_namespace.lance_batch_commit_tables(operations jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_batch_commit_tables'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_current_transaction_id()
+RETURNS text
+AS 'MODULE_PATHNAME', 'lance_current_transaction_id'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_describe_transaction(
+	id text,
+	OUT status text,
+	OUT properties jsonb)
+AS 'MODULE_PATHNAME', 'lance_describe_transaction'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_alter_transaction(id text, actions jsonb DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_alter_transaction'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+/* ------------------------------------------------------------------------
  * Views for psql users
  * ------------------------------------------------------------------------ */
 
@@ -356,6 +523,49 @@ CREATE VIEW lance_namespace.table_versions AS
 		   v.timestamp_millis, v.created_by
 	  FROM lance_namespace.versions v
 	  JOIN lance_namespace.entries e ON e.id OPERATOR(pg_catalog.=) v.table_id;
+
+CREATE VIEW lance_namespace.table_branches AS
+	SELECT e.path AS id, lance_namespace.lance_format_id(e.path) AS table_name,
+		   b.name AS branch, COALESCE(b.parent_branch, 'main') AS parent_branch,
+		   b.parent_version, pg_catalog.to_timestamp(b.create_at) AS created_at,
+		   b.manifest_size, b.metadata, b.created_by
+	  FROM lance_namespace.branches b
+	  JOIN lance_namespace.entries e ON e.id OPERATOR(pg_catalog.=) b.table_id;
+
+CREATE VIEW lance_namespace.table_tags AS
+	SELECT e.path AS id, lance_namespace.lance_format_id(e.path) AS table_name,
+		   t.name AS tag, t.branch, t.version, t.created_at, t.created_by
+	  FROM lance_namespace.tags t
+	  JOIN lance_namespace.entries e ON e.id OPERATOR(pg_catalog.=) t.table_id;
+
+/* Commit history: who (role), when, what, and through which interface. */
+CREATE VIEW lance_namespace.commit_history AS
+	SELECT h.transaction_id::text AS transaction_id, h.at, h.role, h.interface,
+		   h.operation, h.id, lance_namespace.lance_format_id(h.id) AS name, h.detail
+	  FROM lance_namespace.history h;
+
+/* The configuration in effect. */
+CREATE VIEW lance_namespace.configuration AS
+	SELECT 'root_location'::text AS name,
+		   (SELECT s.value FROM lance_namespace.settings s
+			 WHERE s.name OPERATOR(pg_catalog.=) 'root_location') AS value,
+		   'lance_namespace.settings'::text AS source,
+		   'Where DeclareTable places tables declared without a location'::text AS description
+	UNION ALL
+	SELECT 'default_page_size', '1000', 'built-in', 'Page size of list operations called without a limit'
+	UNION ALL
+	SELECT 'max_page_size', '10000', 'built-in', 'Largest page a list operation returns'
+	UNION ALL
+	SELECT 'max_batch_entries', '10000', 'built-in', 'Most entries, ranges or operations in one batch'
+	UNION ALL
+	SELECT 'max_name_bytes', '255', 'built-in', 'Longest namespace, table, branch or tag name'
+	UNION ALL
+	SELECT 'max_id_depth', '64', 'built-in', 'Most levels in an identifier'
+	UNION ALL
+	SELECT 'notify_channel', 'lance_namespace_commits', 'built-in', 'LISTEN/NOTIFY channel of the change feed'
+	UNION ALL
+	SELECT 'interface', COALESCE(NULLIF(pg_catalog.current_setting('lance_namespace.interface', true), ''), 'sql'),
+		   'session', 'Interface recorded in the commit history (the gateway sets rest)';
 
 /* ------------------------------------------------------------------------
  * JSON request helpers: typed reads of one request field that raise
@@ -412,6 +622,7 @@ RETURNS jsonb LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	SELECT pg_catalog.jsonb_build_object('properties', r.properties)
+		 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('transaction_id', lance_namespace.lance_current_transaction_id())
 	  FROM lance_namespace.lance_create_namespace(
 			id => lance_namespace.req_text_array(request, 'id'),
 			mode => lance_namespace.req_text(request, 'mode'),
@@ -445,6 +656,7 @@ RETURNS jsonb LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	SELECT pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object('properties', r.properties))
+		 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('transaction_id', lance_namespace.lance_current_transaction_id())
 	  FROM lance_namespace.lance_drop_namespace(
 			id => lance_namespace.req_text_array(request, 'id'),
 			mode => lance_namespace.req_text(request, 'mode'),
@@ -466,6 +678,7 @@ BEGIN ATOMIC
 			'properties', r.properties,
 			'managed_versioning', r.managed_versioning,
 			'storage_options', r.storage_options))
+		 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('transaction_id', lance_namespace.lance_current_transaction_id())
 	  FROM lance_namespace.lance_declare_table(
 			id => lance_namespace.req_text_array(request, 'id'),
 			location => lance_namespace.req_text(request, 'location'),
@@ -480,6 +693,7 @@ BEGIN ATOMIC
 	SELECT pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
 			'location', r.location,
 			'properties', r.properties))
+		 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('transaction_id', lance_namespace.lance_current_transaction_id())
 	  FROM lance_namespace.lance_register_table(
 			id => lance_namespace.req_text_array(request, 'id'),
 			location => lance_namespace.req_text(request, 'location'),
@@ -505,6 +719,7 @@ BEGIN ATOMIC
 			id => lance_namespace.req_text_array(request, 'id'),
 			version => lance_namespace.req_bigint(request, 'version'),
 			branch => lance_namespace.req_text(request, 'branch'),
+			tag => lance_namespace.req_text(request, 'tag'),
 			with_table_uri => COALESCE(lance_namespace.req_bool(request, 'with_table_uri'), false),
 			check_declared => COALESCE(lance_namespace.req_bool(request, 'check_declared'), false),
 			load_detailed_metadata => lance_namespace.req_bool(request, 'load_detailed_metadata'),
@@ -552,6 +767,7 @@ BEGIN ATOMIC
 			'id', pg_catalog.to_jsonb(r.id),
 			'location', r.location,
 			'properties', r.properties))
+		 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('transaction_id', lance_namespace.lance_current_transaction_id())
 	  FROM lance_namespace.lance_deregister_table(
 			id => lance_namespace.req_text_array(request, 'id')) r;
 END;
@@ -561,6 +777,7 @@ RETURNS jsonb LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	SELECT pg_catalog.jsonb_build_object()
+		 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('transaction_id', lance_namespace.lance_current_transaction_id())
 	  FROM lance_namespace.lance_rename_table(
 			id => lance_namespace.req_text_array(request, 'id'),
 			new_table_name => lance_namespace.req_text(request, 'new_table_name'),
@@ -572,6 +789,7 @@ RETURNS jsonb LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	SELECT pg_catalog.jsonb_build_object('version', pg_catalog.jsonb_strip_nulls(pg_catalog.to_jsonb(r)))
+		 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('transaction_id', lance_namespace.lance_current_transaction_id())
 	  FROM lance_namespace.lance_create_table_version(
 			id => lance_namespace.req_text_array(request, 'id'),
 			version => lance_namespace.req_bigint(request, 'version'),
@@ -614,6 +832,7 @@ RETURNS jsonb LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	SELECT pg_catalog.jsonb_build_object('deleted_count', r.deleted_count)
+		 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('transaction_id', lance_namespace.lance_current_transaction_id())
 	  FROM lance_namespace.lance_batch_delete_table_versions(
 			id => lance_namespace.req_text_array(request, 'id'),
 			ranges => lance_namespace.req_json(request, 'ranges'),
@@ -625,7 +844,130 @@ RETURNS jsonb LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	SELECT pg_catalog.jsonb_build_object('versions',
-			COALESCE(pg_catalog.jsonb_agg(pg_catalog.jsonb_strip_nulls(pg_catalog.to_jsonb(r))), '[]'))
+			COALESCE(pg_catalog.jsonb_agg(pg_catalog.jsonb_strip_nulls(pg_catalog.to_jsonb(r))
+										  OPERATOR(pg_catalog.-) 'n' ORDER BY r.n), '[]'),
+			'transaction_id', lance_namespace.lance_current_transaction_id())
 	  FROM lance_namespace.lance_batch_create_table_versions(
-			entries => lance_namespace.req_json(request, 'entries')) r;
+			entries => lance_namespace.req_json(request, 'entries'))
+		   WITH ORDINALITY AS r(version, manifest_path, manifest_size, e_tag,
+								timestamp_millis, metadata, n);
+END;
+
+CREATE FUNCTION lance_namespace.rest_create_table_branch(request jsonb)
+RETURNS jsonb LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_build_object('transaction_id', lance_namespace.lance_current_transaction_id())
+	  FROM lance_namespace.lance_create_table_branch(
+			id => lance_namespace.req_text_array(request, 'id'),
+			name => lance_namespace.req_text(request, 'name'),
+			from_branch => lance_namespace.req_text(request, 'from_branch'),
+			from_version => lance_namespace.req_bigint(request, 'from_version'),
+			metadata => lance_namespace.req_json(request, 'metadata')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_list_table_branches(request jsonb)
+RETURNS jsonb LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
+			'branches', r.branches, 'page_token', r.page_token))
+	  FROM lance_namespace.lance_list_table_branches(
+			id => lance_namespace.req_text_array(request, 'id'),
+			page_token => lance_namespace.req_text(request, 'page_token'),
+			"limit" => lance_namespace.req_int(request, 'limit')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_delete_table_branch(request jsonb)
+RETURNS jsonb LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_build_object('transaction_id', lance_namespace.lance_current_transaction_id())
+	  FROM lance_namespace.lance_delete_table_branch(
+			id => lance_namespace.req_text_array(request, 'id'),
+			name => lance_namespace.req_text(request, 'name')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_create_table_tag(request jsonb)
+RETURNS jsonb LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_build_object('transaction_id', lance_namespace.lance_current_transaction_id())
+	  FROM lance_namespace.lance_create_table_tag(
+			id => lance_namespace.req_text_array(request, 'id'),
+			tag => lance_namespace.req_text(request, 'tag'),
+			version => lance_namespace.req_bigint(request, 'version'),
+			branch => lance_namespace.req_text(request, 'branch')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_get_table_tag_version(request jsonb)
+RETURNS jsonb LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
+			'version', r.version, 'branch', r.branch))
+	  FROM lance_namespace.lance_get_table_tag_version(
+			id => lance_namespace.req_text_array(request, 'id'),
+			tag => lance_namespace.req_text(request, 'tag')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_update_table_tag(request jsonb)
+RETURNS jsonb LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_build_object('transaction_id', lance_namespace.lance_current_transaction_id())
+	  FROM lance_namespace.lance_update_table_tag(
+			id => lance_namespace.req_text_array(request, 'id'),
+			tag => lance_namespace.req_text(request, 'tag'),
+			version => lance_namespace.req_bigint(request, 'version'),
+			branch => lance_namespace.req_text(request, 'branch')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_delete_table_tag(request jsonb)
+RETURNS jsonb LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_build_object('transaction_id', lance_namespace.lance_current_transaction_id())
+	  FROM lance_namespace.lance_delete_table_tag(
+			id => lance_namespace.req_text_array(request, 'id'),
+			tag => lance_namespace.req_text(request, 'tag')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_list_table_tags(request jsonb)
+RETURNS jsonb LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
+			'tags', r.tags, 'page_token', r.page_token))
+	  FROM lance_namespace.lance_list_table_tags(
+			id => lance_namespace.req_text_array(request, 'id'),
+			page_token => lance_namespace.req_text(request, 'page_token'),
+			"limit" => lance_namespace.req_int(request, 'limit')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_batch_commit_tables(request jsonb)
+RETURNS jsonb LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_build_object(
+			'results', lance_namespace.lance_batch_commit_tables(lance_namespace.req_json(request, 'operations')),
+			'transaction_id', lance_namespace.lance_current_transaction_id());
+END;
+
+CREATE FUNCTION lance_namespace.rest_describe_transaction(request jsonb)
+RETURNS jsonb LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT pg_catalog.jsonb_build_object('status', r.status, 'properties', r.properties)
+	  FROM lance_namespace.lance_describe_transaction(
+			id => pg_catalog.array_to_string(lance_namespace.req_text_array(request, 'id'), '$')) r;
+END;
+
+CREATE FUNCTION lance_namespace.rest_alter_transaction(request jsonb)
+RETURNS jsonb LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT lance_namespace.lance_alter_transaction(
+			id => pg_catalog.array_to_string(lance_namespace.req_text_array(request, 'id'), '$'),
+			actions => lance_namespace.req_json(request, 'actions'));
 END;

@@ -187,31 +187,6 @@ lance_default_table_location(const char *op, ArrayType *id)
 }
 
 /*
- * lance_check_branch
- *		The branch a name stands for.  NULL and "main" are the main branch;
- *		any other name is TableBranchNotFound until branches exist.
- */
-const char *
-lance_check_branch(const char *op, const char *branch)
-{
-	if (branch == NULL || strcmp(branch, LANCE_MAIN_BRANCH) == 0)
-		return LANCE_MAIN_BRANCH;
-	lance_error(LANCE_TABLE_BRANCH_NOT_FOUND,
-				errmsg("%s: branch \"%s\" not found", op, branch));
-	return NULL;				/* not reached */
-}
-
-/*
- * lance_branch_arg
- *		The branch named by a text argument (see lance_check_branch).
- */
-const char *
-lance_branch_arg(FunctionCallInfo fcinfo, int argno, const char *op)
-{
-	return lance_check_branch(op, lance_text_arg(fcinfo, argno));
-}
-
-/*
  * lance_text_arg
  *		A text argument as a C string, or NULL.
  */

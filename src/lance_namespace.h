@@ -11,6 +11,7 @@
 #include "postgres.h"
 
 #include "executor/spi.h"
+#include "lib/stringinfo.h"
 #include "utils/array.h"
 #include "utils/jsonb.h"
 
@@ -63,6 +64,7 @@ typedef enum LanceErrorCode
 
 #define LANCE_MAIN_BRANCH		"main"
 #define LANCE_ROOT_ID			0
+#define LANCE_NOTIFY_CHANNEL	"lance_namespace_commits"
 
 /* errors.c */
 extern const char *lance_error_name_of(int code);
@@ -125,6 +127,27 @@ typedef enum LancePlanId
 	PLAN_RENAME_ENTRY,
 	PLAN_REREGISTER_ENTRY,
 	PLAN_DELETE_ALL_VERSIONS,
+	PLAN_INSERT_HISTORY,
+	PLAN_GET_BRANCH,
+	PLAN_GET_BRANCH_KEY_SHARE,
+	PLAN_GET_BRANCH_FOR_UPDATE,
+	PLAN_INSERT_BRANCH,
+	PLAN_BRANCH_HAS_CHILDREN,
+	PLAN_DELETE_BRANCH,
+	PLAN_DELETE_BRANCH_VERSIONS,
+	PLAN_DELETE_BRANCH_TAGS,
+	PLAN_LIST_BRANCHES,
+	PLAN_GET_TAG,
+	PLAN_GET_TAG_FOR_UPDATE,
+	PLAN_INSERT_TAG,
+	PLAN_UPDATE_TAG,
+	PLAN_DELETE_TAG,
+	PLAN_LIST_TAGS,
+	PLAN_TRANSACTION_HISTORY,
+	PLAN_REST_DECLARE_TABLE,
+	PLAN_REST_CREATE_TABLE_VERSION,
+	PLAN_REST_DELETE_TABLE_VERSIONS,
+	PLAN_REST_DEREGISTER_TABLE,
 	PLAN_COUNT
 } LancePlanId;
 
@@ -160,8 +183,6 @@ extern void lance_raise_name_taken(const char *op, ArrayType *id, int64 parent_i
 								   const char *name);
 extern char *lance_get_setting(const char *name);
 extern char *lance_default_table_location(const char *op, ArrayType *id);
-extern const char *lance_branch_arg(FunctionCallInfo fcinfo, int argno, const char *op);
-extern const char *lance_check_branch(const char *op, const char *branch);
 extern char *lance_text_arg(FunctionCallInfo fcinfo, int argno);
 extern char *lance_join_path(const char *base, const char *rest);
 extern Datum lance_form_result(TupleDesc tupdesc, Datum *values, bool *nulls,
@@ -175,6 +196,29 @@ extern bool lance_delete_entry(int64 id);
 extern Datum lance_list_names(FunctionCallInfo fcinfo, const char *op, LancePlanId plan,
 							  int64 parent_id, char token_kind, const char *token, int limit,
 							  MemoryContext outer);
+
+/* history.c */
+extern char *lance_transaction_id(void);
+extern void lance_record(const char *op, ArrayType *id, const char *detail);
+extern void lance_json_id(StringInfo buf, ArrayType *id);
+extern void lance_version_committed(ArrayType *id, const char *branch, int64 version,
+									const char *manifest_path, int64 timestamp_millis);
+
+/* branch_ops.c */
+typedef struct LanceBranch
+{
+	const char *name;			/* "main" for the main branch */
+	bool		is_main;
+	char	   *parent_branch;	/* NULL when the parent is main */
+	int64		parent_version;
+	int64		manifest_size;
+} LanceBranch;
+
+extern void lance_resolve_branch(const char *op, int64 table_id, const char *branch,
+								 LanceLock lock, LanceBranch *out);
+extern bool lance_find_version(int64 table_id, const LanceBranch *branch, bool latest,
+							   int64 version, const char **found_branch);
+extern char *lance_branch_dir(const char *location, const char *branch);
 
 /* version_ops.c */
 typedef struct LanceVersionRequest

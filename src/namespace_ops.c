@@ -160,8 +160,11 @@ lance_create_namespace(PG_FUNCTION_ARGS)
 			lance_delete_entry(existing.id);
 			if (!lance_insert_entry(parent_id, 'n', id, properties, NULL, false))
 				lance_raise_name_taken(op, id, parent_id, lance_id_last(id));
+			lance_record(op, id, "{\"mode\":\"Overwrite\"}");
 		}
 	}
+	else
+		lance_record(op, id, NULL);
 	SPI_finish();
 	PG_RETURN_JSONB_P(result);
 }
@@ -322,6 +325,7 @@ lance_drop_namespace(PG_FUNCTION_ARGS)
 							   lance_id_to_cstring(id, "$")),
 						errhint("Drop its tables and namespaces first, or use behavior Cascade."));
 		lance_delete_entry(entry.id);
+		lance_record(op, id, cascade ? "{\"behavior\":\"Cascade\"}" : NULL);
 		result = copy_jsonb_out(entry.properties, outer);
 	}
 	SPI_finish();

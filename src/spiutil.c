@@ -21,6 +21,7 @@
 #include "lance_namespace.h"
 
 #define ENTRY_COLUMNS "id, kind, location, properties, declared"
+#define BRANCH_COLUMNS "name, parent_branch, parent_version, create_at, manifest_size, metadata"
 #define VERSION_COLUMNS "version, manifest_path, manifest_size, e_tag, timestamp_millis, metadata"
 
 typedef struct LancePlanDef
@@ -160,6 +161,105 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 	[PLAN_DELETE_ALL_VERSIONS] = {
 		"DELETE FROM lance_namespace.versions WHERE table_id = $1",
 		1, {INT8OID}
+	},
+	[PLAN_INSERT_HISTORY] = {
+		"INSERT INTO lance_namespace.history (operation, id, detail)"
+		" VALUES ($1, $2, $3)",
+		3, {TEXTOID, TEXTARRAYOID, JSONBOID}
+	},
+	[PLAN_GET_BRANCH] = {
+		"SELECT " BRANCH_COLUMNS " FROM lance_namespace.branches"
+		" WHERE table_id = $1 AND name = $2 COLLATE \"C\"",
+		2, {INT8OID, TEXTOID}
+	},
+	[PLAN_GET_BRANCH_KEY_SHARE] = {
+		"SELECT " BRANCH_COLUMNS " FROM lance_namespace.branches"
+		" WHERE table_id = $1 AND name = $2 COLLATE \"C\" FOR KEY SHARE",
+		2, {INT8OID, TEXTOID}
+	},
+	[PLAN_GET_BRANCH_FOR_UPDATE] = {
+		"SELECT " BRANCH_COLUMNS " FROM lance_namespace.branches"
+		" WHERE table_id = $1 AND name = $2 COLLATE \"C\" FOR UPDATE",
+		2, {INT8OID, TEXTOID}
+	},
+	[PLAN_INSERT_BRANCH] = {
+		"INSERT INTO lance_namespace.branches"
+		" (table_id, name, parent_branch, parent_version, create_at, manifest_size, metadata)"
+		" VALUES ($1, $2, $3, $4, EXTRACT(EPOCH FROM clock_timestamp())::bigint, $5, $6)"
+		" ON CONFLICT DO NOTHING RETURNING " BRANCH_COLUMNS,
+		6, {INT8OID, TEXTOID, TEXTOID, INT8OID, INT8OID, JSONBOID}
+	},
+	[PLAN_BRANCH_HAS_CHILDREN] = {
+		"SELECT name FROM lance_namespace.branches"
+		" WHERE table_id = $1 AND parent_branch = $2 COLLATE \"C\" ORDER BY name LIMIT 1",
+		2, {INT8OID, TEXTOID}
+	},
+	[PLAN_DELETE_BRANCH] = {
+		"DELETE FROM lance_namespace.branches WHERE table_id = $1 AND name = $2 COLLATE \"C\"",
+		2, {INT8OID, TEXTOID}
+	},
+	[PLAN_DELETE_BRANCH_VERSIONS] = {
+		"DELETE FROM lance_namespace.versions WHERE table_id = $1 AND branch = $2 COLLATE \"C\"",
+		2, {INT8OID, TEXTOID}
+	},
+	[PLAN_DELETE_BRANCH_TAGS] = {
+		"DELETE FROM lance_namespace.tags WHERE table_id = $1 AND branch = $2 COLLATE \"C\"",
+		2, {INT8OID, TEXTOID}
+	},
+	[PLAN_LIST_BRANCHES] = {
+		"SELECT " BRANCH_COLUMNS " FROM lance_namespace.branches"
+		" WHERE table_id = $1 AND name > $2 COLLATE \"C\" ORDER BY name LIMIT $3",
+		3, {INT8OID, TEXTOID, INT8OID}
+	},
+	[PLAN_GET_TAG] = {
+		"SELECT t.name, t.branch, t.version, v.manifest_size"
+		" FROM lance_namespace.tags t LEFT JOIN lance_namespace.versions v"
+		"   ON v.table_id = t.table_id AND v.branch = t.branch AND v.version = t.version"
+		" WHERE t.table_id = $1 AND t.name = $2 COLLATE \"C\"",
+		2, {INT8OID, TEXTOID}
+	},
+	[PLAN_GET_TAG_FOR_UPDATE] = {
+		"SELECT name FROM lance_namespace.tags"
+		" WHERE table_id = $1 AND name = $2 COLLATE \"C\" FOR UPDATE",
+		2, {INT8OID, TEXTOID}
+	},
+	[PLAN_INSERT_TAG] = {
+		"INSERT INTO lance_namespace.tags (table_id, name, branch, version)"
+		" VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING name",
+		4, {INT8OID, TEXTOID, TEXTOID, INT8OID}
+	},
+	[PLAN_UPDATE_TAG] = {
+		"UPDATE lance_namespace.tags SET branch = $3, version = $4"
+		" WHERE table_id = $1 AND name = $2 COLLATE \"C\"",
+		4, {INT8OID, TEXTOID, TEXTOID, INT8OID}
+	},
+	[PLAN_DELETE_TAG] = {
+		"DELETE FROM lance_namespace.tags WHERE table_id = $1 AND name = $2 COLLATE \"C\"",
+		2, {INT8OID, TEXTOID}
+	},
+	[PLAN_LIST_TAGS] = {
+		"SELECT t.name, t.branch, t.version, v.manifest_size"
+		" FROM lance_namespace.tags t LEFT JOIN lance_namespace.versions v"
+		"   ON v.table_id = t.table_id AND v.branch = t.branch AND v.version = t.version"
+		" WHERE t.table_id = $1 AND t.name > $2 COLLATE \"C\" ORDER BY t.name LIMIT $3",
+		3, {INT8OID, TEXTOID, INT8OID}
+	},
+	[PLAN_TRANSACTION_HISTORY] = {
+		"SELECT operation, at, role, interface, id FROM lance_namespace.history"
+		" WHERE transaction_id = $1::text::xid8 ORDER BY at",
+		1, {TEXTOID}
+	},
+	[PLAN_REST_DECLARE_TABLE] = {
+		"SELECT lance_namespace.rest_declare_table($1)", 1, {JSONBOID}
+	},
+	[PLAN_REST_CREATE_TABLE_VERSION] = {
+		"SELECT lance_namespace.rest_create_table_version($1)", 1, {JSONBOID}
+	},
+	[PLAN_REST_DELETE_TABLE_VERSIONS] = {
+		"SELECT lance_namespace.rest_batch_delete_table_versions($1)", 1, {JSONBOID}
+	},
+	[PLAN_REST_DEREGISTER_TABLE] = {
+		"SELECT lance_namespace.rest_deregister_table($1)", 1, {JSONBOID}
 	},
 };
 

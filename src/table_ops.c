@@ -13,6 +13,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 #include "utils/lsyscache.h"
 
 #include "lance_namespace.h"
@@ -95,6 +96,27 @@ table_has_versions(int64 table_id)
 	return lance_exec(PLAN_HAS_VERSIONS, values, NULL, true, 1) > 0;
 }
 
+/*
+ * record_location
+ *		A history row for a table operation, with its location and mode.
+ */
+static void
+record_location(const char *op, ArrayType *id, const char *location, const char *mode)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "{\"location\":");
+	escape_json(&buf, location);
+	if (mode != NULL)
+	{
+		appendStringInfoString(&buf, ",\"mode\":");
+		escape_json(&buf, mode);
+	}
+	appendStringInfoChar(&buf, '}');
+	lance_record(op, id, buf.data);
+}
+
 PG_FUNCTION_INFO_V1(lance_declare_table);
 
 /*
@@ -123,6 +145,7 @@ lance_declare_table(PG_FUNCTION_ARGS)
 		location = lance_default_table_location(op, id);
 	if (!lance_insert_entry(parent_id, 't', id, properties, location, true))
 		lance_raise_name_taken(op, id, parent_id, lance_id_last(id));
+	record_location(op, id, location, NULL);
 	values[0] = text_result(location, outer);
 	values[1] = JsonbPGetDatum(properties);
 	values[2] = BoolGetDatum(true);
@@ -179,6 +202,7 @@ lance_register_table(PG_FUNCTION_ARGS)
 		values[2] = JsonbPGetDatum(properties);
 		lance_exec(PLAN_REREGISTER_ENTRY, values, NULL, false, 0);
 	}
+	record_location(op, id, location, overwrite ? "Overwrite" : NULL);
 	values[0] = text_result(location, outer);
 	values[1] = JsonbPGetDatum(properties);
 	result = lance_form_result(tupdesc, values, nulls, outer);
@@ -204,13 +228,15 @@ table_uri(const char *location)
 PG_FUNCTION_INFO_V1(lance_describe_table);
 
 /*
- * lance_describe_table(id, version, branch, with_table_uri, check_declared,
- *						load_detailed_metadata, vend_credentials)
+ * lance_describe_table(id, version, branch, tag, with_table_uri,
+ *						check_declared, load_detailed_metadata,
+ *						vend_credentials)
  *		returns ("table", namespace, version, location, table_uri,
  *				 properties, managed_versioning, is_only_declared,
  *				 storage_options)
- *		version is the given version (TableVersionNotFound when missing) or
- *		the branch's latest (NULL when it has none).
+ *		version is the given version, the tag's version, or the branch's
+ *		latest (NULL when it has none).  A given version or tag that does
+ *		not exist is TableVersionNotFound or TableTagNotFound.
  */
 Datum
 lance_describe_table(PG_FUNCTION_ARGS)
@@ -218,40 +244,52 @@ lance_describe_table(PG_FUNCTION_ARGS)
 	const char *op = "DescribeTable";
 	MemoryContext outer = CurrentMemoryContext;
 	ArrayType  *id = lance_id_arg(fcinfo, 0, op, "id", false);
-	bool		with_uri = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
-	bool		check_declared = !PG_ARGISNULL(4) && PG_GETARG_BOOL(4);
+	bool		has_version = !PG_ARGISNULL(1);
+	int64		version = has_version ? PG_GETARG_INT64(1) : 0;
+	char	   *branch_name = lance_text_arg(fcinfo, 2);
+	char	   *tag = lance_text_arg(fcinfo, 3);
+	bool		with_uri = !PG_ARGISNULL(4) && PG_GETARG_BOOL(4);
+	bool		check_declared = !PG_ARGISNULL(5) && PG_GETARG_BOOL(5);
 	TupleDesc	tupdesc = result_tupdesc(fcinfo);
 	Datum		values[9];
 	bool		nulls[9] = {false, false, true, false, true, false, false, true, true};
-	Datum		args[3];
-	const char *branch;
 	LanceEntry	entry;
+	LanceBranch branch;
 	Datum		result;
 	bool		isnull;
 
-	if (!PG_ARGISNULL(1) && PG_GETARG_INT64(1) < 0)
+	if (has_version && version < 0)
 		lance_error(LANCE_INVALID_INPUT, errmsg("%s: version must not be negative", op));
+	if (tag != NULL && (has_version || branch_name != NULL))
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: tag cannot be combined with version or branch", op));
 
 	SPI_connect();
 	lance_resolve_table(op, id, LANCE_LOCK_NONE, &entry);
-	branch = lance_branch_arg(fcinfo, 2, op);
-	args[0] = Int64GetDatum(entry.id);
-	args[1] = CStringGetTextDatum(branch);
-	if (!PG_ARGISNULL(1))
+	if (tag != NULL)
 	{
-		args[2] = PG_GETARG_DATUM(1);
-		if (lance_exec(PLAN_GET_VERSION, args, NULL, true, 1) == 0)
-			lance_error(LANCE_TABLE_VERSION_NOT_FOUND,
-						errmsg("%s: version " INT64_FORMAT " of table \"%s\" not found",
-							   op, PG_GETARG_INT64(1), lance_id_to_cstring(id, "$")));
-		values[2] = PG_GETARG_DATUM(1);
-		nulls[2] = false;
+		Datum		args[2];
+
+		args[0] = Int64GetDatum(entry.id);
+		args[1] = CStringGetTextDatum(tag);
+		if (lance_exec(PLAN_GET_TAG, args, NULL, true, 1) == 0)
+			lance_error(LANCE_TABLE_TAG_NOT_FOUND,
+						errmsg("%s: tag \"%s\" of table \"%s\" not found", op, tag,
+							   lance_id_to_cstring(id, "$")));
+		branch_name = TextDatumGetCString(lance_spi_value(0, 2, &isnull));
+		version = DatumGetInt64(lance_spi_value(0, 3, &isnull));
+		has_version = true;
 	}
-	else if (lance_exec(PLAN_LATEST_VERSION, args, NULL, true, 1) > 0)
+	lance_resolve_branch(op, entry.id, branch_name, LANCE_LOCK_NONE, &branch);
+	if (lance_find_version(entry.id, &branch, !has_version, version, NULL))
 	{
 		values[2] = lance_spi_value(0, 1, &isnull);
 		nulls[2] = false;
 	}
+	else if (has_version)
+		lance_error(LANCE_TABLE_VERSION_NOT_FOUND,
+					errmsg("%s: version " INT64_FORMAT " of table \"%s\" not found",
+						   op, version, lance_id_to_cstring(id, "$")));
 	if (check_declared)
 	{
 		values[7] = BoolGetDatum(entry.declared && !table_has_versions(entry.id));
@@ -465,6 +503,7 @@ lance_deregister_table(PG_FUNCTION_ARGS)
 	SPI_connect();
 	lance_resolve_table(op, id, LANCE_LOCK_FOR_UPDATE, &entry);
 	lance_delete_entry(entry.id);
+	record_location(op, id, entry.location, NULL);
 	values[0] = PG_GETARG_DATUM(0);
 	values[1] = text_result(entry.location, outer);
 	values[2] = jsonb_result(entry.properties, outer);
@@ -523,6 +562,15 @@ lance_rename_table(PG_FUNCTION_ARGS)
 	values[2] = CStringGetTextDatum(new_name);
 	values[3] = PointerGetDatum(new_id);
 	lance_exec(PLAN_RENAME_ENTRY, values, NULL, false, 0);
+	{
+		StringInfoData buf;
+
+		initStringInfo(&buf);
+		appendStringInfoString(&buf, "{\"new_id\":");
+		lance_json_id(&buf, new_id);
+		appendStringInfoChar(&buf, '}');
+		lance_record(op, id, buf.data);
+	}
 	SPI_finish();
 	PG_RETURN_ARRAYTYPE_P(new_id);
 }

@@ -22,11 +22,26 @@
 #include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/json.h"
 #include "utils/typcache.h"
 
 #include "lance_namespace.h"
 
 #define LANCE_MAX_BATCH 10000
+
+/*
+ * quote_json_cstring
+ *		s as a JSON string literal.
+ */
+static char *
+quote_json_cstring(const char *s)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	escape_json(&buf, s);
+	return buf.data;
+}
 
 /*
  * lance_validate_version_request
@@ -141,7 +156,7 @@ lance_create_version_core(const char *op, LanceVersionRequest *req,
 						  TupleDesc tupdesc, MemoryContext outcxt)
 {
 	LanceEntry	table;
-	const char *branch;
+	LanceBranch branch;
 	char	   *canonical;
 	Datum		values[9];
 	char		nulls[9] = "         ";
@@ -149,11 +164,16 @@ lance_create_version_core(const char *op, LanceVersionRequest *req,
 
 	lance_validate_version_request(op, req);
 	lance_resolve_table(op, req->id, LANCE_LOCK_KEY_SHARE, &table);
-	branch = lance_check_branch(op, req->branch);
-	canonical = canonical_manifest_path(table.location, req->naming_scheme, req->version);
+	lance_resolve_branch(op, table.id, req->branch, LANCE_LOCK_KEY_SHARE, &branch);
+	if (!branch.is_main && req->version <= branch.parent_version)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: version " INT64_FORMAT " of branch \"%s\" must be greater than its parent version " INT64_FORMAT,
+						   op, req->version, branch.name, branch.parent_version));
+	canonical = canonical_manifest_path(lance_branch_dir(table.location, branch.name),
+										req->naming_scheme, req->version);
 
 	values[0] = Int64GetDatum(table.id);
-	values[1] = CStringGetTextDatum(branch);
+	values[1] = CStringGetTextDatum(branch.name);
 	values[2] = Int64GetDatum(req->version);
 	values[3] = CStringGetTextDatum(canonical);
 	values[4] = CStringGetTextDatum(req->manifest_path);
@@ -177,7 +197,14 @@ lance_create_version_core(const char *op, LanceVersionRequest *req,
 	for (attempt = 0; attempt < 3; attempt++)
 	{
 		if (lance_exec(PLAN_INSERT_VERSION, values, nulls, false, 1) == 1)
-			return version_tuple(0, tupdesc, outcxt);
+		{
+			bool		isnull;
+			int64		ts = DatumGetInt64(lance_spi_value(0, 5, &isnull));
+			HeapTuple	tuple = version_tuple(0, tupdesc, outcxt);
+
+			lance_version_committed(req->id, branch.name, req->version, canonical, ts);
+			return tuple;
+		}
 		if (lance_exec(PLAN_GET_VERSION, values, NULL, false, 1) == 1)
 		{
 			if (!same_manifest(req))
@@ -256,33 +283,25 @@ lance_describe_table_version(PG_FUNCTION_ARGS)
 	ArrayType  *id = lance_id_arg(fcinfo, 0, op, "id", false);
 	TupleDesc	tupdesc = result_tupdesc(fcinfo);
 	LanceEntry	table;
-	Datum		args[3];
+	LanceBranch branch;
 	HeapTuple	tuple;
-	int			n;
 
 	if (!PG_ARGISNULL(1) && PG_GETARG_INT64(1) < 0)
 		lance_error(LANCE_INVALID_INPUT, errmsg("%s: version must not be negative", op));
 
 	SPI_connect();
 	lance_resolve_table(op, id, LANCE_LOCK_NONE, &table);
-	args[0] = Int64GetDatum(table.id);
-	args[1] = CStringGetTextDatum(lance_branch_arg(fcinfo, 2, op));
-	if (PG_ARGISNULL(1))
+	lance_resolve_branch(op, table.id, lance_text_arg(fcinfo, 2), LANCE_LOCK_NONE, &branch);
+	if (!lance_find_version(table.id, &branch, PG_ARGISNULL(1),
+							PG_ARGISNULL(1) ? 0 : PG_GETARG_INT64(1), NULL))
 	{
-		n = lance_exec(PLAN_LATEST_VERSION, args, NULL, true, 1);
-		if (n == 0)
+		if (PG_ARGISNULL(1))
 			lance_error(LANCE_TABLE_VERSION_NOT_FOUND,
 						errmsg("%s: table \"%s\" has no versions", op,
 							   lance_id_to_cstring(id, "$")));
-	}
-	else
-	{
-		args[2] = PG_GETARG_DATUM(1);
-		n = lance_exec(PLAN_GET_VERSION, args, NULL, true, 1);
-		if (n == 0)
-			lance_error(LANCE_TABLE_VERSION_NOT_FOUND,
-						errmsg("%s: version " INT64_FORMAT " of table \"%s\" not found",
-							   op, PG_GETARG_INT64(1), lance_id_to_cstring(id, "$")));
+		lance_error(LANCE_TABLE_VERSION_NOT_FOUND,
+					errmsg("%s: version " INT64_FORMAT " of table \"%s\" not found",
+						   op, PG_GETARG_INT64(1), lance_id_to_cstring(id, "$")));
 	}
 	tuple = version_tuple(0, tupdesc, outer);
 	SPI_finish();
@@ -312,6 +331,7 @@ lance_list_table_versions(PG_FUNCTION_ARGS)
 	const char *after = lance_page_token_decode(kind, token, op);
 	int64		bound = descending ? PG_INT64_MAX : -1;
 	LanceEntry	table;
+	LanceBranch branch;
 	Datum		args[4];
 	Datum		values[2];
 	bool		nulls[2] = {false, true};
@@ -333,7 +353,8 @@ lance_list_table_versions(PG_FUNCTION_ARGS)
 	SPI_connect();
 	lance_resolve_table(op, id, LANCE_LOCK_NONE, &table);
 	args[0] = Int64GetDatum(table.id);
-	args[1] = CStringGetTextDatum(lance_branch_arg(fcinfo, 1, op));
+	lance_resolve_branch(op, table.id, lance_text_arg(fcinfo, 1), LANCE_LOCK_NONE, &branch);
+	args[1] = CStringGetTextDatum(branch.name);
 	args[2] = Int64GetDatum(bound);
 	args[3] = Int64GetDatum((int64) limit + 1);
 	if (limit > 0)
@@ -389,6 +410,7 @@ lance_batch_delete_table_versions(PG_FUNCTION_ARGS)
 	int			i;
 	int64		deleted = 0;
 	LanceEntry	table;
+	LanceBranch branch;
 	Datum		args[4];
 
 	if (PG_ARGISNULL(1))
@@ -428,8 +450,9 @@ lance_batch_delete_table_versions(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	lance_resolve_table(op, id, LANCE_LOCK_KEY_SHARE, &table);
+	lance_resolve_branch(op, table.id, lance_text_arg(fcinfo, 2), LANCE_LOCK_KEY_SHARE, &branch);
 	args[0] = Int64GetDatum(table.id);
-	args[1] = CStringGetTextDatum(lance_branch_arg(fcinfo, 2, op));
+	args[1] = CStringGetTextDatum(branch.name);
 	for (i = 0; i < nranges; i++)
 	{
 		/* [start, end) as start <= version <= end - 1; -1 is unbounded */
@@ -439,6 +462,10 @@ lance_batch_delete_table_versions(PG_FUNCTION_ARGS)
 		args[3] = Int64GetDatum(ends[i] == -1 ? PG_INT64_MAX : ends[i] - 1);
 		deleted += lance_exec(PLAN_DELETE_VERSION_RANGE, args, NULL, false, 0);
 	}
+	lance_record(op, id, psprintf("{\"branch\":%s,\"ranges\":%s,\"deleted_count\":" INT64_FORMAT "}",
+								  quote_json_cstring(branch.name),
+								  JsonbToCString(NULL, &ranges->root, VARSIZE(ranges)),
+								  deleted));
 	SPI_finish();
 	PG_RETURN_INT64(deleted);
 }

@@ -1,0 +1,132 @@
+/*-------------------------------------------------------------------------
+ *
+ * history.c
+ *	  Commit history, transaction ids, and the change feed.
+ *
+ * Every mutating operation appends a row to lance_namespace.history, so
+ * the history view answers who did what, when, and through which
+ * interface.  The transaction_id of an operation is its PostgreSQL
+ * top-level transaction id: stable across all operations of one
+ * transaction, and resolvable to a status by DescribeTransaction.
+ *
+ * Each committed table version is announced on the LISTEN/NOTIFY channel
+ * lance_namespace_commits.  NOTIFY is transactional: a notification is
+ * delivered only after its transaction commits, in commit order, and never
+ * for rolled-back work.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "access/xact.h"
+#include "commands/async.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+
+#include "lance_namespace.h"
+
+/*
+ * lance_transaction_id
+ *		The current top-level transaction id as a decimal string, assigning
+ *		one if needed.
+ */
+char *
+lance_transaction_id(void)
+{
+	FullTransactionId fxid = GetTopFullTransactionId();
+
+	return psprintf(UINT64_FORMAT, U64FromFullTransactionId(fxid));
+}
+
+/*
+ * lance_record
+ *		Append a history row for operation op on object id.  detail is a
+ *		JSON object text, or NULL.
+ */
+void
+lance_record(const char *op, ArrayType *id, const char *detail)
+{
+	Datum		values[3];
+	char		nulls[3] = "   ";
+
+	values[0] = CStringGetTextDatum(op);
+	values[1] = PointerGetDatum(id);
+	if (detail != NULL)
+		values[2] = DirectFunctionCall1(jsonb_in, CStringGetDatum(detail));
+	else
+		nulls[2] = 'n';
+	lance_exec(PLAN_INSERT_HISTORY, values, nulls, false, 0);
+}
+
+/*
+ * lance_json_id
+ *		A text[] identifier as a JSON array, appended to buf.
+ */
+void
+lance_json_id(StringInfo buf, ArrayType *id)
+{
+	Datum	   *elems;
+	int			n;
+	int			i;
+
+	deconstruct_array(id, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &n);
+	appendStringInfoChar(buf, '[');
+	for (i = 0; i < n; i++)
+	{
+		if (i > 0)
+			appendStringInfoChar(buf, ',');
+		escape_json(buf, TextDatumGetCString(elems[i]));
+	}
+	appendStringInfoChar(buf, ']');
+}
+
+/*
+ * lance_version_committed
+ *		Record a new table version in the history and queue its change-feed
+ *		notification, both part of the current transaction.
+ */
+void
+lance_version_committed(ArrayType *id, const char *branch, int64 version,
+						const char *manifest_path, int64 timestamp_millis)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "{\"branch\":");
+	escape_json(&buf, branch);
+	appendStringInfo(&buf, ",\"version\":" INT64_FORMAT ",\"manifest_path\":", version);
+	escape_json(&buf, manifest_path);
+	appendStringInfoChar(&buf, '}');
+	lance_record("CreateTableVersion", id, buf.data);
+
+	resetStringInfo(&buf);
+	appendStringInfoString(&buf, "{\"id\":");
+	lance_json_id(&buf, id);
+	appendStringInfoString(&buf, ",\"table\":");
+	escape_json(&buf, lance_id_to_cstring(id, "$"));
+	appendStringInfoString(&buf, ",\"branch\":");
+	escape_json(&buf, branch);
+	appendStringInfo(&buf, ",\"version\":" INT64_FORMAT ",\"manifest_path\":", version);
+	escape_json(&buf, manifest_path);
+	appendStringInfo(&buf, ",\"timestamp_millis\":" INT64_FORMAT ",\"transaction_id\":\"%s\"}",
+					 timestamp_millis, lance_transaction_id());
+	/* NOTIFY payloads are limited; a table id near the limit is cut short */
+	if (buf.len < 7900)
+		Async_Notify(LANCE_NOTIFY_CHANNEL, buf.data);
+}
+
+PG_FUNCTION_INFO_V1(lance_current_transaction_id);
+
+/*
+ * lance_current_transaction_id() returns text
+ *		The transaction_id that mutating operations of the current
+ *		transaction report.
+ */
+Datum
+lance_current_transaction_id(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(lance_transaction_id()));
+}

@@ -1,0 +1,144 @@
+/*-------------------------------------------------------------------------
+ *
+ * txn_ops.c
+ *	  DescribeTransaction and AlterTransaction.
+ *
+ * A transaction_id is a PostgreSQL top-level transaction id (xid8).  Its
+ * history rows, visible once it commits, tell the operations, time and
+ * role; without them, pg_xact_status tells whether it is still running or
+ * was rolled back.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+
+#include "lance_namespace.h"
+
+/*
+ * transaction_arg
+ *		A transaction id argument: a decimal xid8.
+ */
+static char *
+transaction_arg(FunctionCallInfo fcinfo, int argno, const char *op)
+{
+	char	   *id = lance_text_arg(fcinfo, argno);
+	const char *p;
+
+	if (id == NULL)
+		lance_error(LANCE_INVALID_INPUT, errmsg("%s: id must not be NULL", op));
+	if (id[0] == '\0' || strlen(id) > 20)
+		lance_error(LANCE_TRANSACTION_NOT_FOUND,
+					errmsg("%s: transaction \"%s\" not found", op, id));
+	for (p = id; *p; p++)
+		if (*p < '0' || *p > '9')
+			lance_error(LANCE_TRANSACTION_NOT_FOUND,
+						errmsg("%s: transaction \"%s\" not found", op, id));
+	return id;
+}
+
+PG_FUNCTION_INFO_V1(lance_describe_transaction);
+
+/*
+ * lance_describe_transaction(id) returns (status, properties)
+ *		status is Succeeded, Running or Failed; properties give the
+ *		operations, time, role and interface when known.
+ */
+Datum
+lance_describe_transaction(PG_FUNCTION_ARGS)
+{
+	const char *op = "DescribeTransaction";
+	MemoryContext outer = CurrentMemoryContext;
+	char	   *id = transaction_arg(fcinfo, 0, op);
+	TupleDesc	tupdesc;
+	Datum		args[1];
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+	const char *status = NULL;
+	StringInfoData buf;
+	int			n;
+	int			i;
+	Datum		result;
+	MemoryContext old;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	SPI_connect();
+	args[0] = CStringGetTextDatum(id);
+	n = lance_exec(PLAN_TRANSACTION_HISTORY, args, NULL, true, 0);
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	if (n > 0)
+	{
+		bool		isnull;
+
+		status = strcmp(id, lance_transaction_id()) == 0 ? "Running" : "Succeeded";
+		appendStringInfoString(&buf, "\"operation\":");
+		for (i = 0; i < n; i++)
+		{
+			appendStringInfoString(&buf, i == 0 ? "\"" : ",");
+			appendStringInfoString(&buf, TextDatumGetCString(lance_spi_value(i, 1, &isnull)));
+		}
+		appendStringInfoString(&buf, "\",\"time\":");
+		escape_json(&buf, DatumGetCString(DirectFunctionCall1(timestamptz_out,
+															  lance_spi_value(0, 2, &isnull))));
+		appendStringInfoString(&buf, ",\"role\":");
+		escape_json(&buf, NameStr(*DatumGetName(lance_spi_value(0, 3, &isnull))));
+		appendStringInfoString(&buf, ",\"interface\":");
+		escape_json(&buf, TextDatumGetCString(lance_spi_value(0, 4, &isnull)));
+		appendStringInfo(&buf, ",\"operation_count\":\"%d\"", n);
+	}
+	else
+	{
+		Oid			types[1] = {TEXTOID};
+		bool		isnull;
+		Datum		d;
+
+		if (SPI_execute_with_args("SELECT CASE WHEN $1::text::xid8 < pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())"
+								  " THEN pg_catalog.pg_xact_status($1::text::xid8) END",
+								  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not look up transaction status");
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (!isnull && strcmp(TextDatumGetCString(d), "in progress") == 0)
+			status = "Running";
+		else if (!isnull && strcmp(TextDatumGetCString(d), "aborted") == 0)
+			status = "Failed";
+		else
+			lance_error(LANCE_TRANSACTION_NOT_FOUND,
+						errmsg("%s: transaction \"%s\" not found", op, id));
+	}
+	appendStringInfoChar(&buf, '}');
+	old = MemoryContextSwitchTo(outer);
+	values[0] = CStringGetTextDatum(status);
+	values[1] = DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
+	MemoryContextSwitchTo(old);
+	result = lance_form_result(tupdesc, values, nulls, outer);
+	SPI_finish();
+	PG_RETURN_DATUM(result);
+}
+
+PG_FUNCTION_INFO_V1(lance_alter_transaction);
+
+/*
+ * lance_alter_transaction(id, actions) returns jsonb
+ *		Every operation of this catalog completes within its PostgreSQL
+ *		transaction, so there is never a queued or running transaction to
+ *		alter: Unsupported.
+ */
+Datum
+lance_alter_transaction(PG_FUNCTION_ARGS)
+{
+	const char *op = "AlterTransaction";
+
+	transaction_arg(fcinfo, 0, op);
+	lance_error(LANCE_UNSUPPORTED,
+				errmsg("%s: transactions of this catalog complete synchronously and cannot be altered", op));
+	PG_RETURN_NULL();			/* not reached */
+}
