@@ -1,0 +1,179 @@
+--
+-- 05_rest: the jsonb REST bindings (rest_*) and the req_* field readers.
+--
+CREATE EXTENSION IF NOT EXISTS lance_namespace;
+
+--
+-- req_* readers
+--
+SELECT lance_namespace.req_text('{"a": "x"}', 'a'), lance_namespace.req_text('{"a": null}', 'a') IS NULL AS null_is_null,
+       lance_namespace.req_text('{}', 'a') IS NULL AS absent, lance_namespace.req_text(NULL, 'a') IS NULL AS no_request,
+       lance_namespace.req_text('null', 'a') IS NULL AS json_null_request;
+SELECT lance_namespace.req_bigint('{"v": 9223372036854775807}', 'v'), lance_namespace.req_bigint('{"v": "-5"}', 'v'),
+       lance_namespace.req_int('{"l": "7"}', 'l'), lance_namespace.req_int('{"l": 2147483647}', 'l');
+SELECT lance_namespace.req_bool('{"b": true}', 'b'), lance_namespace.req_bool('{"b": "False"}', 'b'),
+       lance_namespace.req_bool('{"b": "1"}', 'b'), lance_namespace.req_bool('{"b": "0"}', 'b');
+SELECT lance_namespace.req_text_array('{"id": ["a", "b"]}', 'id'), lance_namespace.req_text_array('{"id": []}', 'id');
+SELECT lance_namespace.req_json('{"p": {"k": "v"}}', 'p'), lance_namespace.req_json('{"p": [1, 2]}', 'p'),
+       lance_namespace.req_json('{"p": null}', 'p') IS NULL AS null_is_null;
+SELECT lance_try($$SELECT lance_namespace.req_text('{"a": 1}', 'a')$$);
+SELECT lance_try($$SELECT lance_namespace.req_text('[1]', 'a')$$);
+SELECT lance_try($$SELECT lance_namespace.req_text('"str"', 'a')$$);
+SELECT lance_try($$SELECT lance_namespace.req_text('{"a": "x"}', NULL)$$);
+SELECT lance_try($$SELECT lance_namespace.req_bigint('{"v": "abc"}', 'v')$$);
+SELECT lance_try($$SELECT lance_namespace.req_bigint('{"v": "12abc"}', 'v')$$);
+SELECT lance_try($$SELECT lance_namespace.req_bigint('{"v": ""}', 'v')$$);
+SELECT lance_try($$SELECT lance_namespace.req_bigint('{"v": 1.5}', 'v')$$);
+SELECT lance_try($$SELECT lance_namespace.req_bigint('{"v": 9223372036854775808}', 'v')$$);
+SELECT lance_try($$SELECT lance_namespace.req_bigint('{"v": true}', 'v')$$);
+SELECT lance_try($$SELECT lance_namespace.req_bigint('{"v": [1]}', 'v')$$);
+SELECT lance_try($$SELECT lance_namespace.req_int('{"l": 2147483648}', 'l')$$);
+SELECT lance_try($$SELECT lance_namespace.req_bool('{"b": "yes"}', 'b')$$);
+SELECT lance_try($$SELECT lance_namespace.req_bool('{"b": 1}', 'b')$$);
+SELECT lance_try($$SELECT lance_namespace.req_text_array('{"id": "notarray"}', 'id')$$);
+SELECT lance_try($$SELECT lance_namespace.req_text_array('{"id": ["a", 1]}', 'id')$$);
+SELECT lance_try($$SELECT lance_namespace.req_text_array('{"id": ["a", null]}', 'id')$$);
+SELECT lance_try($$SELECT lance_namespace.req_text_array('{"id": [["a"]]}', 'id')$$);
+SELECT lance_try($$SELECT lance_namespace.req_text_array('{"id": {"a": "b"}}', 'id')$$);
+
+--
+-- namespaces
+--
+SELECT lance_namespace.rest_create_namespace('{"id": ["r1"], "properties": {"k": "v"}}') - 'transaction_id';
+SELECT lance_namespace.rest_create_namespace('{"id": ["r1", "kid"]}') - 'transaction_id';
+SELECT lance_namespace.rest_create_namespace('{"id": ["r1"], "mode": "exist_ok"}') - 'transaction_id';
+SELECT lance_try($$SELECT lance_namespace.rest_create_namespace('{"id": ["r1"]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_namespace('{"id": ["r1"], "mode": 1}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_namespace('{"id": ["r2"], "properties": {"k": 1}}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_namespace('{"id": ["r2"], "properties": "k=v"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_namespace('{"id": "notarray"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_namespace('{}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_namespace('[]')$$);
+SELECT lance_namespace.rest_describe_namespace('{"id": ["r1"]}');
+SELECT lance_namespace.rest_describe_namespace('{"id": []}');
+SELECT lance_try($$SELECT lance_namespace.rest_describe_namespace('{"id": ["nope"]}')$$);
+SELECT lance_namespace.rest_namespace_exists('{"id": ["r1", "kid"]}');
+SELECT lance_namespace.rest_namespace_exists('{}');
+SELECT lance_namespace.rest_namespace_exists(NULL);
+SELECT lance_try($$SELECT lance_namespace.rest_namespace_exists('{"id": ["nope"]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_namespace_exists('{"id": "r1"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_namespace_exists('{"id": [""]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_namespace_exists('[1]')$$);
+SELECT lance_namespace.rest_list_namespaces('{}');
+SELECT lance_namespace.rest_list_namespaces('{"id": ["r1"], "limit": 5}');
+SELECT lance_namespace.rest_list_namespaces('{"id": ["r1"], "limit": "0"}');
+SELECT lance_namespace.rest_list_namespaces(NULL);
+SELECT lance_try($$SELECT lance_namespace.rest_list_namespaces('{"limit": "many"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_list_namespaces('{"limit": -1}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_list_namespaces('{"page_token": 5}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_list_namespaces('{"page_token": "nope"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_list_namespaces('{"id": ["nope"]}')$$);
+
+--
+-- tables
+--
+SELECT lance_namespace.rest_declare_table('{"id": ["r1", "t"], "properties": {"a": "b"}}') - 'transaction_id';
+SELECT lance_namespace.rest_declare_table('{"id": ["r1", "t2"], "location": "s3://b/t2", "vend_credentials": "true"}') - 'transaction_id';
+SELECT lance_try($$SELECT lance_namespace.rest_declare_table('{"id": ["r1", "t"]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_declare_table('{"id": ["nope", "t"]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_declare_table('{"id": ["r1", "x"], "vend_credentials": "maybe"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_declare_table('{"id": ["r1", "x"], "location": 5}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_declare_table('{"id": []}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_declare_table('{}')$$);
+SELECT lance_namespace.rest_register_table('{"id": ["r1", "reg"], "location": "/ext/reg"}') - 'transaction_id';
+SELECT lance_namespace.rest_register_table('{"id": ["r1", "reg"], "location": "/ext/reg2", "mode": "OVERWRITE", "properties": {"v": "2"}}') - 'transaction_id';
+SELECT lance_try($$SELECT lance_namespace.rest_register_table('{"id": ["r1", "reg"], "location": "/ext/reg3"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_register_table('{"id": ["r1", "reg9"]}')$$);
+SELECT lance_namespace.rest_describe_table('{"id": ["r1", "t"]}');
+SELECT lance_namespace.rest_describe_table('{"id": ["r1", "t"], "with_table_uri": true, "check_declared": "true"}');
+SELECT lance_try($$SELECT lance_namespace.rest_describe_table('{"id": ["r1", "t"], "version": "abc"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_describe_table('{"id": ["r1", "t"], "version": 1}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_describe_table('{"id": ["r1", "t"], "branch": "dev"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_describe_table('{"id": ["r1", "nope"]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_describe_table('{"id": ["r1", "t"], "check_declared": 1}')$$);
+SELECT lance_namespace.rest_table_exists('{"id": ["r1", "t"]}');
+SELECT lance_try($$SELECT lance_namespace.rest_table_exists('{"id": ["r1", "nope"]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_table_exists('{"id": ["nope", "t"]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_table_exists('{"id": ["r1"]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_table_exists('{}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_table_exists('{"id": []}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_table_exists('{"id": 7}')$$);
+SELECT lance_namespace.rest_list_tables('{"id": ["r1"]}');
+SELECT lance_namespace.rest_list_tables('{"id": ["r1"], "include_declared": false}');
+SELECT lance_namespace.rest_list_tables('{"id": ["r1"], "limit": 1}');
+SELECT lance_try($$SELECT lance_namespace.rest_list_tables('{"id": ["r1"], "include_declared": "x"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_list_tables('{"id": ["nope"]}')$$);
+SELECT lance_namespace.rest_list_all_tables('{}');
+SELECT lance_namespace.rest_list_all_tables('{"delimiter": "."}');
+SELECT lance_namespace.rest_list_all_tables('{"limit": 2}');
+SELECT lance_try($$SELECT lance_namespace.rest_list_all_tables('{"delimiter": ""}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_list_all_tables('{"delimiter": ["."]}')$$);
+SELECT lance_namespace.rest_rename_table('{"id": ["r1", "t2"], "new_table_name": "t2b"}') - 'transaction_id';
+SELECT lance_namespace.rest_rename_table('{"id": ["r1", "t2b"], "new_table_name": "t2", "new_namespace_id": ["r1", "kid"]}') - 'transaction_id';
+SELECT lance_try($$SELECT lance_namespace.rest_rename_table('{"id": ["r1", "t"], "new_table_name": "reg"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_rename_table('{"id": ["r1", "t"], "new_table_name": "x", "new_namespace_id": ["nope"]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_rename_table('{"id": ["r1", "t"]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_rename_table('{"id": ["r1", "t"], "new_table_name": ["x"]}')$$);
+SELECT lance_namespace.rest_deregister_table('{"id": ["r1", "kid", "t2"]}') - 'transaction_id';
+SELECT lance_try($$SELECT lance_namespace.rest_deregister_table('{"id": ["r1", "kid", "t2"]}')$$);
+
+--
+-- versions (timestamp_millis and transaction_id are left out of the output)
+--
+SELECT (r->'version') - 'timestamp_millis'
+  FROM lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": 1, "manifest_path": "/s/1", "manifest_size": 10, "e_tag": "e", "metadata": {"m": "x"}}') r;
+SELECT (r->'version') - 'timestamp_millis'
+  FROM lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": "2", "manifest_path": "/s/2", "naming_scheme": "V1"}') r;
+SELECT (r->'version') ? 'timestamp_millis' AS has_ts
+  FROM lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": 1, "manifest_path": "/s/1", "manifest_size": "10"}') r;
+SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": "abc", "manifest_path": "/s/x"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": 1, "manifest_path": "/s/other"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "manifest_path": "/s/x"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": 3}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": 3, "manifest_path": "/s/3", "manifest_size": "big"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": 3, "manifest_path": "/s/3", "metadata": "m"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": 3, "manifest_path": "/s/3", "branch": "dev"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "gone"], "version": 3, "manifest_path": "/s/3"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": "notarray", "version": 3, "manifest_path": "/s/3"}')$$);
+SELECT (r->'version') - 'timestamp_millis' FROM lance_namespace.rest_describe_table_version('{"id": ["r1", "t"]}') r;
+SELECT (r->'version') - 'timestamp_millis' FROM lance_namespace.rest_describe_table_version('{"id": ["r1", "t"], "version": "1"}') r;
+SELECT lance_try($$SELECT lance_namespace.rest_describe_table_version('{"id": ["r1", "t"], "version": 9}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_describe_table_version('{"id": ["r1", "t"], "version": "abc"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_describe_table_version('{"id": ["r1", "reg"]}')$$);
+SELECT lance_namespace.rest_describe_table('{"id": ["r1", "t"], "version": 1}') - 'properties';
+SELECT jsonb_path_query_array(r, '$.versions[*].version') AS versions, r ? 'page_token' AS has_token
+  FROM lance_namespace.rest_list_table_versions('{"id": ["r1", "t"]}') r;
+SELECT jsonb_path_query_array(r, '$.versions[*].version') AS versions, r ? 'page_token' AS has_token
+  FROM lance_namespace.rest_list_table_versions('{"id": ["r1", "t"], "descending": "true", "limit": 1}') r;
+SELECT lance_namespace.rest_list_table_versions('{"id": ["r1", "reg"]}');
+SELECT lance_try($$SELECT lance_namespace.rest_list_table_versions('{"id": ["r1", "t"], "descending": "down"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_list_table_versions('{"id": ["r1", "t"], "limit": 1.5}')$$);
+SELECT lance_namespace.rest_batch_create_table_versions('{"entries": []}') - 'transaction_id';
+SELECT jsonb_path_query_array(r, '$.versions[*].version') AS versions,
+       jsonb_path_query_array(r, '$.versions[*].manifest_path') AS paths
+  FROM lance_namespace.rest_batch_create_table_versions('{"entries": [
+	{"id": ["r1", "reg"], "version": 5, "manifest_path": "/r/5"},
+	{"id": ["r1", "t"], "version": 3, "manifest_path": "/s/3"}]}') r;
+SELECT lance_try($$SELECT lance_namespace.rest_batch_create_table_versions('{"entries": [
+	{"id": ["r1", "reg"], "version": 6, "manifest_path": "/r/6"},
+	{"id": ["r1", "t"], "version": 3, "manifest_path": "/s/3-other"}]}')$$);
+SELECT lance_namespace.lance_table_exists('{r1,reg}', 6) AS reg_v6_applied;
+SELECT lance_try($$SELECT lance_namespace.rest_batch_create_table_versions('{"entries": {}}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_batch_create_table_versions('{}')$$);
+SELECT lance_namespace.rest_batch_delete_table_versions('{"id": ["r1", "t"], "ranges": [{"start_version": 2, "end_version": -1}]}') - 'transaction_id';
+SELECT lance_namespace.rest_batch_delete_table_versions('{"id": ["r1", "t"], "ranges": []}') - 'transaction_id';
+SELECT lance_try($$SELECT lance_namespace.rest_batch_delete_table_versions('{"id": ["r1", "t"], "ranges": "all"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_batch_delete_table_versions('{"id": ["r1", "t"]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_batch_delete_table_versions('{"id": ["r1", "t"], "ranges": [], "branch": "dev"}')$$);
+SELECT jsonb_path_query_array(r, '$.versions[*].version') AS versions
+  FROM lance_namespace.rest_list_table_versions('{"id": ["r1", "t"]}') r;
+
+--
+-- drop
+--
+SELECT lance_try($$SELECT lance_namespace.rest_drop_namespace('{"id": ["r1"]}')$$);
+SELECT lance_namespace.rest_drop_namespace('{"id": ["nope"], "mode": "skip"}') - 'transaction_id';
+SELECT lance_try($$SELECT lance_namespace.rest_drop_namespace('{"id": ["nope"]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_drop_namespace('{"id": ["r1"], "behavior": 7}')$$);
+SELECT lance_namespace.rest_drop_namespace('{"id": ["r1"], "behavior": "Cascade"}') - 'transaction_id';
+SELECT count(*) AS entries_left FROM lance_namespace.entries;
