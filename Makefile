@@ -19,7 +19,9 @@ OBJS = \
 	src/branch_ops.o \
 	src/tag_ops.o \
 	src/txn_ops.o \
-	src/batch_commit.o
+	src/batch_commit.o \
+	src/auth.o \
+	src/privileges.o
 
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 

@@ -501,6 +501,210 @@ LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
 
 /* ------------------------------------------------------------------------
+ * Authentication and authorization
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION lance_namespace.lance_privilege_level(privilege text)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'lance_privilege_level'
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+/*
+ * Privileges on namespace subtrees: a grant on namespace N (the root is {})
+ * covers N and everything below it.  admin > write > read.
+ */
+CREATE TABLE lance_namespace.privileges (
+	role_name	name NOT NULL,
+	namespace	text[] COLLATE "C" NOT NULL,
+	privilege	text NOT NULL,
+	scope		text COLLATE "C" NOT NULL
+		GENERATED ALWAYS AS (lance_namespace.lance_format_id(namespace, '/')) STORED,
+	level		integer NOT NULL
+		GENERATED ALWAYS AS (lance_namespace.lance_privilege_level(privilege)) STORED,
+	granted_by	name NOT NULL DEFAULT CURRENT_USER,
+	granted_at	timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	CONSTRAINT privileges_pkey PRIMARY KEY (role_name, namespace, privilege),
+	CONSTRAINT privileges_privilege_check CHECK (privilege IN ('read', 'write', 'admin'))
+);
+
+CREATE INDEX privileges_scope_idx ON lance_namespace.privileges (scope, level);
+
+/* API keys, stored as SHA-256 hashes, each mapped to a PostgreSQL role. */
+CREATE TABLE lance_namespace.api_keys (
+	key_hash	bytea NOT NULL,
+	role_name	name NOT NULL,
+	description text,
+	expires_at	timestamptz,
+	created_at	timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	created_by	name NOT NULL DEFAULT CURRENT_USER,
+	CONSTRAINT api_keys_pkey PRIMARY KEY (key_hash),
+	CONSTRAINT api_keys_hash_check CHECK (pg_catalog.length(key_hash) = 32)
+);
+
+/* Secrets (the JWT HS256 secret); readable only by the catalog's owner. */
+CREATE TABLE lance_namespace.secrets (
+	name		text NOT NULL,
+	value		text NOT NULL,
+	CONSTRAINT secrets_pkey PRIMARY KEY (name),
+	CONSTRAINT secrets_name_check CHECK (name IN ('jwt_secret')),
+	CONSTRAINT secrets_value_check CHECK (pg_catalog.length(value) >= 32)
+);
+
+SELECT pg_catalog.pg_extension_config_dump('lance_namespace.privileges', '');
+SELECT pg_catalog.pg_extension_config_dump('lance_namespace.api_keys', '');
+SELECT pg_catalog.pg_extension_config_dump('lance_namespace.secrets', '');
+
+CREATE FUNCTION lance_namespace.lance_has_privilege(path text[], privilege text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'lance_has_privilege'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_create_api_key(
+	role_name name,
+	description text DEFAULT NULL,
+	expires_at timestamptz DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'lance_create_api_key'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.lance_revoke_api_key(api_key text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'lance_revoke_api_key'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+/*
+ * The one SECURITY DEFINER function (audited): it maps a credential to a
+ * role for the gateway's authenticator role, which must not read key
+ * hashes or the JWT secret itself.  It reads only api_keys and secrets and
+ * returns only a role name.  Not executable by PUBLIC.
+ */
+CREATE FUNCTION lance_namespace.lance_authenticate(api_key text, bearer_token text)
+RETURNS name
+AS 'MODULE_PATHNAME', 'lance_authenticate'
+LANGUAGE C STABLE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+REVOKE ALL ON FUNCTION lance_namespace.lance_authenticate(text, text) FROM PUBLIC;
+REVOKE ALL ON lance_namespace.api_keys, lance_namespace.secrets FROM PUBLIC;
+
+CREATE FUNCTION lance_namespace.lance_set_jwt_secret(secret text)
+RETURNS void LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	INSERT INTO lance_namespace.secrets (name, value) VALUES ('jwt_secret', secret)
+	ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value;
+END;
+
+/*
+ * Grant a role read, write or admin on a namespace subtree.  The catalog's
+ * owner (or a superuser) also gives the role the table-level access it needs;
+ * a role with admin on a subtree can grant within it to roles that already
+ * have that access.
+ */
+CREATE FUNCTION lance_namespace.lance_grant(role_name name, namespace text[], privilege text)
+RETURNS void LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) role_name) THEN
+		RAISE SQLSTATE 'LN013' USING MESSAGE = pg_catalog.format('Grant: role "%s" does not exist', role_name);
+	END IF;
+	PERFORM lance_namespace.lance_format_id(namespace, '/');
+	PERFORM lance_namespace.lance_privilege_level(privilege);
+	INSERT INTO lance_namespace.privileges (role_name, namespace, privilege)
+		VALUES (role_name, namespace, pg_catalog.lower(privilege))
+		ON CONFLICT DO NOTHING;
+	IF pg_catalog.pg_has_role((SELECT c.relowner FROM pg_catalog.pg_class c
+								WHERE c.oid OPERATOR(pg_catalog.=) 'lance_namespace.entries'::pg_catalog.regclass),
+							  'USAGE') THEN
+		EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA lance_namespace TO %I', role_name);
+		EXECUTE pg_catalog.format('GRANT SELECT, INSERT, UPDATE, DELETE ON lance_namespace.entries,'
+			' lance_namespace.versions, lance_namespace.branches, lance_namespace.tags TO %I', role_name);
+		EXECUTE pg_catalog.format('GRANT SELECT, INSERT ON lance_namespace.history TO %I', role_name);
+		EXECUTE pg_catalog.format('GRANT SELECT, INSERT, DELETE ON lance_namespace.privileges TO %I', role_name);
+		EXECUTE pg_catalog.format('GRANT SELECT ON lance_namespace.settings, lance_namespace.namespaces,'
+			' lance_namespace.tables, lance_namespace.table_versions, lance_namespace.table_branches,'
+			' lance_namespace.table_tags, lance_namespace.commit_history, lance_namespace.configuration TO %I', role_name);
+		EXECUTE pg_catalog.format('GRANT USAGE ON SEQUENCE lance_namespace.entries_id_seq TO %I', role_name);
+	END IF;
+END;
+$$;
+
+/* Revoke a grant (the catalog's owner, or a member of the grantee role). */
+CREATE FUNCTION lance_namespace.lance_revoke(role_name name, namespace text[], privilege text)
+RETURNS boolean LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	WITH d AS (
+		DELETE FROM lance_namespace.privileges p
+		 WHERE p.role_name OPERATOR(pg_catalog.=) lance_revoke.role_name
+		   AND p.namespace OPERATOR(pg_catalog.=) lance_revoke.namespace
+		   AND p.privilege OPERATOR(pg_catalog.=) pg_catalog.lower(lance_revoke.privilege)
+		RETURNING 1)
+	SELECT pg_catalog.count(*) OPERATOR(pg_catalog.>) 0 FROM d;
+END;
+
+/* Row level security: a role sees and changes only what its grants cover. */
+ALTER TABLE lance_namespace.entries ENABLE ROW LEVEL SECURITY;
+CREATE POLICY entries_read ON lance_namespace.entries FOR SELECT
+	USING (lance_namespace.lance_has_privilege(path, 'read'));
+CREATE POLICY entries_insert ON lance_namespace.entries FOR INSERT
+	WITH CHECK (lance_namespace.lance_has_privilege(path, 'write'));
+CREATE POLICY entries_update ON lance_namespace.entries FOR UPDATE
+	USING (lance_namespace.lance_has_privilege(path, 'write'))
+	WITH CHECK (lance_namespace.lance_has_privilege(path, 'write'));
+CREATE POLICY entries_delete ON lance_namespace.entries FOR DELETE
+	USING (lance_namespace.lance_has_privilege(path, 'write'));
+
+ALTER TABLE lance_namespace.versions ENABLE ROW LEVEL SECURITY;
+CREATE POLICY versions_read ON lance_namespace.versions FOR SELECT
+	USING (EXISTS (SELECT 1 FROM lance_namespace.entries e WHERE e.id OPERATOR(pg_catalog.=) table_id));
+CREATE POLICY versions_write ON lance_namespace.versions FOR ALL
+	USING (EXISTS (SELECT 1 FROM lance_namespace.entries e WHERE e.id OPERATOR(pg_catalog.=) table_id
+				   AND lance_namespace.lance_has_privilege(e.path, 'write')))
+	WITH CHECK (EXISTS (SELECT 1 FROM lance_namespace.entries e WHERE e.id OPERATOR(pg_catalog.=) table_id
+						AND lance_namespace.lance_has_privilege(e.path, 'write')));
+
+ALTER TABLE lance_namespace.branches ENABLE ROW LEVEL SECURITY;
+CREATE POLICY branches_read ON lance_namespace.branches FOR SELECT
+	USING (EXISTS (SELECT 1 FROM lance_namespace.entries e WHERE e.id OPERATOR(pg_catalog.=) table_id));
+CREATE POLICY branches_write ON lance_namespace.branches FOR ALL
+	USING (EXISTS (SELECT 1 FROM lance_namespace.entries e WHERE e.id OPERATOR(pg_catalog.=) table_id
+				   AND lance_namespace.lance_has_privilege(e.path, 'write')))
+	WITH CHECK (EXISTS (SELECT 1 FROM lance_namespace.entries e WHERE e.id OPERATOR(pg_catalog.=) table_id
+						AND lance_namespace.lance_has_privilege(e.path, 'write')));
+
+ALTER TABLE lance_namespace.tags ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tags_read ON lance_namespace.tags FOR SELECT
+	USING (EXISTS (SELECT 1 FROM lance_namespace.entries e WHERE e.id OPERATOR(pg_catalog.=) table_id));
+CREATE POLICY tags_write ON lance_namespace.tags FOR ALL
+	USING (EXISTS (SELECT 1 FROM lance_namespace.entries e WHERE e.id OPERATOR(pg_catalog.=) table_id
+				   AND lance_namespace.lance_has_privilege(e.path, 'write')))
+	WITH CHECK (EXISTS (SELECT 1 FROM lance_namespace.entries e WHERE e.id OPERATOR(pg_catalog.=) table_id
+						AND lance_namespace.lance_has_privilege(e.path, 'write')));
+
+ALTER TABLE lance_namespace.history ENABLE ROW LEVEL SECURITY;
+CREATE POLICY history_read ON lance_namespace.history FOR SELECT
+	USING (lance_namespace.lance_has_privilege(id, 'read'));
+CREATE POLICY history_insert ON lance_namespace.history FOR INSERT
+	WITH CHECK (lance_namespace.lance_has_privilege(id, 'write'));
+
+ALTER TABLE lance_namespace.privileges ENABLE ROW LEVEL SECURITY;
+CREATE POLICY privileges_own ON lance_namespace.privileges FOR SELECT
+	USING (pg_catalog.pg_has_role(role_name, 'MEMBER'));
+CREATE POLICY privileges_grant ON lance_namespace.privileges FOR INSERT
+	WITH CHECK (lance_namespace.lance_has_privilege(namespace, 'admin'));
+CREATE POLICY privileges_revoke ON lance_namespace.privileges FOR DELETE
+	USING (pg_catalog.pg_has_role(role_name, 'MEMBER'));
+
+ALTER TABLE lance_namespace.api_keys ENABLE ROW LEVEL SECURITY;
+ALTER TABLE lance_namespace.secrets ENABLE ROW LEVEL SECURITY;
+
+/* ------------------------------------------------------------------------
  * Views for psql users
  * ------------------------------------------------------------------------ */
 

@@ -50,6 +50,24 @@ lance_lookup_entry(ArrayType *path, LanceLock lock, LanceEntry *entry)
 }
 
 /*
+ * lance_check_lock_denied
+ *		After a locking lookup found nothing: if the entry is visible to a
+ *		plain read, row level security let the role read it but not write
+ *		it, which is PermissionDenied rather than "not found".  Otherwise
+ *		return (it does not exist, or the role may not even see it).
+ */
+void
+lance_check_lock_denied(const char *op, ArrayType *id, LanceLock lock)
+{
+	LanceEntry	e;
+
+	if (lock != LANCE_LOCK_NONE && lance_lookup_entry(id, LANCE_LOCK_NONE, &e))
+		lance_error(LANCE_PERMISSION_DENIED,
+					errmsg("%s: permission denied to change \"%s\"", op,
+						   lance_id_to_cstring(id, "$")));
+}
+
+/*
  * lance_resolve_namespace
  *		The entry id of namespace id (the root is 0), or NamespaceNotFound.
  *		entry may be NULL.
@@ -71,7 +89,12 @@ lance_resolve_namespace(const char *op, ArrayType *id, LanceLock lock, LanceEntr
 		}
 		return LANCE_ROOT_ID;
 	}
-	if (!lance_lookup_entry(id, lock, &e) || e.kind == 't')
+	if (!lance_lookup_entry(id, lock, &e))
+	{
+		lance_check_lock_denied(op, id, lock);
+		e.kind = 't';			/* not found */
+	}
+	if (e.kind == 't')
 		lance_error(LANCE_NAMESPACE_NOT_FOUND,
 					errmsg("%s: namespace \"%s\" not found", op,
 						   lance_id_to_cstring(id, "$")));
@@ -107,23 +130,32 @@ lance_raise_missing_table(const char *op, ArrayType *id)
 void
 lance_resolve_table(const char *op, ArrayType *id, LanceLock lock, LanceEntry *entry)
 {
-	if (!lance_lookup_entry(id, lock, entry) || entry->kind != 't')
+	if (!lance_lookup_entry(id, lock, entry))
+	{
+		lance_check_lock_denied(op, id, lock);
+		lance_raise_missing_table(op, id);
+	}
+	if (entry->kind != 't')
 		lance_raise_missing_table(op, id);
 }
 
 /*
  * lance_raise_name_taken
- *		Report why an insert of name under parent_id conflicted: the sibling
- *		that holds the name is a namespace (NamespaceAlreadyExists) or a
- *		table (TableAlreadyExists).  If it vanished meanwhile, the caller
- *		raced with a drop: ConcurrentModification.
+ *		Report why an insert of name under parent_id conflicted.  The code is
+ *		that of the kind being created (NamespaceAlreadyExists for 'n',
+ *		TableAlreadyExists for 't'); the message says which kind of object
+ *		holds the name, since names are unique across both kinds.  If the
+ *		holder vanished meanwhile, the caller raced with a drop:
+ *		ConcurrentModification.
  */
 void
-lance_raise_name_taken(const char *op, ArrayType *id, int64 parent_id, const char *name)
+lance_raise_name_taken(const char *op, ArrayType *id, int64 parent_id, const char *name,
+					   char kind)
 {
 	Datum		values[2];
 	bool		isnull;
 	char	   *sid = lance_id_to_cstring(id, "$");
+	int			code = kind == 'n' ? LANCE_NAMESPACE_ALREADY_EXISTS : LANCE_TABLE_ALREADY_EXISTS;
 
 	values[0] = Int64GetDatum(parent_id);
 	values[1] = CStringGetTextDatum(name);
@@ -132,10 +164,10 @@ lance_raise_name_taken(const char *op, ArrayType *id, int64 parent_id, const cha
 					errmsg("%s: \"%s\" was changed concurrently", op, sid),
 					errhint("Retry the operation."));
 	if (DatumGetChar(lance_spi_value(0, 1, &isnull)) == 'n')
-		lance_error(LANCE_NAMESPACE_ALREADY_EXISTS,
-					errmsg("%s: namespace \"%s\" already exists", op, sid));
-	lance_error(LANCE_TABLE_ALREADY_EXISTS,
-				errmsg("%s: table \"%s\" already exists", op, sid));
+		lance_error(code, errmsg("%s: namespace \"%s\" already exists", op, sid),
+					kind == 'n' ? 0 : errdetail("Tables and namespaces share one set of names."));
+	lance_error(code, errmsg("%s: table \"%s\" already exists", op, sid),
+				kind == 't' ? 0 : errdetail("Tables and namespaces share one set of names."));
 }
 
 /*

@@ -174,7 +174,7 @@ request_int64(FunctionCallInfo fcinfo, int64 *result)
 					errmsg("request field \"%s\" must be an integer", field));
 	if (!parse_int64(str, result))
 		lance_error(LANCE_INVALID_INPUT,
-					errmsg("request field \"%s\" must be an integer in the 64-bit range", field),
+					errmsg("request field \"%s\" must be a whole number in the 64-bit integer range", field),
 					errdetail("Got \"%s\".", str));
 	return true;
 }
@@ -398,7 +398,7 @@ lance_json_int64(Jsonb *obj, const char *key, const char *op, int64 *result)
 	str = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v.val.numeric)));
 	if (!parse_int64(str, result))
 		lance_error(LANCE_INVALID_INPUT,
-					errmsg("%s: field \"%s\" must be an integer in the 64-bit range", op, key));
+					errmsg("%s: field \"%s\" must be a whole number in the 64-bit integer range", op, key));
 	return true;
 }
 

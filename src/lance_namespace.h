@@ -179,8 +179,9 @@ extern int64 lance_resolve_namespace(const char *op, ArrayType *id, LanceLock lo
 extern void lance_resolve_table(const char *op, ArrayType *id, LanceLock lock,
 								LanceEntry *entry);
 extern void lance_raise_missing_table(const char *op, ArrayType *id);
+extern void lance_check_lock_denied(const char *op, ArrayType *id, LanceLock lock);
 extern void lance_raise_name_taken(const char *op, ArrayType *id, int64 parent_id,
-								   const char *name);
+								   const char *name, char kind);
 extern char *lance_get_setting(const char *name);
 extern char *lance_default_table_location(const char *op, ArrayType *id);
 extern char *lance_text_arg(FunctionCallInfo fcinfo, int argno);

@@ -151,7 +151,7 @@ lance_create_namespace(PG_FUNCTION_ARGS)
 		if (!lance_lookup_entry(id, mode == CREATE_MODE_OVERWRITE ?
 								LANCE_LOCK_FOR_UPDATE : LANCE_LOCK_NONE, &existing) ||
 			existing.kind != 'n' || mode == CREATE_MODE_CREATE)
-			lance_raise_name_taken(op, id, parent_id, lance_id_last(id));
+			lance_raise_name_taken(op, id, parent_id, lance_id_last(id), 'n');
 		if (mode == CREATE_MODE_EXIST_OK)
 			result = copy_jsonb_out(existing.properties, outer);
 		else
@@ -159,7 +159,7 @@ lance_create_namespace(PG_FUNCTION_ARGS)
 			/* Overwrite: drop the namespace and its subtree, then recreate */
 			lance_delete_entry(existing.id);
 			if (!lance_insert_entry(parent_id, 'n', id, properties, NULL, false))
-				lance_raise_name_taken(op, id, parent_id, lance_id_last(id));
+				lance_raise_name_taken(op, id, parent_id, lance_id_last(id), 'n');
 			lance_record(op, id, "{\"mode\":\"Overwrite\"}");
 		}
 	}
@@ -288,7 +288,7 @@ lance_drop_namespace(PG_FUNCTION_ARGS)
 	char	   *behavior = lance_text_arg(fcinfo, 2);
 	bool		skip = false;
 	bool		cascade = false;
-	LanceEntry	entry;
+	LanceEntry	entry = {0};
 	Jsonb	   *result = NULL;
 	Datum		values[1];
 
@@ -311,6 +311,8 @@ lance_drop_namespace(PG_FUNCTION_ARGS)
 	SPI_connect();
 	if (!lance_lookup_entry(id, LANCE_LOCK_FOR_UPDATE, &entry) || entry.kind != 'n')
 	{
+		if (entry.kind != 't')
+			lance_check_lock_denied(op, id, LANCE_LOCK_FOR_UPDATE);
 		if (!skip)
 			lance_error(LANCE_NAMESPACE_NOT_FOUND,
 						errmsg("%s: namespace \"%s\" not found", op,

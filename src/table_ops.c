@@ -144,7 +144,7 @@ lance_declare_table(PG_FUNCTION_ARGS)
 	if (location == NULL)
 		location = lance_default_table_location(op, id);
 	if (!lance_insert_entry(parent_id, 't', id, properties, location, true))
-		lance_raise_name_taken(op, id, parent_id, lance_id_last(id));
+		lance_raise_name_taken(op, id, parent_id, lance_id_last(id), 't');
 	record_location(op, id, location, NULL);
 	values[0] = text_result(location, outer);
 	values[1] = JsonbPGetDatum(properties);
@@ -195,7 +195,7 @@ lance_register_table(PG_FUNCTION_ARGS)
 		if (!overwrite ||
 			!lance_lookup_entry(id, LANCE_LOCK_FOR_UPDATE, &existing) ||
 			existing.kind != 't')
-			lance_raise_name_taken(op, id, parent_id, lance_id_last(id));
+			lance_raise_name_taken(op, id, parent_id, lance_id_last(id), 't');
 		values[0] = Int64GetDatum(existing.id);
 		lance_exec(PLAN_DELETE_ALL_VERSIONS, values, NULL, false, 0);
 		values[1] = CStringGetTextDatum(location);
@@ -555,7 +555,7 @@ lance_rename_table(PG_FUNCTION_ARGS)
 			SPI_finish();
 			PG_RETURN_ARRAYTYPE_P(new_id);
 		}
-		lance_raise_name_taken(op, new_id, new_parent, new_name);
+		lance_raise_name_taken(op, new_id, new_parent, new_name, 't');
 	}
 	values[0] = Int64GetDatum(entry.id);
 	values[1] = Int64GetDatum(new_parent);

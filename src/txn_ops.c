@@ -12,6 +12,10 @@
  */
 #include "postgres.h"
 
+#include <errno.h>
+
+#include "access/transam.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -24,13 +28,15 @@
 
 /*
  * transaction_arg
- *		A transaction id argument: a decimal xid8.
+ *		A transaction id argument: a decimal xid8.  Returns it in canonical
+ *		form (no leading zeros) and its value in *xid.
  */
 static char *
-transaction_arg(FunctionCallInfo fcinfo, int argno, const char *op)
+transaction_arg(FunctionCallInfo fcinfo, int argno, const char *op, uint64 *xid)
 {
 	char	   *id = lance_text_arg(fcinfo, argno);
 	const char *p;
+	char	   *end;
 
 	if (id == NULL)
 		lance_error(LANCE_INVALID_INPUT, errmsg("%s: id must not be NULL", op));
@@ -41,7 +47,12 @@ transaction_arg(FunctionCallInfo fcinfo, int argno, const char *op)
 		if (*p < '0' || *p > '9')
 			lance_error(LANCE_TRANSACTION_NOT_FOUND,
 						errmsg("%s: transaction \"%s\" not found", op, id));
-	return id;
+	errno = 0;
+	*xid = strtou64(id, &end, 10);
+	if (errno != 0 || *end != '\0')
+		lance_error(LANCE_TRANSACTION_NOT_FOUND,
+					errmsg("%s: transaction \"%s\" not found", op, id));
+	return psprintf(UINT64_FORMAT, *xid);
 }
 
 PG_FUNCTION_INFO_V1(lance_describe_transaction);
@@ -56,7 +67,9 @@ lance_describe_transaction(PG_FUNCTION_ARGS)
 {
 	const char *op = "DescribeTransaction";
 	MemoryContext outer = CurrentMemoryContext;
-	char	   *id = transaction_arg(fcinfo, 0, op);
+	uint64		xid;
+	char	   *id = transaction_arg(fcinfo, 0, op, &xid);
+	FullTransactionId current = GetTopFullTransactionIdIfAny();
 	TupleDesc	tupdesc;
 	Datum		args[1];
 	Datum		values[2];
@@ -79,7 +92,9 @@ lance_describe_transaction(PG_FUNCTION_ARGS)
 	{
 		bool		isnull;
 
-		status = strcmp(id, lance_transaction_id()) == 0 ? "Running" : "Succeeded";
+		/* committed rows, or our own: no need to assign an xid to tell */
+		status = FullTransactionIdIsValid(current) &&
+			U64FromFullTransactionId(current) == xid ? "Running" : "Succeeded";
 		appendStringInfoString(&buf, "\"operation\":");
 		for (i = 0; i < n; i++)
 		{
@@ -99,13 +114,22 @@ lance_describe_transaction(PG_FUNCTION_ARGS)
 	{
 		Oid			types[1] = {TEXTOID};
 		bool		isnull;
-		Datum		d;
+		Datum		d = (Datum) 0;
 
-		if (SPI_execute_with_args("SELECT CASE WHEN $1::text::xid8 < pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())"
-								  " THEN pg_catalog.pg_xact_status($1::text::xid8) END",
-								  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
-			elog(ERROR, "could not look up transaction status");
-		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		/*
+		 * pg_xact_status raises an error for an id not yet assigned.  The
+		 * next id to assign only grows, so an id below it stays valid; the
+		 * snapshot's xmax would not do, as it can be at or below an id that
+		 * is still running (our own, or another session's newest).
+		 */
+		isnull = true;
+		if (xid < U64FromFullTransactionId(ReadNextFullTransactionId()))
+		{
+			if (SPI_execute_with_args("SELECT pg_catalog.pg_xact_status($1::text::xid8)",
+									  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+				elog(ERROR, "could not look up transaction status");
+			d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		}
 		if (!isnull && strcmp(TextDatumGetCString(d), "in progress") == 0)
 			status = "Running";
 		else if (!isnull && strcmp(TextDatumGetCString(d), "aborted") == 0)
@@ -137,7 +161,9 @@ lance_alter_transaction(PG_FUNCTION_ARGS)
 {
 	const char *op = "AlterTransaction";
 
-	transaction_arg(fcinfo, 0, op);
+	uint64		xid;
+
+	transaction_arg(fcinfo, 0, op, &xid);
 	lance_error(LANCE_UNSUPPORTED,
 				errmsg("%s: transactions of this catalog complete synchronously and cannot be altered", op));
 	PG_RETURN_NULL();			/* not reached */
