@@ -768,6 +768,9 @@ CREATE VIEW lance_namespace.configuration AS
 	UNION ALL
 	SELECT 'notify_channel', 'lance_namespace_commits', 'built-in', 'LISTEN/NOTIFY channel of the change feed'
 	UNION ALL
+	SELECT 'change_feed', COALESCE(pg_catalog.current_setting('lance_namespace.change_feed', true), 'on'), 'lance_namespace.change_feed',
+		   'Whether committed versions are announced on the channel'
+	UNION ALL
 	SELECT 'interface', COALESCE(NULLIF(pg_catalog.current_setting('lance_namespace.interface', true), ''), 'sql'),
 		   'session', 'Interface recorded in the commit history (the gateway sets rest)';
 

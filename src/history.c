@@ -101,6 +101,8 @@ lance_version_committed(ArrayType *id, const char *branch, int64 version,
 	escape_json(&buf, manifest_path);
 	appendStringInfoChar(&buf, '}');
 	lance_record("CreateTableVersion", id, buf.data);
+	if (!lance_change_feed)
+		return;
 
 	resetStringInfo(&buf);
 	appendStringInfoString(&buf, "{\"id\":");

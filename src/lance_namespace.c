@@ -1,15 +1,51 @@
 /*-------------------------------------------------------------------------
  *
  * lance_namespace.c
- *	  Module entry point of the lance_namespace extension.
+ *	  Module entry point of the lance_namespace extension: its settings.
  *
- * The catalog's operations live in namespace_ops.c, table_ops.c and
- * version_ops.c; this file only declares the module.
+ * The catalog's operations live in namespace_ops.c, table_ops.c,
+ * version_ops.c and their neighbours; this file declares the module and
+ * its configuration parameters.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "utils/guc.h"
+
+#include "lance_namespace.h"
 
 PG_MODULE_MAGIC;
+
+bool		lance_change_feed = true;
+char	   *lance_interface = NULL;
+
+void		_PG_init(void);
+
+/*
+ * _PG_init
+ *		Define the lance_namespace.* configuration parameters.
+ */
+void
+_PG_init(void)
+{
+	DefineCustomBoolVariable("lance_namespace.change_feed",
+							 "Announce each committed table version on the lance_namespace_commits channel.",
+							 "NOTIFY serializes the commits of notifying transactions; "
+							 "turn this off where no one listens and commit throughput matters.",
+							 &lance_change_feed,
+							 true,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomStringVariable("lance_namespace.interface",
+							   "Interface recorded in the commit history (sql, rest).",
+							   NULL,
+							   &lance_interface,
+							   "sql",
+							   PGC_USERSET,
+							   0,
+							   NULL, NULL, NULL);
+	MarkGUCPrefixReserved("lance_namespace");
+}

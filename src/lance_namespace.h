@@ -66,6 +66,10 @@ typedef enum LanceErrorCode
 #define LANCE_ROOT_ID			0
 #define LANCE_NOTIFY_CHANNEL	"lance_namespace_commits"
 
+/* lance_namespace.c */
+extern bool lance_change_feed;
+extern char *lance_interface;
+
 /* errors.c */
 extern const char *lance_error_name_of(int code);
 
