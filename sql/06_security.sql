@@ -17,6 +17,8 @@ GRANT CREATE, USAGE ON SCHEMA public TO regress_lance_attacker;
 GRANT USAGE ON SCHEMA lance_namespace TO regress_lance_attacker;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA lance_namespace TO regress_lance_attacker;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA lance_namespace TO regress_lance_attacker;
+-- row level security: the role may write anywhere in the catalog
+SELECT lance_namespace.lance_grant('regress_lance_attacker', '{}', 'write');
 
 SET ROLE regress_lance_attacker;
 -- shadows that would raise if anything resolved to them
@@ -82,6 +84,7 @@ SELECT * FROM lance_namespace.lance_drop_namespace('{sec}', NULL, 'Cascade');
 RESET search_path;
 
 -- clean up
+SELECT lance_namespace.lance_revoke('regress_lance_attacker', '{}', 'write');
 DROP OWNED BY regress_lance_attacker;
 DROP ROLE regress_lance_attacker;
 SELECT count(*) AS entries_left FROM lance_namespace.entries;

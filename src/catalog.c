@@ -59,9 +59,20 @@ lance_lookup_entry(ArrayType *path, LanceLock lock, LanceEntry *entry)
 void
 lance_check_lock_denied(const char *op, ArrayType *id, LanceLock lock)
 {
-	LanceEntry	e;
+	Datum		values[1];
 
-	if (lock != LANCE_LOCK_NONE && lance_lookup_entry(id, LANCE_LOCK_NONE, &e))
+	/*
+	 * Not lance_lookup_entry(id, LANCE_LOCK_NONE): its read-only lookup
+	 * uses the statement's snapshot, which still shows a row that a
+	 * concurrent transaction deleted (and committed) while the locking
+	 * lookup waited, or that an earlier command of this statement deleted.
+	 * A non-read-only execution takes a fresh snapshot, as the locking
+	 * lookup did, so such a row is "not found", not "permission denied".
+	 */
+	if (lock == LANCE_LOCK_NONE)
+		return;
+	values[0] = PointerGetDatum(id);
+	if (lance_exec(PLAN_RESOLVE_ENTRY, values, NULL, false, 1) > 0)
 		lance_error(LANCE_PERMISSION_DENIED,
 					errmsg("%s: permission denied to change \"%s\"", op,
 						   lance_id_to_cstring(id, "$")));

@@ -185,7 +185,7 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 	[PLAN_INSERT_BRANCH] = {
 		"INSERT INTO lance_namespace.branches"
 		" (table_id, name, parent_branch, parent_version, create_at, manifest_size, metadata)"
-		" VALUES ($1, $2, $3, $4, EXTRACT(EPOCH FROM clock_timestamp())::bigint, $5, $6)"
+		" VALUES ($1, $2, $3, $4, floor(EXTRACT(EPOCH FROM clock_timestamp()))::bigint, $5, $6)"
 		" ON CONFLICT DO NOTHING RETURNING " BRANCH_COLUMNS,
 		6, {INT8OID, TEXTOID, TEXTOID, INT8OID, INT8OID, JSONBOID}
 	},
