@@ -40,7 +40,9 @@ CREATE TABLE lance_namespace.entries (
 	CONSTRAINT entries_root_row_check CHECK (kind <> 'r' OR (id = 0 AND name = '')),
 	CONSTRAINT entries_location_check CHECK ((kind = 't') = (location IS NOT NULL)),
 	CONSTRAINT entries_properties_check CHECK (pg_catalog.jsonb_typeof(properties) = 'object'),
-	CONSTRAINT entries_path_check CHECK (pg_catalog.cardinality(path) = 0 OR path[pg_catalog.cardinality(path)] = name)
+	CONSTRAINT entries_path_check CHECK (pg_catalog.cardinality(path) = 0 OR
+		(pg_catalog.array_ndims(path) = 1 AND pg_catalog.array_lower(path, 1) = 1 AND
+		 path[pg_catalog.cardinality(path)] = name))
 );
 
 CREATE INDEX entries_child_namespaces_idx ON lance_namespace.entries (parent_id, name) WHERE kind = 'n';
@@ -592,12 +594,17 @@ REVOKE ALL ON FUNCTION lance_namespace.lance_authenticate(text, text) FROM PUBLI
 REVOKE ALL ON lance_namespace.api_keys, lance_namespace.secrets FROM PUBLIC;
 
 CREATE FUNCTION lance_namespace.lance_set_jwt_secret(secret text)
-RETURNS void LANGUAGE sql VOLATILE
+RETURNS void LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
+AS $$
+BEGIN
+	IF secret IS NULL OR pg_catalog.length(secret) OPERATOR(pg_catalog.<) 32 THEN
+		RAISE SQLSTATE 'LN013' USING MESSAGE = 'SetJwtSecret: the secret must be at least 32 characters';
+	END IF;
 	INSERT INTO lance_namespace.secrets (name, value) VALUES ('jwt_secret', secret)
 	ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value;
 END;
+$$;
 
 /*
  * Grant a role read, write or admin on a namespace subtree.  The catalog's
@@ -648,15 +655,53 @@ BEGIN ATOMIC
 	SELECT pg_catalog.count(*) OPERATOR(pg_catalog.>) 0 FROM d;
 END;
 
+/*
+ * Whether the current role is a member of role_name.  Unlike
+ * pg_has_role(name, ...), false (not an error) for a role that no longer
+ * exists, so that the grants of a dropped role break no one's checks.
+ */
+CREATE FUNCTION lance_namespace.lance_is_member(role_name name)
+RETURNS boolean LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
+					WHERE r.rolname OPERATOR(pg_catalog.=) lance_is_member.role_name
+					  AND pg_catalog.pg_has_role(r.oid, 'MEMBER'));
+END;
+
+/*
+ * Whether parent_id is the entry that path's parent names (the root, id 0,
+ * for a top-level name), as the current role sees it.  Row level security
+ * checks only path; without this, a role could insert or move a row of its
+ * own subtree under another tenant's entry, and learn from unique and
+ * foreign key violations which of that tenant's names and ids exist.
+ */
+CREATE FUNCTION lance_namespace.lance_parent_matches(parent_id bigint, path text[])
+RETURNS boolean LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT CASE pg_catalog.cardinality(lance_parent_matches.path)
+		WHEN 0 THEN lance_parent_matches.parent_id IS NULL
+		WHEN 1 THEN lance_parent_matches.parent_id OPERATOR(pg_catalog.=) 0
+		ELSE EXISTS (SELECT 1 FROM lance_namespace.entries p
+					  WHERE p.id OPERATOR(pg_catalog.=) lance_parent_matches.parent_id
+						AND p.kind OPERATOR(pg_catalog.=) 'n'
+						AND p.path OPERATOR(pg_catalog.=)
+							lance_parent_matches.path[1:pg_catalog.cardinality(lance_parent_matches.path) OPERATOR(pg_catalog.-) 1])
+		END;
+END;
+
 /* Row level security: a role sees and changes only what its grants cover. */
 ALTER TABLE lance_namespace.entries ENABLE ROW LEVEL SECURITY;
 CREATE POLICY entries_read ON lance_namespace.entries FOR SELECT
 	USING (lance_namespace.lance_has_privilege(path, 'read'));
 CREATE POLICY entries_insert ON lance_namespace.entries FOR INSERT
-	WITH CHECK (lance_namespace.lance_has_privilege(path, 'write'));
+	WITH CHECK (lance_namespace.lance_has_privilege(path, 'write')
+				AND lance_namespace.lance_parent_matches(parent_id, path));
 CREATE POLICY entries_update ON lance_namespace.entries FOR UPDATE
 	USING (lance_namespace.lance_has_privilege(path, 'write'))
-	WITH CHECK (lance_namespace.lance_has_privilege(path, 'write'));
+	WITH CHECK (lance_namespace.lance_has_privilege(path, 'write')
+				AND lance_namespace.lance_parent_matches(parent_id, path));
 CREATE POLICY entries_delete ON lance_namespace.entries FOR DELETE
 	USING (lance_namespace.lance_has_privilege(path, 'write'));
 
@@ -695,11 +740,11 @@ CREATE POLICY history_insert ON lance_namespace.history FOR INSERT
 
 ALTER TABLE lance_namespace.privileges ENABLE ROW LEVEL SECURITY;
 CREATE POLICY privileges_own ON lance_namespace.privileges FOR SELECT
-	USING (pg_catalog.pg_has_role(role_name, 'MEMBER'));
+	USING (lance_namespace.lance_is_member(role_name));
 CREATE POLICY privileges_grant ON lance_namespace.privileges FOR INSERT
 	WITH CHECK (lance_namespace.lance_has_privilege(namespace, 'admin'));
 CREATE POLICY privileges_revoke ON lance_namespace.privileges FOR DELETE
-	USING (pg_catalog.pg_has_role(role_name, 'MEMBER'));
+	USING (lance_namespace.lance_is_member(role_name));
 
 ALTER TABLE lance_namespace.api_keys ENABLE ROW LEVEL SECURITY;
 ALTER TABLE lance_namespace.secrets ENABLE ROW LEVEL SECURITY;
@@ -708,19 +753,24 @@ ALTER TABLE lance_namespace.secrets ENABLE ROW LEVEL SECURITY;
  * Views for psql users
  * ------------------------------------------------------------------------ */
 
-CREATE VIEW lance_namespace.namespaces AS
+/*
+ * The views are security_invoker: a view runs with its owner's privileges
+ * otherwise, and the owner bypasses row level security.
+ */
+
+CREATE VIEW lance_namespace.namespaces WITH (security_invoker = true) AS
 	SELECT e.path AS id, lance_namespace.lance_format_id(e.path) AS name,
 		   e.properties, e.created_at, e.created_by
 	  FROM lance_namespace.entries e
 	 WHERE e.kind OPERATOR(pg_catalog.=) 'n';
 
-CREATE VIEW lance_namespace.tables AS
+CREATE VIEW lance_namespace.tables WITH (security_invoker = true) AS
 	SELECT e.path AS id, lance_namespace.lance_format_id(e.path) AS name,
 		   e.location, e.properties, e.declared, e.created_at, e.created_by
 	  FROM lance_namespace.entries e
 	 WHERE e.kind OPERATOR(pg_catalog.=) 't';
 
-CREATE VIEW lance_namespace.table_versions AS
+CREATE VIEW lance_namespace.table_versions WITH (security_invoker = true) AS
 	SELECT e.path AS id, lance_namespace.lance_format_id(e.path) AS name,
 		   v.branch, v.version, v.manifest_path, v.staging_manifest_path,
 		   v.manifest_size, v.e_tag, v.metadata, v.naming_scheme,
@@ -728,7 +778,7 @@ CREATE VIEW lance_namespace.table_versions AS
 	  FROM lance_namespace.versions v
 	  JOIN lance_namespace.entries e ON e.id OPERATOR(pg_catalog.=) v.table_id;
 
-CREATE VIEW lance_namespace.table_branches AS
+CREATE VIEW lance_namespace.table_branches WITH (security_invoker = true) AS
 	SELECT e.path AS id, lance_namespace.lance_format_id(e.path) AS table_name,
 		   b.name AS branch, COALESCE(b.parent_branch, 'main') AS parent_branch,
 		   b.parent_version, pg_catalog.to_timestamp(b.create_at) AS created_at,
@@ -736,14 +786,14 @@ CREATE VIEW lance_namespace.table_branches AS
 	  FROM lance_namespace.branches b
 	  JOIN lance_namespace.entries e ON e.id OPERATOR(pg_catalog.=) b.table_id;
 
-CREATE VIEW lance_namespace.table_tags AS
+CREATE VIEW lance_namespace.table_tags WITH (security_invoker = true) AS
 	SELECT e.path AS id, lance_namespace.lance_format_id(e.path) AS table_name,
 		   t.name AS tag, t.branch, t.version, t.created_at, t.created_by
 	  FROM lance_namespace.tags t
 	  JOIN lance_namespace.entries e ON e.id OPERATOR(pg_catalog.=) t.table_id;
 
 /* Commit history: who (role), when, what, and through which interface. */
-CREATE VIEW lance_namespace.commit_history AS
+CREATE VIEW lance_namespace.commit_history WITH (security_invoker = true) AS
 	SELECT h.transaction_id::text AS transaction_id, h.at, h.role, h.interface,
 		   h.operation, h.id, lance_namespace.lance_format_id(h.id) AS name, h.detail
 	  FROM lance_namespace.history h;

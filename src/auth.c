@@ -20,9 +20,11 @@
 #include "common/base64.h"
 #include "common/cryptohash.h"
 #include "common/hmac.h"
+#include "common/jsonapi.h"
 #include "common/sha2.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
@@ -201,18 +203,58 @@ base64url_decode(const char *in, int len, int *outlen)
 }
 
 /*
+ * json_number_check
+ *		Scalar callback of json_object_from's validation: flag a number
+ *		whose exponent could overflow numeric when jsonb_in converts it.
+ */
+static void
+json_number_check(void *state, char *token, JsonTokenType tokentype)
+{
+	char	   *e;
+
+	if (tokentype == JSON_TOKEN_NUMBER &&
+		((e = strpbrk(token, "eE")) != NULL && (strlen(e + 1) > 4 || abs(atoi(e + 1)) > 1000)))
+		*(bool *) state = false;
+}
+
+/*
  * json_object_from
- *		Parse JSON text that must be an object; NULL otherwise.
+ *		Parse JSON text that must be an object; NULL otherwise.  The text
+ *		comes from a credential, so it is validated first: whatever is wrong
+ *		with it must be Unauthenticated, not an error of jsonb_in.
  */
 static Jsonb *
 json_object_from(const char *text, int len)
 {
 	Jsonb	   *jb;
+	JsonLexContext *lex;
+	JsonSemAction sem = {0};
+	bool		ok = true;
 
-	if (len <= 0 || memchr(text, '\0', len) != NULL || text[0] != '{')
+	if (len <= 0 || memchr(text, '\0', len) != NULL || text[0] != '{' ||
+		!pg_verify_mbstr(GetDatabaseEncoding(), text, len, true))
+		return NULL;
+	sem.semstate = &ok;
+	sem.scalar = json_number_check;
+	lex = makeJsonLexContextCstringLen((char *) text, len, GetDatabaseEncoding(), true);
+	if (pg_parse_json(lex, &sem) != JSON_SUCCESS || !ok)
 		return NULL;
 	jb = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
 	return JB_ROOT_IS_OBJECT(jb) ? jb : NULL;
+}
+
+/*
+ * json_string
+ *		A string field of a JSON object; NULL when absent or not a string.
+ */
+static char *
+json_string(Jsonb *obj, const char *key)
+{
+	JsonbValue	v;
+
+	if (!lance_json_field(obj, key, &v) || v.type != jbvString)
+		return NULL;
+	return pnstrdup(v.val.string.val, v.val.string.len);
 }
 
 /*
@@ -256,7 +298,7 @@ jwt_role(const char *token)
 	hdr = json_object_from(header, hlen);
 	if (hdr == NULL)
 		unauthenticated("malformed token header");
-	alg = lance_json_text(hdr, "alg", "Authenticate");
+	alg = json_string(hdr, "alg");
 	if (alg == NULL || strcmp(alg, "HS256") != 0)
 		unauthenticated("token algorithm is not HS256");
 
@@ -295,7 +337,7 @@ jwt_role(const char *token)
 											   NumericGetDatum(v.val.numeric))) > now)
 			unauthenticated("token not yet valid");
 	}
-	role = lance_json_text(claims, "role", "Authenticate");
+	role = json_string(claims, "role");
 	if (role == NULL || role[0] == '\0')
 		unauthenticated("token has no role claim");
 	return role;

@@ -84,7 +84,7 @@ lance_has_privilege(PG_FUNCTION_ARGS)
 	SPI_connect();
 	if (SPI_execute_with_args("SELECT 1 FROM lance_namespace.privileges p"
 							  " WHERE p.scope = ANY ($1) AND p.level >= $2"
-							  " AND pg_catalog.pg_has_role(p.role_name, 'MEMBER')"
+							  " AND lance_namespace.lance_is_member(p.role_name)"
 							  " LIMIT 1",
 							  2, types, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read privileges");
