@@ -1,0 +1,354 @@
+/*-------------------------------------------------------------------------
+ *
+ * commit.c
+ *	  CreateTableVersion as a LanceDB writer expects it.  The writer sends
+ *	  a staging manifest "<canonical>.manifest-<uuid>" (often as an
+ *	  object-store relative path: an absolute path without its leading
+ *	  '/').  Inside the request's transaction the catalog records the
+ *	  version (the primary key is the put-if-not-exists guard: a racer
+ *	  waits for the winner and then gets 409), the staging bytes are
+ *	  copied to the canonical path the catalog computed, and only then is
+ *	  the transaction committed; so after a 409 the winner's manifest file
+ *	  exists.  After COMMIT the staging file is removed and the canonical
+ *	  path is returned in the form the client used.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commit.h"
+
+GwStorage  *gw_storage = NULL;
+
+typedef enum PathForm
+{
+	FORM_ABSOLUTE,				/* "/root/t.lance/_versions/..." */
+	FORM_RELATIVE,				/* "root/t.lance/_versions/..." */
+	FORM_FILE_URI				/* "file:///root/t.lance/_versions/..." */
+} PathForm;
+
+typedef struct CommitEntry
+{
+	char	   *staging;		/* absolute staging path, NULL if none */
+	PathForm	form;
+	int64_t		size;
+	char	   *canonical;		/* absolute canonical path from the catalog */
+	GwWritten	written;
+	bool		deferred;		/* staging problem, reported after the call */
+	GwError		error;
+} CommitEntry;
+
+typedef struct CommitCtx
+{
+	bool		batch;
+	int			n;
+	CommitEntry *e;
+} CommitCtx;
+
+/*
+ * prepare_entry
+ *		Resolve one entry's staging manifest before the catalog call: check
+ *		it is readable inside the root, reconcile manifest_size with the
+ *		file (filling it in when absent) and hand the catalog the absolute
+ *		path.  A problem with the staging file is only reported if the
+ *		catalog accepts the version, so that a duplicate still gets its
+ *		truthful 409 (and a missing table its 404).
+ */
+static bool
+prepare_entry(json_t *entry, CommitEntry *ce, GwError *err)
+{
+	json_t	   *jpath = json_object_get(entry, "manifest_path");
+	json_t	   *jsize = json_object_get(entry, "manifest_size");
+	const char *path;
+	int64_t		claimed;
+
+	if (!json_is_string(jpath))
+		return true;			/* the catalog reports the bad field */
+	path = json_string_value(jpath);
+	if (strncmp(path, "file://", 7) == 0)
+	{
+		ce->form = FORM_FILE_URI;
+		ce->staging = strdup(path + 7);
+	}
+	else if (path[0] == '/')
+	{
+		ce->form = FORM_ABSOLUTE;
+		ce->staging = strdup(path);
+	}
+	else
+	{
+		ce->form = FORM_RELATIVE;
+		ce->staging = malloc(strlen(path) + 2);
+		if (ce->staging)
+		{
+			ce->staging[0] = '/';
+			strcpy(ce->staging + 1, path);
+		}
+	}
+	if (ce->staging == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		return false;
+	}
+	json_object_set_new(entry, "manifest_path", json_string(ce->staging));
+	gw_error_clear(&ce->error);
+	if (!gw_storage->stat_staging(gw_storage, ce->staging, &ce->size, &ce->error))
+	{
+		ce->deferred = true;
+		return true;
+	}
+
+	if (json_is_integer(jsize))
+		claimed = json_integer_value(jsize);
+	else if (json_is_string(jsize))
+	{
+		char	   *end;
+
+		errno = 0;
+		claimed = strtoll(json_string_value(jsize), &end, 10);
+		if (errno != 0 || *end != '\0' || end == json_string_value(jsize))
+			return true;		/* the catalog reports the bad field */
+	}
+	else if (jsize == NULL || json_is_null(jsize))
+	{
+		json_object_set_new(entry, "manifest_size", json_integer(ce->size));
+		claimed = ce->size;
+	}
+	else
+		return true;			/* the catalog reports the bad field */
+
+	if (claimed != ce->size)
+	{
+		gw_error_set(&ce->error, GW_ERR_INVALID_INPUT,
+					 "manifest_size %lld does not match the staging manifest %s (%lld bytes)",
+					 (long long) claimed, ce->staging, (long long) ce->size);
+		ce->deferred = true;
+	}
+	return true;
+}
+
+/*
+ * client_form
+ *		The canonical path in the form the client used for its staging path.
+ */
+static json_t *
+client_form(const CommitEntry *ce)
+{
+	char	   *buf;
+	json_t	   *v;
+
+	switch (ce->form)
+	{
+		case FORM_RELATIVE:
+			return json_string(ce->canonical + 1);
+		case FORM_FILE_URI:
+			buf = malloc(strlen(ce->canonical) + 8);
+			if (buf == NULL)
+				return NULL;
+			strcpy(buf, "file://");
+			strcat(buf, ce->canonical);
+			v = json_string(buf);
+			free(buf);
+			return v;
+		default:
+			return json_string(ce->canonical);
+	}
+}
+
+/*
+ * finalize_entry
+ *		Copy one staging manifest to the canonical path of the version
+ *		object the catalog returned, and rewrite that object for the client.
+ */
+static bool
+finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
+{
+	json_t	   *jcanon = json_object_get(version, "manifest_path");
+	const char *canon;
+
+	if (ce->staging == NULL)
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "manifest_path is required");
+		return false;
+	}
+	if (ce->deferred)
+	{
+		*err = ce->error;
+		return false;
+	}
+	if (!json_is_string(jcanon))
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "the catalog returned no manifest_path");
+		return false;
+	}
+	canon = json_string_value(jcanon);
+	if (strncmp(canon, "file://", 7) == 0)
+		canon += 7;
+	free(ce->canonical);
+	ce->canonical = strdup(canon);
+	if (ce->canonical == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		return false;
+	}
+	if (!gw_storage->finalize(gw_storage, ce->staging, ce->canonical, ce->size,
+							  &ce->written, err))
+		return false;
+	json_object_set_new(version, "manifest_path", client_form(ce));
+	if (json_object_get(version, "manifest_size") == NULL)
+		json_object_set_new(version, "manifest_size", json_integer(ce->size));
+	return true;
+}
+
+/*
+ * after_call
+ *		GwTxHooks.after_call: finalize every entry inside the transaction.
+ */
+static bool
+after_call(void *arg, char **result, GwError *err)
+{
+	CommitCtx  *ctx = arg;
+	json_t	   *res = json_loads(*result, 0, NULL);
+	bool		ok = true;
+
+	if (res == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "the catalog returned malformed JSON");
+		return false;
+	}
+	if (!ctx->batch)
+		ok = finalize_entry(&ctx->e[0], json_object_get(res, "version"), err);
+	else
+	{
+		json_t	   *versions = json_object_get(res, "versions");
+
+		if (!json_is_array(versions) || (int) json_array_size(versions) != ctx->n)
+		{
+			gw_error_set(err, GW_ERR_INTERNAL,
+						 "the catalog returned %d versions for %d entries",
+						 json_is_array(versions) ? (int) json_array_size(versions) : -1, ctx->n);
+			ok = false;
+		}
+		for (int i = 0; ok && i < ctx->n; i++)
+			ok = finalize_entry(&ctx->e[i], json_array_get(versions, i), err);
+	}
+	if (ok)
+	{
+		char	   *text = json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+		if (text == NULL)
+		{
+			gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+			ok = false;
+		}
+		else
+		{
+			free(*result);
+			*result = text;
+		}
+	}
+	json_decref(res);
+	return ok;
+}
+
+/*
+ * after_commit
+ *		GwTxHooks.after_commit: the staging files are no longer needed.
+ */
+static void
+after_commit(void *arg)
+{
+	CommitCtx  *ctx = arg;
+
+	for (int i = 0; i < ctx->n; i++)
+	{
+		CommitEntry *ce = &ctx->e[i];
+
+		if (ce->staging && ce->canonical && strcmp(ce->staging, ce->canonical) != 0)
+			gw_storage->remove(gw_storage, ce->staging);
+	}
+}
+
+/*
+ * after_abort
+ *		GwTxHooks.after_abort: remove canonical files this attempt wrote.
+ */
+static void
+after_abort(void *arg)
+{
+	CommitCtx  *ctx = arg;
+
+	for (int i = 0; i < ctx->n; i++)
+	{
+		CommitEntry *ce = &ctx->e[i];
+
+		if (ce->canonical && ce->written.created)
+			gw_storage->discard(gw_storage, ce->canonical, &ce->written);
+		memset(&ce->written, 0, sizeof(ce->written));
+	}
+}
+
+/*
+ * gw_commit_versions
+ *		Run rest_create_table_version (batch = false) or
+ *		rest_batch_create_table_versions (batch = true) with manifest
+ *		finalization.  Consumes nothing; returns the response text.
+ */
+char *
+gw_commit_versions(const char *function, json_t *request, bool batch,
+				   const GwRequestInfo *info, GwError *err)
+{
+	CommitCtx	ctx = {batch, 0, NULL};
+	GwTxHooks	hooks = {after_call, after_commit, after_abort, &ctx};
+	json_t	   *entries = NULL;
+	char	   *request_text = NULL;
+	char	   *result = NULL;
+
+	if (batch)
+	{
+		entries = json_object_get(request, "entries");
+		if (!json_is_array(entries))
+		{
+			gw_error_set(err, GW_ERR_INVALID_INPUT, "entries must be an array");
+			return NULL;
+		}
+		ctx.n = (int) json_array_size(entries);
+	}
+	else
+		ctx.n = 1;
+	ctx.e = calloc(ctx.n > 0 ? ctx.n : 1, sizeof(CommitEntry));
+	if (ctx.e == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		return NULL;
+	}
+	for (int i = 0; i < ctx.n; i++)
+	{
+		json_t	   *entry = batch ? json_array_get(entries, i) : request;
+
+		if (!json_is_object(entry))
+			continue;			/* the catalog reports the bad entry */
+		if (!prepare_entry(entry, &ctx.e[i], err))
+			goto done;
+	}
+
+	request_text = json_dumps(request, JSON_COMPACT);
+	if (request_text == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		goto done;
+	}
+	result = gw_db_call(function, request_text, info, &hooks, err);
+
+done:
+	for (int i = 0; i < ctx.n; i++)
+	{
+		free(ctx.e[i].staging);
+		free(ctx.e[i].canonical);
+	}
+	free(ctx.e);
+	free(request_text);
+	return result;
+}

@@ -1,0 +1,22 @@
+/*-------------------------------------------------------------------------
+ *
+ * commit.h
+ *	  Manifest finalization around CreateTableVersion and
+ *	  BatchCreateTableVersions.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCE_GATEWAY_COMMIT_H
+#define LANCE_GATEWAY_COMMIT_H
+
+#include <jansson.h>
+
+#include "db.h"
+#include "storage.h"
+
+extern GwStorage *gw_storage;
+
+extern char *gw_commit_versions(const char *function, json_t *request, bool batch,
+								const GwRequestInfo *info, GwError *err);
+
+#endif							/* LANCE_GATEWAY_COMMIT_H */

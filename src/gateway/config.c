@@ -1,0 +1,286 @@
+/*-------------------------------------------------------------------------
+ *
+ * config.c
+ *	  Command-line options and LANCE_GATEWAY_* environment variables (the
+ *	  command line wins).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+GwConfig	gw_config;
+
+static const char *usage_text =
+"Usage: " GW_PROGRAM " [OPTION]...\n"
+"Serve the Lance Namespace REST API from a PostgreSQL lance_namespace catalog.\n"
+"\n"
+"  --listen HOST:PORT        address to listen on (default 127.0.0.1:2333)\n"
+"  --db CONNINFO             libpq connection string or URI (default: libpq\n"
+"                            defaults, PGHOST/PGPORT/... environment)\n"
+"  --root DIR                catalog root directory for table data\n"
+"  --pool N                  PostgreSQL connections (default 8)\n"
+"  --pool-wait-ms MS         wait for a free connection before 503 (default 5000)\n"
+"  --max-body-bytes N        largest request body, else 413 (default 1048576)\n"
+"  --max-url-bytes N         longest request target, else 414 (default 8192)\n"
+"  --max-connections N       concurrent HTTP connections (default 256)\n"
+"  --retries N               retries of serialization failures (default 5)\n"
+"  --shutdown-timeout S      graceful shutdown budget in seconds (default 30)\n"
+"  --startup-timeout S       wait this long for the database (default 30)\n"
+"  --api-key KEY             require x-api-key: KEY or Authorization: Bearer KEY\n"
+"  --db-auth                 map x-api-key / Bearer credentials to PostgreSQL\n"
+"                            roles with lance_namespace.lance_authenticate()\n"
+"                            and run each request as that role\n"
+"  --anon-role ROLE          with --db-auth: role of requests without\n"
+"                            credentials (default: such requests get 401)\n"
+"  --force-insecure-bind     allow a non-loopback address without --api-key\n"
+"                            or --db-auth\n"
+"  --quiet                   no access log\n"
+"  --help, --version\n"
+"\n"
+"Environment: LANCE_GATEWAY_LISTEN, LANCE_GATEWAY_DB, LANCE_GATEWAY_ROOT,\n"
+"LANCE_GATEWAY_POOL, LANCE_GATEWAY_POOL_WAIT_MS, LANCE_GATEWAY_MAX_BODY_BYTES,\n"
+"LANCE_GATEWAY_MAX_URL_BYTES, LANCE_GATEWAY_MAX_CONNECTIONS,\n"
+"LANCE_GATEWAY_RETRIES, LANCE_GATEWAY_API_KEY, LANCE_GATEWAY_DB_AUTH=1,\n"
+"LANCE_GATEWAY_ANON_ROLE,\n"
+"LANCE_GATEWAY_FORCE_INSECURE_BIND=1.\n";
+
+enum
+{
+	OPT_LISTEN = 256, OPT_DB, OPT_ROOT, OPT_POOL, OPT_POOL_WAIT, OPT_MAX_BODY,
+	OPT_MAX_URL, OPT_MAX_CONN, OPT_RETRIES, OPT_SHUTDOWN, OPT_STARTUP,
+	OPT_API_KEY, OPT_DB_AUTH, OPT_ANON_ROLE, OPT_INSECURE, OPT_QUIET, OPT_HELP,
+	OPT_VERSION
+};
+
+/*
+ * parse_long
+ *		Parse a decimal option value within [min, max]; exit on error.
+ */
+static long
+parse_long(const char *name, const char *value, long min, long max)
+{
+	char	   *end;
+	long		v;
+
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (errno != 0 || end == value || *end != '\0' || v < min || v > max)
+	{
+		fprintf(stderr, "%s: invalid value for %s: \"%s\" (expected %ld..%ld)\n",
+				GW_PROGRAM, name, value, min, max);
+		exit(2);
+	}
+	return v;
+}
+
+/*
+ * set_listen
+ *		Split HOST:PORT (or [V6]:PORT) into gw_config.listen_host/port.
+ */
+static void
+set_listen(const char *value)
+{
+	const char *colon = strrchr(value, ':');
+	char	   *host;
+
+	if (colon == NULL || colon == value || colon[1] == '\0')
+	{
+		fprintf(stderr, "%s: --listen must be HOST:PORT, got \"%s\"\n", GW_PROGRAM, value);
+		exit(2);
+	}
+	host = strndup(value, colon - value);
+	if (host[0] == '[' && host[strlen(host) - 1] == ']')
+	{
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = '\0';
+	}
+	parse_long("--listen port", colon + 1, 0, 65535);
+	free(gw_config.listen_host);
+	free(gw_config.listen_port);
+	gw_config.listen_host = host;
+	gw_config.listen_port = strdup(colon + 1);
+}
+
+/*
+ * apply
+ *		Apply one option value (from the environment or the command line).
+ */
+static void
+apply(int opt, const char *name, const char *value)
+{
+	switch (opt)
+	{
+		case OPT_LISTEN:
+			set_listen(value);
+			break;
+		case OPT_DB:
+			free(gw_config.db);
+			gw_config.db = strdup(value);
+			break;
+		case OPT_ROOT:
+			free(gw_config.root);
+			gw_config.root = strdup(value);
+			break;
+		case OPT_POOL:
+			gw_config.pool_size = (int) parse_long(name, value, 1, 1000);
+			break;
+		case OPT_POOL_WAIT:
+			gw_config.pool_wait_ms = (int) parse_long(name, value, 0, 600000);
+			break;
+		case OPT_MAX_BODY:
+			gw_config.max_body_bytes = parse_long(name, value, 1024, 1L << 30);
+			break;
+		case OPT_MAX_URL:
+			gw_config.max_url_bytes = parse_long(name, value, 256, 1L << 20);
+			break;
+		case OPT_MAX_CONN:
+			gw_config.max_connections = (int) parse_long(name, value, 1, 100000);
+			break;
+		case OPT_RETRIES:
+			gw_config.max_retries = (int) parse_long(name, value, 0, 100);
+			break;
+		case OPT_SHUTDOWN:
+			gw_config.shutdown_wait_s = (int) parse_long(name, value, 0, 3600);
+			break;
+		case OPT_STARTUP:
+			gw_config.startup_wait_s = (int) parse_long(name, value, 0, 3600);
+			break;
+		case OPT_API_KEY:
+			free(gw_config.api_key);
+			gw_config.api_key = value[0] ? strdup(value) : NULL;
+			break;
+		case OPT_DB_AUTH:
+			gw_config.db_auth = (value == NULL || strcmp(value, "0") != 0);
+			break;
+		case OPT_ANON_ROLE:
+			free(gw_config.anon_role);
+			gw_config.anon_role = value[0] ? strdup(value) : NULL;
+			break;
+		case OPT_INSECURE:
+			gw_config.force_insecure_bind = (value == NULL || strcmp(value, "0") != 0);
+			break;
+		case OPT_QUIET:
+			gw_config.quiet = true;
+			break;
+	}
+}
+
+/*
+ * gw_config_load
+ *		Defaults, then environment, then command line.  Exits on --help,
+ *		--version and on errors.
+ */
+void
+gw_config_load(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"listen", required_argument, NULL, OPT_LISTEN},
+		{"db", required_argument, NULL, OPT_DB},
+		{"root", required_argument, NULL, OPT_ROOT},
+		{"pool", required_argument, NULL, OPT_POOL},
+		{"pool-wait-ms", required_argument, NULL, OPT_POOL_WAIT},
+		{"max-body-bytes", required_argument, NULL, OPT_MAX_BODY},
+		{"max-url-bytes", required_argument, NULL, OPT_MAX_URL},
+		{"max-connections", required_argument, NULL, OPT_MAX_CONN},
+		{"retries", required_argument, NULL, OPT_RETRIES},
+		{"shutdown-timeout", required_argument, NULL, OPT_SHUTDOWN},
+		{"startup-timeout", required_argument, NULL, OPT_STARTUP},
+		{"api-key", required_argument, NULL, OPT_API_KEY},
+		{"db-auth", no_argument, NULL, OPT_DB_AUTH},
+		{"anon-role", required_argument, NULL, OPT_ANON_ROLE},
+		{"force-insecure-bind", no_argument, NULL, OPT_INSECURE},
+		{"quiet", no_argument, NULL, OPT_QUIET},
+		{"help", no_argument, NULL, OPT_HELP},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{NULL, 0, NULL, 0}
+	};
+	static const struct
+	{
+		const char *env;
+		int			opt;
+	}			envs[] = {
+		{"LANCE_GATEWAY_LISTEN", OPT_LISTEN},
+		{"LANCE_GATEWAY_DB", OPT_DB},
+		{"LANCE_GATEWAY_ROOT", OPT_ROOT},
+		{"LANCE_GATEWAY_POOL", OPT_POOL},
+		{"LANCE_GATEWAY_POOL_WAIT_MS", OPT_POOL_WAIT},
+		{"LANCE_GATEWAY_MAX_BODY_BYTES", OPT_MAX_BODY},
+		{"LANCE_GATEWAY_MAX_URL_BYTES", OPT_MAX_URL},
+		{"LANCE_GATEWAY_MAX_CONNECTIONS", OPT_MAX_CONN},
+		{"LANCE_GATEWAY_RETRIES", OPT_RETRIES},
+		{"LANCE_GATEWAY_API_KEY", OPT_API_KEY},
+		{"LANCE_GATEWAY_DB_AUTH", OPT_DB_AUTH},
+		{"LANCE_GATEWAY_ANON_ROLE", OPT_ANON_ROLE},
+		{"LANCE_GATEWAY_FORCE_INSECURE_BIND", OPT_INSECURE},
+	};
+	int			opt;
+
+	gw_config.listen_host = strdup("127.0.0.1");
+	gw_config.listen_port = strdup("2333");
+	gw_config.db = strdup("");
+	gw_config.pool_size = 8;
+	gw_config.pool_wait_ms = 5000;
+	gw_config.max_body_bytes = 1048576;
+	gw_config.max_url_bytes = 8192;
+	gw_config.max_connections = 256;
+	gw_config.max_retries = 5;
+	gw_config.shutdown_wait_s = 30;
+	gw_config.startup_wait_s = 30;
+
+	for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++)
+	{
+		const char *v = getenv(envs[i].env);
+
+		if (v != NULL)
+			apply(envs[i].opt, envs[i].env, v);
+	}
+
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1)
+	{
+		if (opt == OPT_HELP)
+		{
+			fputs(usage_text, stdout);
+			exit(0);
+		}
+		if (opt == OPT_VERSION)
+		{
+			printf("%s %s\n", GW_PROGRAM, GW_VERSION);
+			exit(0);
+		}
+		if (opt == '?')
+		{
+			fprintf(stderr, "Try \"%s --help\" for more information.\n", GW_PROGRAM);
+			exit(2);
+		}
+		for (int i = 0; longopts[i].name; i++)
+			if (longopts[i].val == opt)
+				apply(opt, longopts[i].name, optarg);
+	}
+	if (optind < argc)
+	{
+		fprintf(stderr, "%s: unexpected argument \"%s\"\n", GW_PROGRAM, argv[optind]);
+		exit(2);
+	}
+	if (gw_config.api_key != NULL && gw_config.db_auth)
+	{
+		fprintf(stderr, "%s: --api-key and --db-auth are alternatives; use one\n", GW_PROGRAM);
+		exit(2);
+	}
+	if (gw_config.anon_role != NULL && !gw_config.db_auth)
+	{
+		fprintf(stderr, "%s: --anon-role needs --db-auth\n", GW_PROGRAM);
+		exit(2);
+	}
+	if (gw_config.root == NULL || gw_config.root[0] == '\0')
+	{
+		fprintf(stderr, "%s: --root DIR (or LANCE_GATEWAY_ROOT) is required\n", GW_PROGRAM);
+		exit(2);
+	}
+}

@@ -1,0 +1,43 @@
+/*-------------------------------------------------------------------------
+ *
+ * db.h
+ *	  Running one REST call as one PostgreSQL transaction.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCE_GATEWAY_DB_H
+#define LANCE_GATEWAY_DB_H
+
+#include "gateway.h"
+
+/* Request facts exposed to SQL as request.headers/method/path settings. */
+typedef struct GwRequestInfo
+{
+	const char *headers_json;
+	const char *method;
+	const char *path;
+	const char *api_key;		/* x-api-key, or NULL (for --db-auth) */
+	const char *bearer;			/* Authorization: Bearer token, or NULL */
+} GwRequestInfo;
+
+/*
+ * Hooks around the transaction of a call.  after_call runs inside the
+ * transaction with the function's result text and may replace it (malloc'd)
+ * or fail, which rolls back.  after_commit runs once the transaction
+ * committed; after_abort when it surely did not (to undo side effects).
+ */
+typedef struct GwTxHooks
+{
+	bool		(*after_call) (void *arg, char **result, GwError *err);
+	void		(*after_commit) (void *arg);
+	void		(*after_abort) (void *arg);
+	void	   *arg;
+} GwTxHooks;
+
+extern char *gw_db_call(const char *function, const char *request_json,
+						const GwRequestInfo *info, const GwTxHooks *hooks,
+						GwError *err);
+extern bool gw_db_ping(GwError *err);
+extern bool gw_db_check_root(const char *root, char **catalog_root, GwError *err);
+
+#endif							/* LANCE_GATEWAY_DB_H */

@@ -1,0 +1,75 @@
+/*-------------------------------------------------------------------------
+ *
+ * gateway.h
+ *	  Shared declarations of lance-namespace-gateway, the HTTP front end
+ *	  that serves the Lance Namespace REST routes on top of the
+ *	  lance_namespace extension's rest_* SQL functions.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCE_GATEWAY_H
+#define LANCE_GATEWAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GW_PROGRAM "lance-namespace-gateway"
+#define GW_VERSION "0.1.0"
+
+/* Lance Namespace error codes (namespace-operations-errors.md). */
+#define GW_ERR_UNSUPPORTED			0
+#define GW_ERR_NAMESPACE_NOT_FOUND	1
+#define GW_ERR_TABLE_NOT_FOUND		4
+#define GW_ERR_INVALID_INPUT		13
+#define GW_ERR_CONCURRENT_MOD		14
+#define GW_ERR_PERMISSION_DENIED	15
+#define GW_ERR_UNAUTHENTICATED		16
+#define GW_ERR_UNAVAILABLE			17
+#define GW_ERR_INTERNAL				18
+
+/* Run-time configuration, filled from the command line and environment. */
+typedef struct GwConfig
+{
+	char	   *listen_host;	/* host part of --listen */
+	char	   *listen_port;	/* port part of --listen */
+	char	   *db;				/* libpq conninfo string or URI */
+	char	   *root;			/* catalog root directory */
+	char	   *api_key;		/* required x-api-key / bearer token, or NULL */
+	bool		db_auth;		/* map credentials to roles in the database */
+	char	   *anon_role;		/* role of requests without credentials */
+	int			pool_size;		/* number of PostgreSQL connections */
+	int			pool_wait_ms;	/* how long a request waits for a connection */
+	long		max_body_bytes; /* larger request bodies get 413 */
+	long		max_url_bytes;	/* longer request targets get 414 */
+	int			max_connections;	/* concurrent HTTP connections */
+	int			max_retries;	/* retries of 40001/40P01 transactions */
+	int			shutdown_wait_s;	/* graceful shutdown budget */
+	int			startup_wait_s; /* how long to wait for the database */
+	bool		force_insecure_bind;
+	bool		quiet;			/* no access log */
+} GwConfig;
+
+/* An error to send back: Lance error code, HTTP status and texts. */
+typedef struct GwError
+{
+	int			code;			/* Lance error code, -1 = none */
+	int			status;			/* HTTP status (0 = derive from code) */
+	char		message[1024];
+	char		detail[1024];	/* empty = JSON null */
+	bool		retry_after;	/* add Retry-After (503) */
+} GwError;
+
+extern GwConfig gw_config;
+
+/* errors.c */
+extern void gw_error_set(GwError *err, int code, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+extern void gw_error_detail(GwError *err, const char *fmt,...)
+			__attribute__((format(printf, 2, 3)));
+extern int	gw_status_for_code(int code);
+extern int	gw_code_for_sqlstate(const char *sqlstate);
+extern char *gw_error_body(const GwError *err, const char *instance);
+extern void gw_error_clear(GwError *err);
+
+#endif							/* LANCE_GATEWAY_H */

@@ -1,0 +1,229 @@
+/*-------------------------------------------------------------------------
+ *
+ * main.c
+ *	  lance-namespace-gateway: start-up checks (bind safety, catalog root,
+ *	  database reachable), the HTTP server, and graceful shutdown on
+ *	  SIGTERM/SIGINT.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <errno.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "commit.h"
+#include "config.h"
+#include "db.h"
+#include "http.h"
+#include "pool.h"
+
+/*
+ * die
+ *		Print a start-up error and exit.
+ */
+static void
+die(const char *fmt, const char *a, const char *b)
+{
+	fprintf(stderr, "%s: ", GW_PROGRAM);
+	fprintf(stderr, fmt, a, b);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/*
+ * is_loopback
+ *		True for 127.0.0.0/8 and ::1 (and v4-mapped loopback).
+ */
+static bool
+is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+	{
+		const struct sockaddr_in *in = (const struct sockaddr_in *) sa;
+
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (sa->sa_family == AF_INET6)
+	{
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) sa;
+
+		if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
+			return true;
+		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
+			return in6->sin6_addr.s6_addr[12] == 127;
+	}
+	return false;
+}
+
+/*
+ * resolve_listen
+ *		Resolve --listen; refuse a non-loopback address without auth.
+ */
+static struct addrinfo *
+resolve_listen(void)
+{
+	struct addrinfo hints;
+	struct addrinfo *res;
+	int			rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE;
+	rc = getaddrinfo(gw_config.listen_host, gw_config.listen_port, &hints, &res);
+	if (rc != 0)
+		die("cannot resolve listen address %s: %s", gw_config.listen_host, gai_strerror(rc));
+	if (!is_loopback(res->ai_addr) && gw_config.api_key == NULL &&
+		!gw_config.db_auth && !gw_config.force_insecure_bind)
+		die("refusing to listen on non-loopback address %s%s without authentication; "
+			"set --api-key (LANCE_GATEWAY_API_KEY) or --db-auth, or pass --force-insecure-bind",
+			gw_config.listen_host, "");
+	return res;
+}
+
+/*
+ * prepare_root
+ *		Create the root directory if needed and return its real path.
+ */
+static char *
+prepare_root(void)
+{
+	char		real[PATH_MAX];
+	char		tmp[PATH_MAX];
+
+	snprintf(tmp, sizeof(tmp), "%s", gw_config.root);
+	for (char *p = tmp + 1; *p; p++)
+	{
+		if (*p == '/')
+		{
+			*p = '\0';
+			mkdir(tmp, 0755);
+			*p = '/';
+		}
+	}
+	mkdir(tmp, 0755);
+	if (realpath(gw_config.root, real) == NULL)
+		die("root directory %s is not accessible: %s", gw_config.root, strerror(errno));
+	return strdup(real);
+}
+
+/*
+ * same_root
+ *		Compare root locations ignoring a file:// prefix and trailing '/'.
+ */
+static bool
+same_root(const char *a, const char *b)
+{
+	size_t		la,
+				lb;
+
+	if (strncmp(a, "file://", 7) == 0)
+		a += 7;
+	if (strncmp(b, "file://", 7) == 0)
+		b += 7;
+	la = strlen(a);
+	lb = strlen(b);
+	while (la > 1 && a[la - 1] == '/')
+		la--;
+	while (lb > 1 && b[lb - 1] == '/')
+		lb--;
+	return la == lb && strncmp(a, b, la) == 0;
+}
+
+/*
+ * check_catalog
+ *		Wait for the database, then reconcile the catalog root location.
+ */
+static void
+check_catalog(const char *root)
+{
+	time_t		deadline = time(NULL) + gw_config.startup_wait_s;
+	char	   *catalog_root = NULL;
+	GwError		err;
+
+	for (;;)
+	{
+		gw_error_clear(&err);
+		if (gw_db_check_root(root, &catalog_root, &err))
+			break;
+		if (err.code != GW_ERR_UNAVAILABLE || time(NULL) >= deadline)
+		{
+			fprintf(stderr, "%s: cannot use the catalog database: %s%s%s\n", GW_PROGRAM,
+					err.message, err.detail[0] ? ": " : "", err.detail);
+			if (strstr(err.message, "lance_namespace") != NULL ||
+				strstr(err.message, "does not exist") != NULL)
+				fprintf(stderr, "%s: hint: run CREATE EXTENSION lance_namespace in that database\n",
+						GW_PROGRAM);
+			exit(1);
+		}
+		sleep(1);
+	}
+	if (!same_root(catalog_root, root))
+		die("the catalog's root location is %s but --root is %s; "
+			"start the gateway with the catalog's root", catalog_root, root);
+	free(catalog_root);
+}
+
+/*
+ * main
+ */
+int
+main(int argc, char **argv)
+{
+	struct addrinfo *addr;
+	sigset_t	sigs;
+	char	   *root;
+	GwError		err;
+	int			sig;
+
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	json_object_seed(0);		/* before any thread creates JSON objects */
+	gw_config_load(argc, argv);
+	addr = resolve_listen();
+	root = prepare_root();
+
+	gw_error_clear(&err);
+	gw_storage = gw_storage_local_create(root, &err);
+	if (gw_storage == NULL)
+		die("%s%s", err.message, "");
+	if (!gw_pool_init(gw_config.db, gw_config.pool_size))
+		die("out of memory%s%s", "", "");
+	check_catalog(root);
+
+	/* Block termination signals in every thread; main waits for them. */
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+	if (!gw_http_start(addr->ai_addr))
+		die("cannot listen on %s:%s", gw_config.listen_host, gw_config.listen_port);
+	fprintf(stderr, "%s %s: listening on %s:%d, root %s, pool %d\n", GW_PROGRAM, GW_VERSION,
+			gw_config.listen_host, gw_http_port(), root, gw_config.pool_size);
+	freeaddrinfo(addr);
+
+	do
+	{
+		if (sigwait(&sigs, &sig) != 0)
+			sig = 0;
+	} while (sig != SIGTERM && sig != SIGINT);
+
+	fprintf(stderr, "%s: received %s, finishing in-flight requests\n", GW_PROGRAM,
+			sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	gw_http_stop();
+	gw_pool_shutdown();
+	free(root);
+	fprintf(stderr, "%s: stopped\n", GW_PROGRAM);
+	return 0;
+}

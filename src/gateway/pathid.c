@@ -1,0 +1,181 @@
+/*-------------------------------------------------------------------------
+ *
+ * pathid.c
+ *	  Percent-decoding of path segments and query parameters, and the
+ *	  parsing of a string identifier ("ns$sub$table") into a JSON array
+ *	  of names, with the semantics of lance_namespace.lance_parse_id():
+ *	  the empty string or the delimiter alone is the root (empty array);
+ *	  otherwise the string is split on every occurrence of the delimiter.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pathid.h"
+
+/*
+ * hexval
+ *		Value of one hex digit, or -1.
+ */
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * gw_valid_utf8
+ *		True if s[0..len) is well-formed UTF-8 without NUL bytes.
+ */
+bool
+gw_valid_utf8(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *) s;
+	size_t		i = 0;
+
+	while (i < len)
+	{
+		unsigned char c = p[i];
+		int			n;
+		unsigned int cp;
+
+		if (c == 0)
+			return false;
+		if (c < 0x80)
+		{
+			i++;
+			continue;
+		}
+		if ((c & 0xE0) == 0xC0)
+		{
+			n = 1;
+			cp = c & 0x1F;
+		}
+		else if ((c & 0xF0) == 0xE0)
+		{
+			n = 2;
+			cp = c & 0x0F;
+		}
+		else if ((c & 0xF8) == 0xF0)
+		{
+			n = 3;
+			cp = c & 0x07;
+		}
+		else
+			return false;
+		for (int k = 1; k <= n; k++)
+		{
+			if (i + k >= len || (p[i + k] & 0xC0) != 0x80)
+				return false;
+			cp = (cp << 6) | (p[i + k] & 0x3F);
+		}
+		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) ||
+			(n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
+			(cp >= 0xD800 && cp <= 0xDFFF))
+			return false;
+		i += n + 1;
+	}
+	return true;
+}
+
+/*
+ * gw_percent_decode
+ *		Decode %XY escapes (and '+' as a space when asked, for query
+ *		strings).  Malformed escapes, NUL bytes and invalid UTF-8 are
+ *		InvalidInput.  Returns a malloc'd string or NULL with err set.
+ */
+char *
+gw_percent_decode(const char *s, size_t len, bool plus_is_space, GwError *err)
+{
+	char	   *out = malloc(len + 1);
+	size_t		o = 0;
+
+	if (out == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < len; i++)
+	{
+		char		c = s[i];
+
+		if (c == '%')
+		{
+			int			hi,
+						lo;
+
+			if (i + 2 >= len)
+			{
+				free(out);
+				gw_error_set(err, GW_ERR_INVALID_INPUT, "malformed percent-encoding in request target");
+				return NULL;
+			}
+			hi = hexval(s[i + 1]);
+			lo = hexval(s[i + 2]);
+			if (hi < 0 || lo < 0)
+			{
+				free(out);
+				gw_error_set(err, GW_ERR_INVALID_INPUT, "malformed percent-encoding in request target");
+				return NULL;
+			}
+			out[o++] = (char) ((hi << 4) | lo);
+			i += 2;
+		}
+		else if (c == '+' && plus_is_space)
+			out[o++] = ' ';
+		else
+			out[o++] = c;
+	}
+	out[o] = '\0';
+	if (!gw_valid_utf8(out, o))
+	{
+		free(out);
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "request target is not valid UTF-8 or contains a NUL byte");
+		return NULL;
+	}
+	return out;
+}
+
+/*
+ * gw_parse_id
+ *		Split a decoded string identifier into a JSON array of strings.
+ */
+json_t *
+gw_parse_id(const char *id, const char *delimiter, GwError *err)
+{
+	json_t	   *arr;
+	size_t		dlen;
+	const char *p;
+
+	if (delimiter == NULL)
+		delimiter = "$";
+	dlen = strlen(delimiter);
+	if (dlen == 0)
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "delimiter must not be empty");
+		return NULL;
+	}
+	arr = json_array();
+	if (id[0] == '\0' || strcmp(id, delimiter) == 0)
+		return arr;
+
+	p = id;
+	for (;;)
+	{
+		const char *hit = strstr(p, delimiter);
+		size_t		n = hit ? (size_t) (hit - p) : strlen(p);
+
+		json_array_append_new(arr, json_stringn(p, n));
+		if (hit == NULL)
+			break;
+		p = hit + dlen;
+	}
+	return arr;
+}

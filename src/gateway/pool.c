@@ -1,0 +1,194 @@
+/*-------------------------------------------------------------------------
+ *
+ * pool.c
+ *	  A fixed number of connection slots shared by the request threads.
+ *	  A request waits a bounded time for a free slot (then 503), connects
+ *	  lazily, and drops a connection that broke or was left inside a
+ *	  transaction, so that the next user reconnects (this is how the
+ *	  gateway recovers after PostgreSQL restarts).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pool.h"
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_cond;
+static GwConn *slots;
+static bool *busy;
+static int	pool_size;
+static char *pool_conninfo;
+
+/*
+ * gw_pool_init
+ *		Set up size empty slots; no connection is opened yet.
+ */
+bool
+gw_pool_init(const char *conninfo, int size)
+{
+	pthread_condattr_t attr;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&pool_cond, &attr);
+	pthread_condattr_destroy(&attr);
+
+	slots = calloc(size, sizeof(GwConn));
+	busy = calloc(size, sizeof(bool));
+	pool_conninfo = strdup(conninfo);
+	if (slots == NULL || busy == NULL || pool_conninfo == NULL)
+		return false;
+	for (int i = 0; i < size; i++)
+		slots[i].slot = i;
+	pool_size = size;
+	return true;
+}
+
+/*
+ * pool_connect
+ *		Open one connection.  The user's conninfo comes last so that it can
+ *		override the defaults set here; multi-host strings and
+ *		target_session_attrs pass through to libpq unchanged.
+ */
+static PGconn *
+pool_connect(GwError *err)
+{
+	const char *keys[] = {"connect_timeout", "fallback_application_name", "dbname", NULL};
+	const char *vals[] = {"5", GW_PROGRAM, pool_conninfo, NULL};
+	PGconn	   *conn = PQconnectdbParams(keys, vals, 1);
+
+	if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
+	{
+		const char *msg = conn ? PQerrorMessage(conn) : "out of memory";
+		size_t		n;
+
+		gw_error_set(err, GW_ERR_UNAVAILABLE, "the catalog database is unavailable");
+		gw_error_detail(err, "%s", msg);
+		n = strlen(err->detail);
+		while (n > 0 && (err->detail[n - 1] == '\n' || err->detail[n - 1] == ' '))
+			err->detail[--n] = '\0';
+		PQfinish(conn);
+		return NULL;
+	}
+	return conn;
+}
+
+/*
+ * gw_pool_acquire
+ *		Take a free slot, waiting at most wait_ms, and make sure it has a
+ *		connection.  Returns NULL with err set (503) on timeout or when the
+ *		database cannot be reached.
+ */
+GwConn *
+gw_pool_acquire(int wait_ms, GwError *err)
+{
+	struct timespec deadline;
+	GwConn	   *c = NULL;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += wait_ms / 1000;
+	deadline.tv_nsec += (long) (wait_ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L)
+	{
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+
+	pthread_mutex_lock(&pool_lock);
+	for (;;)
+	{
+		for (int i = 0; i < pool_size; i++)
+		{
+			/* prefer a slot that already has a connection */
+			if (!busy[i] && (c == NULL || (c->conn == NULL && slots[i].conn != NULL)))
+				c = &slots[i];
+		}
+		if (c != NULL)
+		{
+			busy[c->slot] = true;
+			break;
+		}
+		if (pthread_cond_timedwait(&pool_cond, &pool_lock, &deadline) == ETIMEDOUT)
+			break;
+	}
+	pthread_mutex_unlock(&pool_lock);
+
+	if (c == NULL)
+	{
+		gw_error_set(err, GW_ERR_UNAVAILABLE,
+					 "all %d catalog database connections are busy", pool_size);
+		return NULL;
+	}
+	if (c->conn != NULL && PQstatus(c->conn) != CONNECTION_OK)
+	{
+		PQfinish(c->conn);
+		c->conn = NULL;
+	}
+	if (c->conn == NULL)
+	{
+		c->conn = pool_connect(err);
+		if (c->conn == NULL)
+		{
+			gw_pool_release(c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
+/*
+ * gw_pool_release
+ *		Give a slot back.  A connection that is broken or not idle is
+ *		closed first.
+ */
+void
+gw_pool_release(GwConn *c)
+{
+	if (c->conn != NULL &&
+		(PQstatus(c->conn) != CONNECTION_OK ||
+		 PQtransactionStatus(c->conn) != PQTRANS_IDLE))
+	{
+		PQfinish(c->conn);
+		c->conn = NULL;
+	}
+	pthread_mutex_lock(&pool_lock);
+	busy[c->slot] = false;
+	pthread_cond_signal(&pool_cond);
+	pthread_mutex_unlock(&pool_lock);
+}
+
+/*
+ * gw_pool_discard
+ *		Give a slot back and close its connection unconditionally.
+ */
+void
+gw_pool_discard(GwConn *c)
+{
+	PQfinish(c->conn);
+	c->conn = NULL;
+	gw_pool_release(c);
+}
+
+/*
+ * gw_pool_shutdown
+ *		Close every idle connection (at exit, after requests finished).
+ */
+void
+gw_pool_shutdown(void)
+{
+	pthread_mutex_lock(&pool_lock);
+	for (int i = 0; i < pool_size; i++)
+	{
+		if (!busy[i] && slots[i].conn != NULL)
+		{
+			PQfinish(slots[i].conn);
+			slots[i].conn = NULL;
+		}
+	}
+	pthread_mutex_unlock(&pool_lock);
+}

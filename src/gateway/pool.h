@@ -1,0 +1,27 @@
+/*-------------------------------------------------------------------------
+ *
+ * pool.h
+ *	  A bounded pool of libpq connections.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCE_GATEWAY_POOL_H
+#define LANCE_GATEWAY_POOL_H
+
+#include <libpq-fe.h>
+
+#include "gateway.h"
+
+typedef struct GwConn
+{
+	PGconn	   *conn;
+	int			slot;
+} GwConn;
+
+extern bool gw_pool_init(const char *conninfo, int size);
+extern GwConn *gw_pool_acquire(int wait_ms, GwError *err);
+extern void gw_pool_release(GwConn *c);
+extern void gw_pool_discard(GwConn *c);
+extern void gw_pool_shutdown(void);
+
+#endif							/* LANCE_GATEWAY_POOL_H */

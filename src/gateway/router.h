@@ -1,0 +1,48 @@
+/*-------------------------------------------------------------------------
+ *
+ * router.h
+ *	  The REST route table: which SQL function serves which path.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCE_GATEWAY_ROUTER_H
+#define LANCE_GATEWAY_ROUTER_H
+
+#include "gateway.h"
+
+#define GW_GET		0x01
+#define GW_POST		0x02
+
+typedef enum GwRouteKind
+{
+	GW_ROUTE_CATALOG,			/* call rest_<op>, return its JSON */
+	GW_ROUTE_EXISTS,			/* call rest_<op>, 200 with no body */
+	GW_ROUTE_VERSION_CREATE,	/* rest_create_table_version + manifest copy */
+	GW_ROUTE_BATCH_CREATE,		/* rest_batch_create_table_versions + copies */
+	GW_ROUTE_HEALTH,			/* liveness, no database */
+	GW_ROUTE_READY,				/* readiness, database reachable */
+	GW_ROUTE_UNSUPPORTED		/* data operation: 406 code 0 */
+} GwRouteKind;
+
+typedef struct GwRoute
+{
+	const char *pattern;		/* e.g. "/v1/table/{id}/describe" */
+	int			methods;		/* GW_GET | GW_POST */
+	GwRouteKind kind;
+	const char *function;		/* lance_namespace.<function>(jsonb) */
+	const char *operation;		/* spec operation name, for messages */
+} GwRoute;
+
+typedef enum GwMatch
+{
+	GW_MATCH_OK,
+	GW_MATCH_METHOD,			/* path known, method not allowed */
+	GW_MATCH_UNSUPPORTED,		/* known data operation */
+	GW_MATCH_NONE
+} GwMatch;
+
+extern GwMatch gw_route_match(const char *path, int method,
+							  const GwRoute **route, char **raw_id);
+extern int	gw_method_bit(const char *method);
+
+#endif							/* LANCE_GATEWAY_ROUTER_H */

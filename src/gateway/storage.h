@@ -1,0 +1,55 @@
+/*-------------------------------------------------------------------------
+ *
+ * storage.h
+ *	  The file operations of manifest finalization, behind a small
+ *	  interface so that an object-store backend can follow the local one.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCE_GATEWAY_STORAGE_H
+#define LANCE_GATEWAY_STORAGE_H
+
+#include "gateway.h"
+
+/* What finalize wrote, so that an aborted commit can undo exactly that. */
+typedef struct GwWritten
+{
+	bool		created;		/* false: canonical already held these bytes */
+	uint64_t	dev;
+	uint64_t	ino;
+} GwWritten;
+
+typedef struct GwStorage GwStorage;
+
+struct GwStorage
+{
+	const char *name;
+
+	/*
+	 * Check that path may be read as a staging manifest (confined to the
+	 * root, no symlinks, a regular file) and return its size.  Failures are
+	 * InvalidInput.
+	 */
+	bool		(*stat_staging) (GwStorage *st, const char *path, int64_t *size,
+								 GwError *err);
+
+	/*
+	 * Make canonical hold the bytes of staging, atomically and durably.
+	 * staging must lie in canonical's directory.  size is the expected
+	 * size.  An identical existing canonical object is left alone.
+	 */
+	bool		(*finalize) (GwStorage *st, const char *staging, const char *canonical,
+							 int64_t size, GwWritten *written, GwError *err);
+
+	/* Undo finalize after the catalog transaction surely did not commit. */
+	void		(*discard) (GwStorage *st, const char *canonical, const GwWritten *written);
+
+	/* Remove a staging object once its version committed (best effort). */
+	void		(*remove) (GwStorage *st, const char *path);
+
+	void	   *priv;
+};
+
+extern GwStorage *gw_storage_local_create(const char *root, GwError *err);
+
+#endif							/* LANCE_GATEWAY_STORAGE_H */

@@ -1,0 +1,421 @@
+/*-------------------------------------------------------------------------
+ *
+ * storage_local.c
+ *	  Local-filesystem storage backend.  Every path must be absolute, lie
+ *	  under the catalog root, have no empty, "." or ".." components and no
+ *	  symbolic link in its directories (its real path is its lexical path);
+ *	  leaves must be regular files.  A canonical manifest is written as a
+ *	  temporary file in the same directory, fsync'd, renamed into place,
+ *	  and the directory fsync'd.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "storage.h"
+
+typedef struct LocalStorage
+{
+	char		root[PATH_MAX];
+	size_t		rootlen;
+} LocalStorage;
+
+static atomic_ulong tmp_counter;
+
+/*
+ * dir_of
+ *		Copy the directory part of an absolute path into buf.
+ */
+static void
+dir_of(const char *path, char *buf, size_t buflen)
+{
+	const char *slash = strrchr(path, '/');
+	size_t		n = slash ? (size_t) (slash - path) : 0;
+
+	if (n == 0)
+		n = 1;					/* "/x" -> "/" */
+	if (n >= buflen)
+		n = buflen - 1;
+	memcpy(buf, path, n);
+	buf[n] = '\0';
+}
+
+/*
+ * check_path
+ *		Confinement rules shared by every operation (see file header).
+ */
+static bool
+check_path(LocalStorage *ls, const char *path, GwError *err)
+{
+	char		dir[PATH_MAX];
+	char		real[PATH_MAX];
+	size_t		len = strlen(path);
+	const char *p;
+
+	if (path[0] != '/' || len >= PATH_MAX - 64)
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "manifest path must be an absolute path: %s", path);
+		return false;
+	}
+	if (!(ls->rootlen == 1 ||
+		  (strncmp(path, ls->root, ls->rootlen) == 0 && path[ls->rootlen] == '/')))
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "manifest path is outside the catalog root %s: %s", ls->root, path);
+		return false;
+	}
+	p = path + 1;
+	for (;;)
+	{
+		const char *slash = strchr(p, '/');
+		size_t		n = slash ? (size_t) (slash - p) : strlen(p);
+
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+		{
+			gw_error_set(err, GW_ERR_INVALID_INPUT,
+						 "manifest path has an empty, \".\" or \"..\" component: %s", path);
+			return false;
+		}
+		if (slash == NULL)
+			break;
+		p = slash + 1;
+	}
+	dir_of(path, dir, sizeof(dir));
+	if (realpath(dir, real) == NULL)
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "manifest directory %s is not accessible", dir);
+		gw_error_detail(err, "%s", strerror(errno));
+		return false;
+	}
+	if (strcmp(real, dir) != 0)
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "manifest directory %s leaves the table location through a symbolic link", dir);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * local_stat_staging
+ *		See GwStorage.stat_staging.
+ */
+static bool
+local_stat_staging(GwStorage *st, const char *path, int64_t *size, GwError *err)
+{
+	LocalStorage *ls = st->priv;
+	struct stat sb;
+
+	if (!check_path(ls, path, err))
+		return false;
+	if (lstat(path, &sb) != 0)
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "staging manifest %s cannot be read", path);
+		gw_error_detail(err, "%s", strerror(errno));
+		return false;
+	}
+	if (!S_ISREG(sb.st_mode))
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "staging manifest %s is not a regular file", path);
+		return false;
+	}
+	*size = (int64_t) sb.st_size;
+	return true;
+}
+
+/*
+ * same_content
+ *		True if two open files hold the same size bytes.
+ */
+static bool
+same_content(int a, int b, int64_t size)
+{
+	char		ba[65536];
+	char		bb[65536];
+	int64_t		off = 0;
+
+	while (off < size)
+	{
+		size_t		want = (size - off) < (int64_t) sizeof(ba) ? (size_t) (size - off) : sizeof(ba);
+		ssize_t		na = pread(a, ba, want, off);
+		ssize_t		nb = pread(b, bb, want, off);
+
+		if (na <= 0 || nb != na || memcmp(ba, bb, na) != 0)
+			return false;
+		off += na;
+	}
+	return true;
+}
+
+/*
+ * copy_fd
+ *		Copy size bytes from in (at offset 0) to out; false on I/O error.
+ */
+static bool
+copy_fd(int in, int out, int64_t size)
+{
+	char		buf[65536];
+	int64_t		off = 0;
+
+	while (off < size)
+	{
+		ssize_t		n = pread(in, buf, sizeof(buf), off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		for (ssize_t w = 0; w < n;)
+		{
+			ssize_t		k = write(out, buf + w, n - w);
+
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				return false;
+			w += k;
+		}
+		off += n;
+	}
+	return true;
+}
+
+/*
+ * fsync_dir
+ *		fsync a directory so that a rename or unlink in it is durable.
+ */
+static bool
+fsync_dir(const char *dir)
+{
+	int			fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool		ok;
+
+	if (fd < 0)
+		return false;
+	ok = (fsync(fd) == 0);
+	close(fd);
+	return ok;
+}
+
+/*
+ * write_canonical
+ *		Copy in to a temporary file beside canonical and rename it there.
+ */
+static bool
+write_canonical(int in, const char *dir, const char *canonical, int64_t size,
+				GwWritten *written, GwError *err)
+{
+	char		tmp[PATH_MAX];
+	struct stat sb;
+	int			out;
+	int			n;
+
+	n = snprintf(tmp, sizeof(tmp), "%s/.gw-%ld-%lu.tmp", dir, (long) getpid(),
+				 (unsigned long) atomic_fetch_add(&tmp_counter, 1));
+	if (n < 0 || (size_t) n >= sizeof(tmp))
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "manifest directory path is too long");
+		return false;
+	}
+	out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (out < 0)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "cannot create a temporary manifest in %s", dir);
+		gw_error_detail(err, "%s", strerror(errno));
+		return false;
+	}
+	if (!copy_fd(in, out, size) || fsync(out) != 0 || fstat(out, &sb) != 0)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "cannot write the manifest %s", canonical);
+		gw_error_detail(err, "%s", strerror(errno));
+		close(out);
+		unlink(tmp);
+		return false;
+	}
+	close(out);
+	if (rename(tmp, canonical) != 0)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "cannot rename the manifest into %s", canonical);
+		gw_error_detail(err, "%s", strerror(errno));
+		unlink(tmp);
+		return false;
+	}
+	if (!fsync_dir(dir))
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "cannot fsync the directory %s", dir);
+		gw_error_detail(err, "%s", strerror(errno));
+		unlink(canonical);
+		return false;
+	}
+	written->created = true;
+	written->dev = sb.st_dev;
+	written->ino = sb.st_ino;
+	return true;
+}
+
+/*
+ * local_finalize
+ *		See GwStorage.finalize.
+ */
+static bool
+local_finalize(GwStorage *st, const char *staging, const char *canonical,
+			   int64_t size, GwWritten *written, GwError *err)
+{
+	LocalStorage *ls = st->priv;
+	char		sdir[PATH_MAX];
+	char		cdir[PATH_MAX];
+	const char *base;
+	struct stat sb;
+	int			in;
+	bool		ok;
+
+	memset(written, 0, sizeof(*written));
+	if (!check_path(ls, canonical, err) || !check_path(ls, staging, err))
+		return false;
+	dir_of(staging, sdir, sizeof(sdir));
+	dir_of(canonical, cdir, sizeof(cdir));
+	base = strrchr(cdir, '/');
+	if (base == NULL || strcmp(base, "/_versions") != 0)
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "canonical manifest %s is not in a _versions directory", canonical);
+		return false;
+	}
+	if (strcmp(sdir, cdir) != 0)
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "staging manifest %s must be in the table's directory %s", staging, cdir);
+		return false;
+	}
+
+	in = open(staging, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (in < 0 || fstat(in, &sb) != 0 || !S_ISREG(sb.st_mode))
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "staging manifest %s cannot be read", staging);
+		gw_error_detail(err, "%s", strerror(errno));
+		if (in >= 0)
+			close(in);
+		return false;
+	}
+	if ((int64_t) sb.st_size != size)
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "staging manifest %s is %lld bytes, manifest_size says %lld",
+					 staging, (long long) sb.st_size, (long long) size);
+		close(in);
+		return false;
+	}
+	if (strcmp(staging, canonical) == 0)
+	{
+		close(in);
+		return true;
+	}
+
+	/* An identical canonical manifest (an idempotent retry) is kept. */
+	if (lstat(canonical, &sb) == 0)
+	{
+		int			cur;
+
+		if (!S_ISREG(sb.st_mode))
+		{
+			gw_error_set(err, GW_ERR_INVALID_INPUT,
+						 "canonical manifest %s exists and is not a regular file", canonical);
+			close(in);
+			return false;
+		}
+		cur = open(canonical, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (cur >= 0)
+		{
+			bool		same = ((int64_t) sb.st_size == size && same_content(in, cur, size));
+
+			close(cur);
+			if (same)
+			{
+				close(in);
+				return true;
+			}
+		}
+	}
+
+	ok = write_canonical(in, cdir, canonical, size, written, err);
+	close(in);
+	return ok;
+}
+
+/*
+ * local_discard
+ *		See GwStorage.discard: unlink canonical if it is still the file
+ *		finalize wrote.
+ */
+static void
+local_discard(GwStorage *st, const char *canonical, const GwWritten *written)
+{
+	struct stat sb;
+	char		dir[PATH_MAX];
+
+	(void) st;
+	if (!written->created)
+		return;
+	if (lstat(canonical, &sb) == 0 && (uint64_t) sb.st_dev == written->dev &&
+		(uint64_t) sb.st_ino == written->ino)
+	{
+		unlink(canonical);
+		dir_of(canonical, dir, sizeof(dir));
+		fsync_dir(dir);
+	}
+}
+
+/*
+ * local_remove
+ *		See GwStorage.remove.
+ */
+static void
+local_remove(GwStorage *st, const char *path)
+{
+	GwError		err;
+	struct stat sb;
+
+	if (check_path(st->priv, path, &err) && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+		unlink(path);
+}
+
+/*
+ * gw_storage_local_create
+ *		A local backend confined to root (which must exist).
+ */
+GwStorage *
+gw_storage_local_create(const char *root, GwError *err)
+{
+	GwStorage  *st = calloc(1, sizeof(GwStorage));
+	LocalStorage *ls = calloc(1, sizeof(LocalStorage));
+
+	if (st == NULL || ls == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		return NULL;
+	}
+	if (realpath(root, ls->root) == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "root directory %s is not accessible: %s",
+					 root, strerror(errno));
+		free(st);
+		free(ls);
+		return NULL;
+	}
+	ls->rootlen = strlen(ls->root);
+	st->name = "local";
+	st->stat_staging = local_stat_staging;
+	st->finalize = local_finalize;
+	st->discard = local_discard;
+	st->remove = local_remove;
+	st->priv = ls;
+	return st;
+}

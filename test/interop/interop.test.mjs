@@ -1,0 +1,152 @@
+// Real-client interop: an unmodified LanceDB (npm @lancedb/lancedb) writer
+// commits every table version through the gateway and PostgreSQL.
+import { describe, it, before } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { spawnSync } from "node:child_process";
+import * as lancedb from "@lancedb/lancedb";
+
+const URI = process.env.GW_URL;
+const PG_BINDIR = process.env.PG_BINDIR;
+const NS = "interop";
+
+function psql(sql) {
+  const r = spawnSync(path.join(PG_BINDIR, "psql"), ["-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1", "-F", "\t", "-c", sql], {
+    encoding: "utf8",
+  });
+  if (r.status !== 0) throw new Error(`psql failed: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+/** The catalog's rows for a table: [{version, manifest_path}] by version. */
+function catalogVersions(table) {
+  const out = psql(
+    `SELECT version, manifest_path FROM lance_namespace.table_versions
+      WHERE id = ARRAY['${NS}', '${table}'] AND branch = 'main' ORDER BY version`,
+  );
+  return out ? out.split("\n").map((l) => {
+    const [v, p] = l.split("\t");
+    return { version: Number(v), manifest_path: p };
+  }) : [];
+}
+
+/** Check catalog rows against the client's history and the files. */
+async function checkCatalog(tbl, name) {
+  const client = (await tbl.listVersions()).map((v) => v.version);
+  const rows = catalogVersions(name);
+  const versions = rows.map((r) => r.version);
+  assert.deepEqual(versions, client, "catalog versions == client commits");
+  assert.deepEqual(versions, Array.from({ length: versions.length }, (_, i) => i + 1), "no gaps");
+  for (const r of rows) assert.ok(fs.existsSync(r.manifest_path), `manifest file ${r.manifest_path}`);
+  // no manifest on disk that the catalog does not know
+  const dir = path.dirname(rows[0].manifest_path);
+  const onDisk = fs.readdirSync(dir).filter((f) => /^\d+\.manifest$/.test(f)).sort();
+  assert.deepEqual(onDisk, rows.map((r) => path.basename(r.manifest_path)).sort(), "manifests on disk == catalog rows");
+  return rows;
+}
+
+const rows = (from, n, tag) => Array.from({ length: n }, (_, i) => ({ id: from + i, tag, score: (from + i) * 0.5 }));
+
+describe("LanceDB through the REST gateway", () => {
+  let db;
+  before(async () => {
+    db = await lancedb.connectNamespace("rest", { uri: URI });
+  });
+
+  it("creates a namespace and a table, appends twice, reads back", async () => {
+    await db.createNamespace([NS]);
+    const ns = await db.listNamespaces();
+    assert.ok(ns.namespaces.includes(NS));
+    const t = await db.createTable("events", rows(0, 10, "a"), [NS]);
+    assert.equal(await t.countRows(), 10);
+    await t.add(rows(10, 5, "b"));
+    await t.add(rows(15, 7, "c"));
+    assert.equal(await t.countRows(), 22);
+    assert.equal(await t.version(), 3);
+    const got = await t.query().where("tag = 'b'").toArray();
+    assert.deepEqual(got.map((r) => r.id).sort((x, y) => x - y), [10, 11, 12, 13, 14]);
+    assert.deepEqual(await db.tableNames([NS]), ["events"]);
+    await checkCatalog(t, "events");
+  });
+
+  it("checks out older versions", async () => {
+    const t = await db.openTable("events", [NS]);
+    const expected = { 1: 10, 2: 15, 3: 22 };
+    for (const [v, n] of Object.entries(expected)) {
+      await t.checkout(Number(v));
+      assert.equal(await t.countRows(), n, `version ${v}`);
+    }
+    await t.checkoutLatest();
+    assert.equal(await t.countRows(), 22);
+  });
+
+  it("reopens from a fresh connection", async () => {
+    const db2 = await lancedb.connectNamespace("rest", { uri: URI });
+    const t = await db2.openTable("events", [NS]);
+    assert.equal(await t.countRows(), 22);
+    assert.equal(await t.version(), 3);
+    const all = await t.query().toArray();
+    assert.equal(new Set(all.map((r) => r.id)).size, 22);
+  });
+
+  it("two concurrent writers: every append survives", async () => {
+    const dbA = await lancedb.connectNamespace("rest", { uri: URI });
+    const dbB = await lancedb.connectNamespace("rest", { uri: URI });
+    const tA = await dbA.openTable("events", [NS]);
+    const tB = await dbB.openTable("events", [NS]);
+    const writes = [];
+    for (let i = 0; i < 4; i++) {
+      writes.push(tA.add(rows(1000 + i * 10, 3, `A${i}`)));
+      writes.push(tB.add(rows(2000 + i * 10, 3, `B${i}`)));
+    }
+    await Promise.all(writes);
+    const db3 = await lancedb.connectNamespace("rest", { uri: URI });
+    const t = await db3.openTable("events", [NS]);
+    assert.equal(await t.countRows(), 22 + 8 * 3);
+    const ids = new Set((await t.query().toArray()).map((r) => r.id));
+    for (let i = 0; i < 4; i++) {
+      for (let k = 0; k < 3; k++) {
+        assert.ok(ids.has(1000 + i * 10 + k), `writer A row ${1000 + i * 10 + k}`);
+        assert.ok(ids.has(2000 + i * 10 + k), `writer B row ${2000 + i * 10 + k}`);
+      }
+    }
+    assert.equal(await t.version(), 3 + 8);
+    await checkCatalog(t, "events");
+  });
+
+  it("restores an old version as a new commit", async () => {
+    const t = await db.openTable("events", [NS]);
+    const before = await t.version();
+    await t.checkout(2);
+    await t.restore();
+    assert.equal(await t.countRows(), 15);
+    assert.equal(await t.version(), before + 1);
+    const fresh = await (await lancedb.connectNamespace("rest", { uri: URI })).openTable("events", [NS]);
+    assert.equal(await fresh.countRows(), 15);
+    const rowsInCatalog = await checkCatalog(fresh, "events");
+    assert.equal(rowsInCatalog.length, before + 1);
+  });
+
+  it("the catalog's versions describe the table's history", async () => {
+    const t = await db.openTable("events", [NS]);
+    const versions = await t.listVersions();
+    const res = await fetch(`${URI}/v1/table/${NS}%24events/version/list?delimiter=%24`, { method: "POST", body: "null" });
+    assert.equal(res.status, 200);
+    const body = await res.json();
+    assert.deepEqual(body.versions.map((v) => v.version), versions.map((v) => v.version));
+    for (const v of body.versions) {
+      assert.ok(fs.existsSync(v.manifest_path));
+      assert.equal(fs.statSync(v.manifest_path).size, v.manifest_size);
+    }
+  });
+
+  it("drops a table (deregistered; files stay)", async () => {
+    const t = await db.createTable("scratch", rows(0, 3, "s"), [NS]);
+    const loc = catalogVersions("scratch")[0].manifest_path;
+    await t.add(rows(3, 3, "s"));
+    await db.dropTable("scratch", [NS]);
+    assert.deepEqual(await db.tableNames([NS]), ["events"]);
+    assert.ok(fs.existsSync(loc));
+  });
+});

@@ -1,0 +1,212 @@
+// lib.mjs: helpers of the REST suite (no dependencies beyond Node 20).
+//
+// req() sends one HTTP request with the exact request target given (no
+// URL normalization), so tests control percent-encoding themselves.
+
+import http from "node:http";
+import net from "node:net";
+import fs from "node:fs";
+import path from "node:path";
+import { spawn, spawnSync } from "node:child_process";
+import assert from "node:assert/strict";
+
+export const GW_URL = process.env.GW_URL;
+export const ROOT = process.env.GW_ROOT;
+export const TMP = process.env.GW_TMP;
+export const GW_BIN = process.env.GW_BIN;
+export const GW_DB = process.env.GW_DB;
+export const PG_BINDIR = process.env.PG_BINDIR;
+
+if (!GW_URL || !ROOT) {
+  throw new Error("run the REST suite through test/rest/run (GW_URL/GW_ROOT unset)");
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+/** One request. body: undefined (none), a string (raw) or a value (JSON). */
+export function req(method, target, { body, headers = {}, base = GW_URL, timeoutMs = 30000 } = {}) {
+  const u = new URL(base);
+  let data;
+  if (body !== undefined) data = typeof body === "string" || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+  const h = { ...headers };
+  if (data !== undefined) {
+    h["content-type"] ??= "application/json";
+    h["content-length"] = Buffer.byteLength(data);
+  }
+  return new Promise((resolve, reject) => {
+    const r = http.request(
+      { host: u.hostname, port: u.port, method, path: target, headers: h, agent, timeout: timeoutMs },
+      (res) => {
+        const chunks = [];
+        res.on("data", (c) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let json;
+          try { json = text.length ? JSON.parse(text) : undefined; } catch { json = undefined; }
+          resolve({ status: res.statusCode, headers: res.headers, text, json });
+        });
+      },
+    );
+    r.on("timeout", () => r.destroy(new Error(`timeout: ${method} ${target}`)));
+    r.on("error", reject);
+    if (data !== undefined) r.write(data);
+    r.end();
+  });
+}
+
+/** Send raw bytes on a fresh TCP connection and return the raw answer. */
+export function raw(bytes, { base = GW_URL, timeoutMs = 10000 } = {}) {
+  const u = new URL(base);
+  return new Promise((resolve) => {
+    const s = net.connect({ host: u.hostname, port: Number(u.port) });
+    const chunks = [];
+    const done = () => {
+      const text = Buffer.concat(chunks).toString("latin1");
+      const m = /^HTTP\/1\.[01] (\d{3})/.exec(text);
+      const bodyAt = text.indexOf("\r\n\r\n");
+      resolve({ status: m ? Number(m[1]) : 0, text, body: bodyAt >= 0 ? text.slice(bodyAt + 4) : "" });
+    };
+    s.setTimeout(timeoutMs, () => s.destroy());
+    s.on("data", (c) => chunks.push(c));
+    s.on("close", done);
+    s.on("error", () => {});
+    s.end(bytes);
+  });
+}
+
+/** Assert a JSON error answer: status, Lance code, and the body shape. */
+export function assertError(res, status, code, instance) {
+  assert.equal(res.status, status, `expected HTTP ${status}, got ${res.status}: ${res.text}`);
+  assert.ok(res.json && typeof res.json === "object", `error body is not JSON: ${res.text}`);
+  assert.equal(res.json.code, code, `expected code ${code}: ${res.text}`);
+  assert.equal(typeof res.json.error, "string");
+  assert.ok("detail" in res.json, "error body has no detail");
+  assert.ok("instance" in res.json, "error body has no instance");
+  if (instance !== undefined) assert.equal(res.json.instance, instance);
+  assert.match(String(res.headers["content-type"]), /application\/json/);
+}
+
+/** Assert 200 and return the JSON body. */
+export function ok(res) {
+  assert.equal(res.status, 200, `expected 200, got ${res.status}: ${res.text}`);
+  return res.json;
+}
+
+let uniq = 0;
+/** A fresh name for this run. */
+export function fresh(prefix = "n") {
+  uniq += 1;
+  return `${prefix}${process.pid}_${uniq}`;
+}
+
+/** psql -c sql, returning trimmed unaligned output. */
+export function psql(sql) {
+  const r = spawnSync(path.join(PG_BINDIR, "psql"), ["-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql], {
+    encoding: "utf8",
+  });
+  if (r.status !== 0) throw new Error(`psql failed: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+/** Start psql with a script in the background; returns the child. */
+export function psqlBackground(sql) {
+  return spawn(path.join(PG_BINDIR, "psql"), ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql], {
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+}
+
+/** Directory of a table's manifests. */
+export function versionsDir(location) {
+  return path.join(location, "_versions");
+}
+
+/** The V2 manifest file name of a version. */
+export function v2Name(version) {
+  return (18446744073709551615n - BigInt(version)).toString().padStart(20, "0") + ".manifest";
+}
+
+/**
+ * Write a staging manifest for version of a table at location, as a
+ * LanceDB writer does; returns {abs, rel, bytes}.
+ */
+export function writeStaging(location, version, content) {
+  const dir = versionsDir(location);
+  fs.mkdirSync(dir, { recursive: true });
+  const bytes = Buffer.from(content ?? `manifest ${version} ${Math.random()}`);
+  const abs = path.join(dir, `${v2Name(version)}-${fresh("u")}`);
+  fs.writeFileSync(abs, bytes);
+  return { abs, rel: abs.slice(1), bytes };
+}
+
+/** Create a namespace (200 expected) and return its name. */
+export async function mkNamespace(name = fresh("ns")) {
+  ok(await req("POST", `/v1/namespace/${encodeURIComponent(name)}/create?delimiter=%24`, { body: {} }));
+  return name;
+}
+
+/** Declare a table in namespace ns; returns {id, location}. */
+export async function mkTable(ns, name = fresh("t")) {
+  const id = `${ns}$${name}`;
+  const body = ok(await req("POST", `/v1/table/${encodeURIComponent(id)}/declare?delimiter=%24`, { body: {} }));
+  return { id, enc: encodeURIComponent(id), name, location: body.location };
+}
+
+/** Create a version through the gateway with a fresh staging file. */
+export async function createVersion(t, version, { content, form = "rel", extra = {} } = {}) {
+  const st = writeStaging(t.location, version, content);
+  const res = await req("POST", `/v1/table/${t.enc}/version/create?delimiter=%24`, {
+    body: { version, manifest_path: form === "abs" ? st.abs : st.rel, naming_scheme: "V2", ...extra },
+  });
+  return { res, st };
+}
+
+const children = new Set();
+process.on("exit", () => {
+  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
+});
+
+/**
+ * Start another gateway process; resolves {proc, url, log()} once it
+ * listens, or {proc, exitCode, log()} if it exits (or is killed after 20 s).
+ */
+export function startGateway(args, { env = {}, expectExit = false } = {}) {
+  return new Promise((resolve) => {
+    const proc = spawn(GW_BIN, args, { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
+    children.add(proc);
+    let log = "";
+    let settled = false;
+    const timer = setTimeout(() => proc.kill("SIGKILL"), 20000);
+    proc.stderr.on("data", (c) => {
+      log += c.toString();
+      const m = /listening on 127\.0\.0\.1:(\d+)/.exec(log);
+      if (m && !settled && !expectExit) {
+        settled = true;
+        clearTimeout(timer);
+        resolve({ proc, url: `http://127.0.0.1:${m[1]}`, log: () => log });
+      }
+    });
+    proc.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      children.delete(proc);
+      if (!settled) {
+        settled = true;
+        resolve({ proc, exitCode: code ?? signal, log: () => log });
+      }
+    });
+  });
+}
+
+/** Stop a child with SIGTERM (SIGKILL after 20 s); resolves its exit code. */
+export function stop(proc) {
+  return new Promise((resolve) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return resolve(proc.exitCode ?? proc.signalCode);
+    const timer = setTimeout(() => proc.kill("SIGKILL"), 20000);
+    proc.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      resolve(code ?? signal);
+    });
+    proc.kill("SIGTERM");
+  });
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

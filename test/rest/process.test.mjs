@@ -1,0 +1,180 @@
+// The gateway process: bind safety, API keys, catalog root check,
+// environment configuration, pool exhaustion, PostgreSQL restarts,
+// graceful SIGTERM and the access log.
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { spawnSync } from "node:child_process";
+import {
+  req, ok, assertError, fresh, mkNamespace, startGateway, stop, psql, psqlBackground, sleep,
+  GW_DB, ROOT, TMP, PG_BINDIR,
+} from "./lib.mjs";
+
+const base = ["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT];
+
+describe("gateway process", () => {
+  it("refuses a non-loopback address without authentication", async () => {
+    const g = await startGateway(["--listen", "0.0.0.0:0", "--db", GW_DB, "--root", ROOT], { expectExit: true });
+    assert.notEqual(g.exitCode, 0);
+    assert.match(g.log(), /non-loopback/);
+  });
+
+  it("refuses a --root other than the catalog's", async () => {
+    const other = path.join(TMP, "other-root");
+    const g = await startGateway(["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", other], { expectExit: true });
+    assert.notEqual(g.exitCode, 0);
+    assert.match(g.log(), /root/);
+  });
+
+  it("fails clearly without the extension", async () => {
+    spawnSync(path.join(PG_BINDIR, "createdb"), ["noext"]);
+    const db = GW_DB.replace(/dbname=\S+/, "dbname=noext");
+    const g = await startGateway(["--listen", "127.0.0.1:0", "--db", db, "--root", ROOT], { expectExit: true });
+    assert.notEqual(g.exitCode, 0);
+    assert.match(g.log(), /CREATE EXTENSION lance_namespace/);
+  });
+
+  it("requires the API key when one is configured", async () => {
+    const g = await startGateway(base, { env: { LANCE_GATEWAY_API_KEY: "s3cret" } });
+    try {
+      assertError(await req("GET", "/v1/namespace/%24/list", { base: g.url }), 401, 16);
+      assertError(await req("GET", "/v1/namespace/%24/list", { base: g.url, headers: { "x-api-key": "wrong" } }), 401, 16);
+      ok(await req("GET", "/v1/namespace/%24/list", { base: g.url, headers: { "x-api-key": "s3cret" } }));
+      ok(await req("GET", "/v1/namespace/%24/list", { base: g.url, headers: { authorization: "Bearer s3cret" } }));
+      ok(await req("GET", "/health", { base: g.url }));
+    } finally {
+      assert.equal(await stop(g.proc), 0);
+    }
+  });
+
+  it("--db-auth runs each request as the role its credential maps to", async () => {
+    const ns = await mkNamespace();
+    const role = fresh("gw_reader");
+    let key;
+    try {
+      psql(`CREATE ROLE ${role} NOLOGIN`);
+      psql(`SELECT lance_namespace.lance_grant('${role}', ARRAY['${ns}'], 'read')`);
+      key = psql(`SELECT lance_namespace.lance_create_api_key('${role}')`);
+    } catch (e) {
+      return; // this catalog version has no API keys
+    }
+    const g = await startGateway([...base, "--db-auth"]);
+    try {
+      assertError(await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url }), 401, 16);
+      assertError(await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url, headers: { "x-api-key": "lnk_wrong" } }), 401, 16);
+      ok(await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url, headers: { "x-api-key": key } }));
+      const denied = await req("POST", `/v1/namespace/${ns}$child/create`, { base: g.url, headers: { "x-api-key": key } });
+      assert.ok(denied.status === 403 || denied.status === 404, `${denied.status} ${denied.text}`);
+      assert.ok(denied.json.code === 15 || denied.json.code === 1, denied.text);
+      ok(await req("GET", "/ready", { base: g.url }));
+    } finally {
+      await stop(g.proc);
+    }
+    const anon = await startGateway([...base, "--db-auth", "--anon-role", role]);
+    try {
+      ok(await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url.replace(/:\d+$/, ":" + new URL(anon.url).port) }));
+    } finally {
+      await stop(anon.proc);
+    }
+  });
+
+  it("takes its configuration from LANCE_GATEWAY_* variables", async () => {
+    const g = await startGateway([], {
+      env: { LANCE_GATEWAY_LISTEN: "127.0.0.1:0", LANCE_GATEWAY_DB: GW_DB, LANCE_GATEWAY_ROOT: ROOT, LANCE_GATEWAY_POOL: "2" },
+    });
+    try {
+      assert.match(g.log(), /pool 2/);
+      ok(await req("GET", "/v1/namespace/%24/list", { base: g.url }));
+    } finally {
+      await stop(g.proc);
+    }
+  });
+
+  it("passes a multi-host conninfo with target_session_attrs to libpq", async () => {
+    const db = `host=${path.join(TMP, "no-such-dir")},${process.env.PGHOST} port=1,${process.env.PGPORT} ` +
+      `dbname=${process.env.PGDATABASE} target_session_attrs=read-write`;
+    const g = await startGateway(["--listen", "127.0.0.1:0", "--db", db, "--root", ROOT]);
+    try {
+      ok(await req("GET", "/v1/namespace/%24/list", { base: g.url }));
+    } finally {
+      await stop(g.proc);
+    }
+  });
+
+  it("answers 503 code 17 with Retry-After when the pool is exhausted", async () => {
+    const g = await startGateway([...base, "--pool", "1", "--pool-wait-ms", "200"]);
+    const ns = await mkNamespace();
+    const locker = psqlBackground(
+      "BEGIN; LOCK TABLE lance_namespace.entries IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;",
+    );
+    try {
+      await sleep(500);
+      const blocked = req("POST", `/v1/namespace/${ns}/describe`, { base: g.url });
+      await sleep(300);
+      const r = await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url });
+      assertError(r, 503, 17);
+      assert.ok(r.headers["retry-after"], "Retry-After header");
+      ok(await blocked);
+    } finally {
+      locker.kill();
+      await stop(g.proc);
+    }
+  });
+
+  it("finishes in-flight requests on SIGTERM", async () => {
+    const g = await startGateway(base);
+    const ns = await mkNamespace();
+    const locker = psqlBackground(
+      "BEGIN; LOCK TABLE lance_namespace.entries IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(1.5); COMMIT;",
+    );
+    await sleep(500);
+    const inflight = req("POST", `/v1/namespace/${ns}/describe`, { base: g.url });
+    await sleep(300);
+    const exited = stop(g.proc);
+    const r = await inflight;
+    assert.equal(r.status, 200, r.text);
+    assert.equal(await exited, 0);
+    assert.match(g.log(), /POST \/v1\/namespace\/\S+\/describe 200 [0-9.]+ms/);
+    assert.match(g.log(), /stopped/);
+    locker.kill();
+  });
+
+  it("survives a PostgreSQL restart: 503 while down, then reconnects", async () => {
+    const g = await startGateway([...base, "--pool", "2"]);
+    try {
+      const ns = await mkNamespace();
+      ok(await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url }));
+      ok(await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url }));
+      const pgctl = path.join(PG_BINDIR, "pg_ctl");
+      assert.equal(spawnSync(pgctl, ["-D", process.env.PGDATA, "-m", "fast", "-w", "stop"]).status, 0);
+      const down = await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url });
+      assertError(down, 503, 17);
+      assert.ok(down.headers["retry-after"]);
+      assertError(await req("GET", "/ready", { base: g.url }), 503, 17);
+      ok(await req("GET", "/health", { base: g.url }));
+      const opts = `-p ${process.env.PGPORT} -k ${process.env.PGHOST} -c listen_addresses= -c fsync=off`;
+      assert.equal(spawnSync(pgctl, ["-D", process.env.PGDATA, "-w", "-l", path.join(TMP, "postgres.log"), "-o", opts, "start"]).status, 0);
+      // stale pooled connections are replaced transparently
+      for (let i = 0; i < 4; i++) ok(await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url }));
+      ok(await req("GET", "/ready", { base: g.url }));
+    } finally {
+      await stop(g.proc);
+    }
+  });
+
+  it("logs one access line per request", async () => {
+    const g = await startGateway(base);
+    try {
+      await req("GET", "/health", { base: g.url });
+      await req("GET", "/nope", { base: g.url });
+      await sleep(100);
+      assert.match(g.log(), /^GET \/health 200 [0-9.]+ms$/m);
+      assert.match(g.log(), /^GET \/nope 404 [0-9.]+ms$/m);
+    } finally {
+      await stop(g.proc);
+    }
+  });
+});
+void fs;
+void fresh;

@@ -1,0 +1,126 @@
+// Table routes: declare, register, describe, exists, list, list all,
+// rename, deregister and drop (drop = deregister; files stay).
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, ROOT } from "./lib.mjs";
+
+describe("tables", () => {
+  it("declares a table at <root>/<ns>/<name>.lance with managed versioning", async () => {
+    const ns = await mkNamespace();
+    const name = fresh("t");
+    const d = ok(await req("POST", `/v1/table/${ns}$${name}/declare?delimiter=%24`, { body: {} }));
+    assert.equal(d.location, path.join(fs.realpathSync(ROOT), ns, `${name}.lance`));
+    assert.equal(d.managed_versioning, true);
+    const desc = ok(await req("POST", `/v1/table/${ns}%24${name}/describe?delimiter=%24`, { body: {} }));
+    assert.equal(desc.managed_versioning, true);
+    assert.equal(desc.location, d.location);
+    const uri = ok(await req("POST", `/v1/table/${ns}$${name}/describe?with_table_uri=true`));
+    assert.ok(typeof uri.table_uri === "string" && uri.table_uri.length > 0);
+    const e = await req("POST", `/v1/table/${ns}$${name}/exists`);
+    assert.equal(e.status, 200);
+  });
+
+  it("declare conflicts: 409 code 5; missing namespace: 404 code 1", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    assertError(await req("POST", `/v1/table/${t.enc}/declare`, { body: {} }), 409, 5);
+    assertError(await req("POST", `/v1/table/${fresh("nons")}$x/declare`, { body: {} }), 404, 1);
+  });
+
+  it("404 code 4 for a missing table", async () => {
+    const ns = await mkNamespace();
+    const id = `${ns}$${fresh("none")}`;
+    assertError(await req("POST", `/v1/table/${id}/describe`), 404, 4);
+    assertError(await req("POST", `/v1/table/${id}/exists`), 404, 4);
+    assertError(await req("POST", `/v1/table/${id}/deregister`), 404, 4);
+    assertError(await req("POST", `/v1/table/${id}/drop`), 404, 4);
+    assertError(await req("POST", `/v1/table/${id}/version/list`, { body: null }), 404, 4);
+    assertError(await req("POST", `/v1/table/${id}/version/describe`, { body: { version: 1 } }), 404, 4);
+    assertError(await req("POST", `/v1/table/${id}/rename`, { body: { new_table_name: "zz" } }), 404, 4);
+  });
+
+  it("registers a table at a given location; duplicates are 409 code 5", async () => {
+    const ns = await mkNamespace();
+    const loc = path.join(ROOT, ns, "registered.lance");
+    const r = ok(await req("POST", `/v1/table/${ns}$reg/register`, { body: { location: loc } }));
+    assert.equal(r.location, loc);
+    assertError(await req("POST", `/v1/table/${ns}$reg/register`, { body: { location: loc } }), 409, 5);
+    ok(await req("POST", `/v1/table/${ns}$reg/describe`));
+  });
+
+  it("lists tables of a namespace with pagination, and all tables", async () => {
+    const ns = await mkNamespace();
+    const names = ["t0", "t1", "t2", "t3", "t4"];
+    for (const n of names) await mkTable(ns, n);
+    const all = ok(await req("GET", `/v1/namespace/${ns}/table/list?delimiter=%24`));
+    assert.deepEqual(all.tables, names);
+    const seen = [];
+    let token;
+    do {
+      const q = "limit=2" + (token ? `&page_token=${encodeURIComponent(token)}` : "");
+      const page = ok(await req("GET", `/v1/namespace/${ns}/table/list?${q}`));
+      seen.push(...page.tables);
+      token = page.page_token;
+    } while (token);
+    assert.deepEqual(seen, names);
+    for (const target of ["/v1/table", "/v1/table/", "/v1/table?delimiter=%24"]) {
+      const everything = ok(await req("GET", target));
+      for (const n of names) assert.ok(everything.tables.includes(`${ns}$${n}`), `${target} lacks ${ns}$${n}`);
+    }
+    const hashed = ok(await req("GET", `/v1/table?delimiter=%23`));
+    assert.ok(hashed.tables.includes(`${ns}#t0`));
+    // walk all tables in pages
+    const walked = [];
+    token = undefined;
+    do {
+      const q = "limit=3" + (token ? `&page_token=${encodeURIComponent(token)}` : "");
+      const page = ok(await req("GET", `/v1/table?${q}`));
+      walked.push(...page.tables);
+      token = page.page_token;
+    } while (token);
+    assert.equal(new Set(walked).size, walked.length);
+    for (const n of names) assert.ok(walked.includes(`${ns}$${n}`));
+  });
+
+  it("include_declared=false hides tables without versions", async () => {
+    const ns = await mkNamespace();
+    const declared = await mkTable(ns, "declared");
+    const written = await mkTable(ns, "written");
+    ok((await createVersion(written, 1)).res);
+    const withDeclared = ok(await req("GET", `/v1/namespace/${ns}/table/list?include_declared=true`));
+    assert.deepEqual(withDeclared.tables, ["declared", "written"]);
+    const onlyWritten = ok(await req("GET", `/v1/namespace/${ns}/table/list?include_declared=false`));
+    assert.deepEqual(onlyWritten.tables, ["written"]);
+    void declared;
+  });
+
+  it("renames a table, within and across namespaces", async () => {
+    const ns = await mkNamespace();
+    const ns2 = await mkNamespace();
+    const t = await mkTable(ns, "old");
+    await mkTable(ns, "taken");
+    assertError(await req("POST", `/v1/table/${t.enc}/rename`, { body: { new_table_name: "taken" } }), 409, 5);
+    ok(await req("POST", `/v1/table/${t.enc}/rename`, { body: { new_table_name: "new" } }));
+    assertError(await req("POST", `/v1/table/${t.enc}/describe`), 404, 4);
+    ok(await req("POST", `/v1/table/${ns}$new/describe`));
+    ok(await req("POST", `/v1/table/${ns}$new/rename`, { body: { new_table_name: "moved", new_namespace_id: [ns2] } }));
+    ok(await req("POST", `/v1/table/${ns2}$moved/describe`));
+  });
+
+  it("deregisters and drops without deleting files", async () => {
+    const ns = await mkNamespace();
+    const t1 = await mkTable(ns, "a");
+    const t2 = await mkTable(ns, "b");
+    const v = await createVersion(t1, 1);
+    ok(v.res);
+    const dr = ok(await req("POST", `/v1/table/${t1.enc}/deregister`, { body: {} }));
+    assert.equal(dr.location, t1.location);
+    assertError(await req("POST", `/v1/table/${t1.enc}/exists`), 404, 4);
+    assert.ok(fs.existsSync(path.join(t1.location, "_versions")), "deregister must keep files");
+    const dropped = ok(await req("POST", `/v1/table/${t2.enc}/drop`));
+    assert.equal(dropped.location, t2.location);
+    assertError(await req("POST", `/v1/table/${t2.enc}/describe`), 404, 4);
+  });
+});

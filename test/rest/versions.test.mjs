@@ -1,0 +1,236 @@
+// Table versions: create (with manifest finalization), describe, list,
+// delete, batch-create, confinement of file access, and 32 racers.
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import {
+  req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, writeStaging,
+  versionsDir, v2Name, ROOT, TMP,
+} from "./lib.mjs";
+
+const canonicalOf = (t, v) => path.join(versionsDir(t.location), v2Name(v));
+
+describe("versions", () => {
+  it("copies the staging manifest to the canonical path and answers in the client's form", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    const { res, st } = await createVersion(t, 1, { form: "rel" });
+    const body = ok(res);
+    const canon = canonicalOf(t, 1);
+    assert.equal(body.version.version, 1);
+    assert.equal(body.version.manifest_path, canon.slice(1), "relative in, relative out");
+    assert.equal(body.version.manifest_size, st.bytes.length, "size filled in from the file");
+    assert.deepEqual(fs.readFileSync(canon), st.bytes);
+    assert.ok(!fs.existsSync(st.abs), "staging file removed after commit");
+
+    const abs = await createVersion(t, 2, { form: "abs" });
+    assert.equal(ok(abs.res).version.manifest_path, canonicalOf(t, 2), "absolute in, absolute out");
+
+    const d = ok(await req("POST", `/v1/table/${t.enc}/version/describe?delimiter=%24`, { body: { version: 1 } }));
+    assert.equal(d.version.manifest_path, canon);
+    assert.equal(d.version.manifest_size, st.bytes.length);
+    const desc = ok(await req("POST", `/v1/table/${t.enc}/describe`));
+    assert.equal(desc.version, 2);
+  });
+
+  it("a duplicate version is 409 code 14 and describe returns the winner", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    const first = await createVersion(t, 1, { content: "winner" });
+    ok(first.res);
+    const second = await createVersion(t, 1, { content: "loser!" });
+    assertError(second.res, 409, 14);
+    assert.equal(fs.readFileSync(canonicalOf(t, 1), "utf8"), "winner");
+    assert.ok(fs.existsSync(second.st.abs), "a loser's staging file is left to its writer");
+    const d = ok(await req("POST", `/v1/table/${t.enc}/version/describe`, { body: { version: 1 } }));
+    assert.equal(d.version.manifest_size, 6);
+  });
+
+  it("32 concurrent racers on one version: one 200, 31 x 409 code 14", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    const N = 32;
+    const stagings = Array.from({ length: N }, (_, i) => writeStaging(t.location, 1, `racer ${i} ${"x".repeat(i)}`));
+    const results = await Promise.all(
+      stagings.map((st) =>
+        req("POST", `/v1/table/${t.enc}/version/create?delimiter=%24`, {
+          body: { version: 1, manifest_path: st.rel, manifest_size: st.bytes.length },
+        }),
+      ),
+    );
+    const winners = results.map((r, i) => [r, i]).filter(([r]) => r.status === 200);
+    assert.equal(winners.length, 1, `statuses: ${results.map((r) => r.status).join(",")}`);
+    for (const r of results) if (r.status !== 200) assertError(r, 409, 14);
+    const w = winners[0][1];
+    assert.deepEqual(fs.readFileSync(canonicalOf(t, 1)), stagings[w].bytes, "the winner's manifest is in place");
+    const d = ok(await req("POST", `/v1/table/${t.enc}/version/describe`, { body: { version: 1 } }));
+    assert.equal(d.version.manifest_size, stagings[w].bytes.length);
+    const list = ok(await req("POST", `/v1/table/${t.enc}/version/list`, { body: null }));
+    assert.equal(list.versions.length, 1);
+  });
+
+  it("manifest_size mismatch is 400 code 13 and records nothing", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    const { res, st } = await createVersion(t, 1, { extra: { manifest_size: 99999 } });
+    assertError(res, 400, 13);
+    assert.ok(!fs.existsSync(canonicalOf(t, 1)));
+    assert.ok(fs.existsSync(st.abs));
+    assertError(await req("POST", `/v1/table/${t.enc}/version/describe`, { body: { version: 1 } }), 404, 11);
+    // a correct size (as a string, as query-style input) works
+    ok((await createVersion(t, 1, { content: "12345", extra: { manifest_size: 5 } })).res);
+  });
+
+  it("confines file access to the table's _versions directory", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    const other = await mkTable(ns);
+    const vdir = versionsDir(t.location);
+    fs.mkdirSync(vdir, { recursive: true });
+    const outside = path.join(TMP, "outside");
+    fs.mkdirSync(outside, { recursive: true });
+    fs.writeFileSync(path.join(outside, "m"), "evil");
+    fs.writeFileSync(path.join(t.location, "not_versions.manifest"), "x");
+    const otherStaging = writeStaging(other.location, 1, "other");
+    fs.symlinkSync(path.join(outside, "m"), path.join(vdir, "link.manifest-1"));
+    const cases = [
+      "/etc/passwd",
+      "etc/passwd",
+      path.join(outside, "m"),
+      path.join(t.location, "not_versions.manifest"),
+      path.join(vdir, "..", "not_versions.manifest"),
+      `${vdir}/./x`,
+      otherStaging.abs,
+      path.join(vdir, "link.manifest-1"),
+      path.join(vdir, "does-not-exist.manifest-1"),
+      "",
+    ];
+    for (const p of cases) {
+      const res = await req("POST", `/v1/table/${t.enc}/version/create`, { body: { version: 1, manifest_path: p } });
+      assertError(res, 400, 13);
+    }
+    // a symlinked _versions directory that leaves the table
+    const t3 = await mkTable(ns);
+    fs.mkdirSync(t3.location, { recursive: true });
+    fs.symlinkSync(outside, versionsDir(t3.location));
+    const res = await req("POST", `/v1/table/${t3.enc}/version/create`, {
+      body: { version: 1, manifest_path: path.join(versionsDir(t3.location), "m") },
+    });
+    assertError(res, 400, 13);
+    assert.equal(fs.readFileSync(path.join(outside, "m"), "utf8"), "evil");
+    assert.deepEqual(fs.readdirSync(outside), ["m"]);
+    assertError(await req("POST", `/v1/table/${t.enc}/version/describe`, { body: { version: 1 } }), 404, 11);
+    assert.ok(fs.existsSync(otherStaging.abs));
+  });
+
+  it("version/create input errors are 400 code 13, missing tables 404 code 4", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    const st = writeStaging(t.location, 1);
+    for (const body of [
+      { manifest_path: st.rel },
+      { version: "one", manifest_path: st.rel },
+      { version: -1, manifest_path: st.rel },
+      { version: 1 },
+      { version: 1, manifest_path: 42 },
+      { version: 1, manifest_path: st.rel, metadata: "nope" },
+      { version: 1, manifest_path: st.rel, manifest_size: "big" },
+      { version: 1.5, manifest_path: st.rel },
+    ]) {
+      assertError(await req("POST", `/v1/table/${t.enc}/version/create`, { body }), 400, 13);
+    }
+    assertError(await req("POST", `/v1/table/${ns}$nope/version/create`, { body: { version: 1, manifest_path: st.rel } }), 404, 4);
+    assertError(await req("POST", `/v1/table/${fresh("nons")}$nope/version/create`, { body: { version: 1, manifest_path: st.rel } }), 404, 1);
+    ok(await req("POST", `/v1/table/${t.enc}/version/create`, { body: { version: 1, manifest_path: st.rel } }));
+  });
+
+  it("lists versions (POST null body, GET, descending, pages) and deletes ranges", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    for (let v = 1; v <= 6; v++) ok((await createVersion(t, v)).res);
+    const asc = ok(await req("POST", `/v1/table/${t.enc}/version/list?delimiter=%24`, { body: "null" }));
+    assert.deepEqual(asc.versions.map((v) => v.version), [1, 2, 3, 4, 5, 6]);
+    for (const v of asc.versions) assert.ok(fs.existsSync(v.manifest_path), v.manifest_path);
+    const viaGet = ok(await req("GET", `/v1/table/${t.enc}/version/list`));
+    assert.equal(viaGet.versions.length, 6);
+    const desc = ok(await req("POST", `/v1/table/${t.enc}/version/list?descending=true`));
+    assert.deepEqual(desc.versions.map((v) => v.version), [6, 5, 4, 3, 2, 1]);
+    const seen = [];
+    let token;
+    do {
+      const q = "limit=4&descending=true" + (token ? `&page_token=${encodeURIComponent(token)}` : "");
+      const page = ok(await req("POST", `/v1/table/${t.enc}/version/list?${q}`));
+      seen.push(...page.versions.map((v) => v.version));
+      token = page.page_token;
+    } while (token);
+    assert.deepEqual(seen, [6, 5, 4, 3, 2, 1]);
+    const latest = ok(await req("POST", `/v1/table/${t.enc}/version/describe`, { body: {} }));
+    assert.equal(latest.version.version, 6);
+
+    const del = ok(await req("POST", `/v1/table/${t.enc}/version/delete`, {
+      body: { ranges: [{ start_version: 2, end_version: 4 }] },
+    }));
+    assert.equal(del.deleted_count, 2);
+    assertError(await req("POST", `/v1/table/${t.enc}/version/describe`, { body: { version: 2 } }), 404, 11);
+    const after = ok(await req("POST", `/v1/table/${t.enc}/version/list`));
+    assert.deepEqual(after.versions.map((v) => v.version), [1, 4, 5, 6]);
+    assertError(await req("POST", `/v1/table/${t.enc}/version/delete`, { body: { ranges: "all" } }), 400, 13);
+
+    // re-creating a deleted version whose canonical file is still there
+    // with identical bytes (an idempotent retry) keeps the file
+    const canon2 = canonicalOf(t, 2);
+    const bytes2 = fs.readFileSync(canon2);
+    ok((await createVersion(t, 2, { content: bytes2 })).res);
+    assert.deepEqual(fs.readFileSync(canon2), bytes2);
+    // and with different bytes the catalog's new version wins
+    ok(await req("POST", `/v1/table/${t.enc}/version/delete`, { body: { ranges: [{ start_version: 3, end_version: 4 }] } }));
+    assertError(await req("POST", `/v1/table/${t.enc}/version/describe`, { body: { version: 3 } }), 404, 11);
+    ok((await createVersion(t, 3, { content: "new three" })).res);
+    assert.equal(fs.readFileSync(canonicalOf(t, 3), "utf8"), "new three");
+  });
+
+  it("batch-creates versions of several tables atomically", async () => {
+    const ns = await mkNamespace();
+    const a = await mkTable(ns);
+    const b = await mkTable(ns);
+    const sa = writeStaging(a.location, 1, "a1");
+    const sb = writeStaging(b.location, 1, "b1");
+    const res = ok(await req("POST", `/v1/table/version/batch-create?delimiter=%24`, {
+      body: {
+        entries: [
+          { id: [ns, a.name], version: 1, manifest_path: sa.rel },
+          { id: [ns, b.name], version: 1, manifest_path: sb.abs },
+        ],
+      },
+    }));
+    assert.equal(res.versions.length, 2);
+    assert.equal(res.versions[0].manifest_path, canonicalOf(a, 1).slice(1));
+    assert.equal(res.versions[1].manifest_path, canonicalOf(b, 1));
+    assert.equal(fs.readFileSync(canonicalOf(a, 1), "utf8"), "a1");
+    assert.equal(fs.readFileSync(canonicalOf(b, 1), "utf8"), "b1");
+
+    // a conflict on one entry fails the whole batch
+    const sa2 = writeStaging(a.location, 2, "a2");
+    const sb1 = writeStaging(b.location, 1, "b1 again");
+    const conflict = await req("POST", `/v1/table/version/batch-create`, {
+      body: {
+        entries: [
+          { id: [ns, a.name], version: 2, manifest_path: sa2.rel },
+          { id: [ns, b.name], version: 1, manifest_path: sb1.rel },
+        ],
+      },
+    });
+    assertError(conflict, 409, 14);
+    assertError(await req("POST", `/v1/table/${a.enc}/version/describe`, { body: { version: 2 } }), 404, 11);
+    assert.ok(!fs.existsSync(canonicalOf(a, 2)), "no manifest left behind by a failed batch");
+    assertError(await req("POST", `/v1/table/version/batch-create`, { body: { entries: "x" } }), 400, 13);
+    assertError(await req("POST", `/v1/table/version/batch-create`, { body: {} }), 400, 13);
+  });
+
+  it("the catalog root is the gateway's --root", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    assert.ok(t.location.startsWith(fs.realpathSync(ROOT) + "/"));
+  });
+});
