@@ -294,60 +294,8 @@ PG_FUNCTION_INFO_V1(lance_list_table_branches);
 Datum
 lance_list_table_branches(PG_FUNCTION_ARGS)
 {
-	const char *op = "ListTableBranches";
-	MemoryContext outer = CurrentMemoryContext;
-	ArrayType  *id = lance_id_arg(fcinfo, 0, op, "id", false);
-	char	   *token = lance_text_arg(fcinfo, 1);
-	int			limit = lance_page_limit(fcinfo, 2, op);
-	const char *after = lance_page_token_decode('b', token, op);
-	TupleDesc	tupdesc;
-	LanceEntry	table;
-	Datum		args[3];
-	Datum		values[2];
-	bool		nulls[2] = {false, true};
-	StringInfoData buf;
-	int			n = 0;
-	int			i;
-	Datum		result;
-
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-	SPI_connect();
-	lance_resolve_table(op, id, LANCE_LOCK_NONE, &table);
-	if (limit > 0)
-	{
-		args[0] = Int64GetDatum(table.id);
-		args[1] = CStringGetTextDatum(after ? after : "");
-		args[2] = Int64GetDatum((int64) limit + 1);
-		n = lance_exec(PLAN_LIST_BRANCHES, args, NULL, true, 0);
-	}
-	initStringInfo(&buf);
-	appendStringInfoChar(&buf, '{');
-	for (i = 0; i < n && i < limit; i++)
-	{
-		bool		isnull;
-
-		if (i > 0)
-			appendStringInfoChar(&buf, ',');
-		escape_json(&buf, TextDatumGetCString(lance_spi_value(i, 1, &isnull)));
-		appendStringInfoChar(&buf, ':');
-		branch_contents_json(&buf, i);
-	}
-	appendStringInfoChar(&buf, '}');
-	values[0] = jsonb_datum_in(buf.data, outer);
-	if (n > limit)
-	{
-		bool		isnull;
-		char	   *last = TextDatumGetCString(lance_spi_value(limit - 1, 1, &isnull));
-		MemoryContext old = MemoryContextSwitchTo(outer);
-
-		values[1] = CStringGetTextDatum(lance_page_token_encode('b', last));
-		nulls[1] = false;
-		MemoryContextSwitchTo(old);
-	}
-	result = lance_form_result(tupdesc, values, nulls, outer);
-	SPI_finish();
-	PG_RETURN_DATUM(result);
+	PG_RETURN_DATUM(lance_list_table_map(fcinfo, "ListTableBranches", PLAN_LIST_BRANCHES,
+										 'b', branch_contents_json));
 }
 
 PG_FUNCTION_INFO_V1(lance_delete_table_branch);

@@ -156,6 +156,9 @@ typedef enum LancePlanId
 } LancePlanId;
 
 extern SPIPlanPtr lance_plan(LancePlanId id);
+extern Datum lance_list_table_map(FunctionCallInfo fcinfo, const char *op, LancePlanId plan,
+								  char token_kind,
+								  void (*contents) (StringInfo buf, int row));
 extern int	lance_exec(LancePlanId id, Datum *values, const char *nulls, bool read_only, long count);
 extern Datum lance_spi_value(int row, int col, bool *isnull);
 extern Datum lance_spi_copy_value(int row, int col, bool *isnull, MemoryContext cxt);

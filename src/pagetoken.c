@@ -13,7 +13,12 @@
 #include "postgres.h"
 
 #include "common/base64.h"
+#include "executor/spi.h"
 #include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
 
 #include "lance_namespace.h"
 
@@ -83,4 +88,74 @@ lance_page_limit(FunctionCallInfo fcinfo, int argno, const char *op)
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("%s: limit must not be negative", op));
 	return Min(limit, LANCE_MAX_PAGE_SIZE);
+}
+
+/*
+ * lance_list_table_map
+ *		One page of a table's named objects (branches, tags) as a JSON map
+ *		of name to contents, sorted by name: the (map jsonb, page_token)
+ *		result row.  fcinfo's arguments are (id, page_token, limit); plan
+ *		takes (table_id, after, limit) and returns the name first; contents
+ *		appends the JSON value of one result row.
+ */
+Datum
+lance_list_table_map(FunctionCallInfo fcinfo, const char *op, LancePlanId plan,
+					 char token_kind, void (*contents) (StringInfo buf, int row))
+{
+	MemoryContext outer = CurrentMemoryContext;
+	ArrayType  *id = lance_id_arg(fcinfo, 0, op, "id", false);
+	char	   *token = lance_text_arg(fcinfo, 1);
+	int			limit = lance_page_limit(fcinfo, 2, op);
+	const char *after = lance_page_token_decode(token_kind, token, op);
+	TupleDesc	tupdesc;
+	LanceEntry	table;
+	Datum		args[3];
+	Datum		values[2];
+	bool		nulls[2] = {false, true};
+	StringInfoData buf;
+	int			n = 0;
+	int			i;
+	Datum		result;
+	MemoryContext old;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	SPI_connect();
+	lance_resolve_table(op, id, LANCE_LOCK_NONE, &table);
+	if (limit > 0)
+	{
+		args[0] = Int64GetDatum(table.id);
+		args[1] = CStringGetTextDatum(after ? after : "");
+		args[2] = Int64GetDatum((int64) limit + 1);
+		n = lance_exec(plan, args, NULL, true, 0);
+	}
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (i = 0; i < n && i < limit; i++)
+	{
+		bool		isnull;
+
+		if (i > 0)
+			appendStringInfoChar(&buf, ',');
+		escape_json(&buf, TextDatumGetCString(lance_spi_value(i, 1, &isnull)));
+		appendStringInfoChar(&buf, ':');
+		contents(&buf, i);
+	}
+	appendStringInfoChar(&buf, '}');
+	old = MemoryContextSwitchTo(outer);
+	values[0] = DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
+	MemoryContextSwitchTo(old);
+	if (n > limit)
+	{
+		bool		isnull;
+		char	   *last = TextDatumGetCString(lance_spi_value(limit - 1, 1, &isnull));
+
+		old = MemoryContextSwitchTo(outer);
+		values[1] = CStringGetTextDatum(lance_page_token_encode(token_kind, last));
+		nulls[1] = false;
+		MemoryContextSwitchTo(old);
+	}
+	result = lance_form_result(tupdesc, values, nulls, outer);
+	SPI_finish();
+	return result;
 }

@@ -238,84 +238,43 @@ lance_delete_table_tag(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/*
+ * tag_contents_json
+ *		TagContents ({branch, version, manifestSize}; branch absent for main)
+ *		of row `row` of the last SPI result (PLAN_LIST_TAGS), appended to buf.
+ */
+static void
+tag_contents_json(StringInfo buf, int row)
+{
+	bool		isnull;
+	char	   *branch;
+	Datum		size;
+
+	appendStringInfoChar(buf, '{');
+	branch = TextDatumGetCString(lance_spi_value(row, 2, &isnull));
+	if (strcmp(branch, LANCE_MAIN_BRANCH) != 0)
+	{
+		appendStringInfoString(buf, "\"branch\":");
+		escape_json(buf, branch);
+		appendStringInfoChar(buf, ',');
+	}
+	appendStringInfo(buf, "\"version\":" INT64_FORMAT,
+					 DatumGetInt64(lance_spi_value(row, 3, &isnull)));
+	size = lance_spi_value(row, 4, &isnull);
+	appendStringInfo(buf, ",\"manifestSize\":" INT64_FORMAT "}",
+					 isnull ? (int64) 0 : DatumGetInt64(size));
+}
+
 PG_FUNCTION_INFO_V1(lance_list_table_tags);
 
 /*
  * lance_list_table_tags(id, page_token, limit) returns (tags jsonb, page_token)
- *		A page of the table's tags as a map of name to TagContents
- *		({branch, version, manifestSize}), sorted by name.
+ *		A page of the table's tags as a map of name to TagContents, sorted
+ *		by name.
  */
 Datum
 lance_list_table_tags(PG_FUNCTION_ARGS)
 {
-	const char *op = "ListTableTags";
-	MemoryContext outer = CurrentMemoryContext;
-	ArrayType  *id = lance_id_arg(fcinfo, 0, op, "id", false);
-	char	   *token = lance_text_arg(fcinfo, 1);
-	int			limit = lance_page_limit(fcinfo, 2, op);
-	const char *after = lance_page_token_decode('g', token, op);
-	TupleDesc	tupdesc;
-	LanceEntry	table;
-	Datum		args[3];
-	Datum		values[2];
-	bool		nulls[2] = {false, true};
-	StringInfoData buf;
-	int			n = 0;
-	int			i;
-	Datum		result;
-	MemoryContext old;
-
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-	SPI_connect();
-	lance_resolve_table(op, id, LANCE_LOCK_NONE, &table);
-	if (limit > 0)
-	{
-		args[0] = Int64GetDatum(table.id);
-		args[1] = CStringGetTextDatum(after ? after : "");
-		args[2] = Int64GetDatum((int64) limit + 1);
-		n = lance_exec(PLAN_LIST_TAGS, args, NULL, true, 0);
-	}
-	initStringInfo(&buf);
-	appendStringInfoChar(&buf, '{');
-	for (i = 0; i < n && i < limit; i++)
-	{
-		bool		isnull;
-		char	   *branch;
-		Datum		size;
-
-		if (i > 0)
-			appendStringInfoChar(&buf, ',');
-		escape_json(&buf, TextDatumGetCString(lance_spi_value(i, 1, &isnull)));
-		appendStringInfoString(&buf, ":{");
-		branch = TextDatumGetCString(lance_spi_value(i, 2, &isnull));
-		if (strcmp(branch, LANCE_MAIN_BRANCH) != 0)
-		{
-			appendStringInfoString(&buf, "\"branch\":");
-			escape_json(&buf, branch);
-			appendStringInfoChar(&buf, ',');
-		}
-		appendStringInfo(&buf, "\"version\":" INT64_FORMAT,
-						 DatumGetInt64(lance_spi_value(i, 3, &isnull)));
-		size = lance_spi_value(i, 4, &isnull);
-		appendStringInfo(&buf, ",\"manifestSize\":" INT64_FORMAT "}",
-						 isnull ? (int64) 0 : DatumGetInt64(size));
-	}
-	appendStringInfoChar(&buf, '}');
-	old = MemoryContextSwitchTo(outer);
-	values[0] = DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
-	MemoryContextSwitchTo(old);
-	if (n > limit)
-	{
-		bool		isnull;
-		char	   *last = TextDatumGetCString(lance_spi_value(limit - 1, 1, &isnull));
-
-		old = MemoryContextSwitchTo(outer);
-		values[1] = CStringGetTextDatum(lance_page_token_encode('g', last));
-		nulls[1] = false;
-		MemoryContextSwitchTo(old);
-	}
-	result = lance_form_result(tupdesc, values, nulls, outer);
-	SPI_finish();
-	PG_RETURN_DATUM(result);
+	PG_RETURN_DATUM(lance_list_table_map(fcinfo, "ListTableTags", PLAN_LIST_TAGS,
+										 'g', tag_contents_json));
 }
