@@ -37,7 +37,9 @@ typedef struct CommitEntry
 	char	   *canonical;		/* absolute canonical path from the catalog */
 	GwWritten	written;
 	bool		deferred;		/* staging problem, reported after the call */
+	bool		staging_absent; /* the staging file does not exist */
 	GwError		error;
+	bool		skip;			/* batch-commit operation other than a version */
 } CommitEntry;
 
 typedef struct CommitCtx
@@ -45,6 +47,7 @@ typedef struct CommitCtx
 	bool		batch;
 	int			n;
 	CommitEntry *e;
+	bool		ops;			/* BatchCommitTables: e[i] is operations[i] */
 } CommitCtx;
 
 /*
@@ -96,6 +99,7 @@ prepare_entry(json_t *entry, CommitEntry *ce, GwError *err)
 	gw_error_clear(&ce->error);
 	if (!gw_storage->stat_staging(gw_storage, ce->staging, &ce->size, &ce->error))
 	{
+		ce->staging_absent = (errno == ENOENT);
 		ce->deferred = true;
 		return true;
 	}
@@ -173,7 +177,7 @@ finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 		gw_error_set(err, GW_ERR_INVALID_INPUT, "manifest_path is required");
 		return false;
 	}
-	if (ce->deferred)
+	if (ce->deferred && !ce->staging_absent)
 	{
 		*err = ce->error;
 		return false;
@@ -193,8 +197,30 @@ finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
 		return false;
 	}
-	if (!gw_storage->finalize(gw_storage, ce->staging, ce->canonical, ce->size,
-							  &ce->written, err))
+	if (ce->deferred)
+	{
+		/*
+		 * The staging file is gone.  That is a retry after a lost reply
+		 * (the first attempt committed and removed it) when the catalog
+		 * returned the existing row and its canonical file is in place
+		 * with the recorded size: answer as the first attempt did.
+		 * Anything else is the staging error.  See RELIABILITY.md.
+		 */
+		json_t	   *jsize = json_object_get(version, "manifest_size");
+		GwError		ignored;
+		int64_t		csize;
+
+		if (!json_is_integer(jsize) ||
+			!gw_storage->stat_staging(gw_storage, ce->canonical, &csize, &ignored) ||
+			csize != json_integer_value(jsize))
+		{
+			*err = ce->error;
+			return false;
+		}
+		ce->size = csize;
+	}
+	else if (!gw_storage->finalize(gw_storage, ce->staging, ce->canonical, ce->size,
+								   &ce->written, err))
 		return false;
 	json_object_set_new(version, "manifest_path", client_form(ce));
 	if (json_object_get(version, "manifest_size") == NULL)
@@ -218,7 +244,27 @@ after_call(void *arg, char **result, GwError *err)
 		gw_error_set(err, GW_ERR_INTERNAL, "the catalog returned malformed JSON");
 		return false;
 	}
-	if (!ctx->batch)
+	if (ctx->ops)
+	{
+		/* results[i] = {"create_table_version": {"version": {...}}} */
+		json_t	   *results = json_object_get(res, "results");
+
+		if (!json_is_array(results) || (int) json_array_size(results) != ctx->n)
+		{
+			gw_error_set(err, GW_ERR_INTERNAL,
+						 "the catalog returned %d results for %d operations",
+						 json_is_array(results) ? (int) json_array_size(results) : -1, ctx->n);
+			ok = false;
+		}
+		for (int i = 0; ok && i < ctx->n; i++)
+			if (!ctx->e[i].skip)
+				ok = finalize_entry(&ctx->e[i],
+									json_object_get(json_object_get(json_array_get(results, i),
+																	"create_table_version"),
+													"version"),
+									err);
+	}
+	else if (!ctx->batch)
 		ok = finalize_entry(&ctx->e[0], json_object_get(res, "version"), err);
 	else
 	{
@@ -300,7 +346,7 @@ char *
 gw_commit_versions(const char *function, json_t *request, bool batch,
 				   const GwRequestInfo *info, GwError *err)
 {
-	CommitCtx	ctx = {batch, 0, NULL};
+	CommitCtx	ctx = {batch, 0, NULL, false};
 	GwTxHooks	hooks = {after_call, after_commit, after_abort, &ctx};
 	json_t	   *entries = NULL;
 	char	   *request_text = NULL;
@@ -331,6 +377,66 @@ gw_commit_versions(const char *function, json_t *request, bool batch,
 		if (!json_is_object(entry))
 			continue;			/* the catalog reports the bad entry */
 		if (!prepare_entry(entry, &ctx.e[i], err))
+			goto done;
+	}
+
+	request_text = json_dumps(request, JSON_COMPACT);
+	if (request_text == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		goto done;
+	}
+	result = gw_db_call(function, request_text, info, &hooks, err);
+
+done:
+	for (int i = 0; i < ctx.n; i++)
+	{
+		free(ctx.e[i].staging);
+		free(ctx.e[i].canonical);
+	}
+	free(ctx.e);
+	free(request_text);
+	return result;
+}
+
+/*
+ * gw_commit_operations
+ *		Run rest_batch_commit_tables with manifest finalization of its
+ *		create_table_version operations.  The catalog applies the operations
+ *		in order in one statement; any failure raises before a file is
+ *		written, and a failure while copying manifests (or at COMMIT)
+ *		removes the canonical files this attempt wrote, so the batch is all
+ *		or nothing for files as for rows.
+ */
+char *
+gw_commit_operations(const char *function, json_t *request, const GwRequestInfo *info,
+					 GwError *err)
+{
+	CommitCtx	ctx = {true, 0, NULL, true};
+	GwTxHooks	hooks = {after_call, after_commit, after_abort, &ctx};
+	json_t	   *ops = json_object_get(request, "operations");
+	char	   *request_text = NULL;
+	char	   *result = NULL;
+
+	if (!json_is_array(ops))
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "operations must be an array");
+		return NULL;
+	}
+	ctx.n = (int) json_array_size(ops);
+	ctx.e = calloc(ctx.n > 0 ? ctx.n : 1, sizeof(CommitEntry));
+	if (ctx.e == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		return NULL;
+	}
+	for (int i = 0; i < ctx.n; i++)
+	{
+		json_t	   *entry = json_object_get(json_array_get(ops, i), "create_table_version");
+
+		/* other operations, and malformed ones, are the catalog's to judge */
+		ctx.e[i].skip = !json_is_object(entry);
+		if (!ctx.e[i].skip && !prepare_entry(entry, &ctx.e[i], err))
 			goto done;
 	}
 

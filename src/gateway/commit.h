@@ -18,5 +18,7 @@ extern GwStorage *gw_storage;
 
 extern char *gw_commit_versions(const char *function, json_t *request, bool batch,
 								const GwRequestInfo *info, GwError *err);
+extern char *gw_commit_operations(const char *function, json_t *request,
+								  const GwRequestInfo *info, GwError *err);
 
 #endif							/* LANCE_GATEWAY_COMMIT_H */

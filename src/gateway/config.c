@@ -29,6 +29,13 @@ static const char *usage_text =
 "  --pool-wait-ms MS         wait for a free connection before 503 (default 5000)\n"
 "  --max-body-bytes N        largest request body, else 413 (default 1048576)\n"
 "  --max-url-bytes N         longest request target, else 414 (default 8192)\n"
+"  --max-header-bytes N      largest header section, else 431 (default 16384)\n"
+"  --max-batch-entries N     most entries/ranges/operations in one request,\n"
+"                            else 400 (default 10000)\n"
+"  --request-timeout S       a request body must arrive within S seconds of\n"
+"                            its headers, else 408 (default 30)\n"
+"  --idle-timeout S          close a connection with no traffic for S seconds\n"
+"                            (default 120)\n"
 "  --max-connections N       concurrent HTTP connections (default 256)\n"
 "  --retries N               retries of serialization failures (default 5)\n"
 "  --shutdown-timeout S      graceful shutdown budget in seconds (default 30)\n"
@@ -46,7 +53,10 @@ static const char *usage_text =
 "\n"
 "Environment: LANCE_GATEWAY_LISTEN, LANCE_GATEWAY_DB, LANCE_GATEWAY_ROOT,\n"
 "LANCE_GATEWAY_POOL, LANCE_GATEWAY_POOL_WAIT_MS, LANCE_GATEWAY_MAX_BODY_BYTES,\n"
-"LANCE_GATEWAY_MAX_URL_BYTES, LANCE_GATEWAY_MAX_CONNECTIONS,\n"
+"LANCE_GATEWAY_MAX_URL_BYTES, LANCE_GATEWAY_MAX_HEADER_BYTES,\n"
+"LANCE_GATEWAY_MAX_BATCH_ENTRIES, LANCE_GATEWAY_REQUEST_TIMEOUT,\n"
+"LANCE_GATEWAY_IDLE_TIMEOUT,\n"
+"LANCE_GATEWAY_MAX_CONNECTIONS,\n"
 "LANCE_GATEWAY_RETRIES, LANCE_GATEWAY_API_KEY, LANCE_GATEWAY_DB_AUTH=1,\n"
 "LANCE_GATEWAY_ANON_ROLE,\n"
 "LANCE_GATEWAY_FORCE_INSECURE_BIND=1.\n";
@@ -56,7 +66,8 @@ enum
 	OPT_LISTEN = 256, OPT_DB, OPT_ROOT, OPT_POOL, OPT_POOL_WAIT, OPT_MAX_BODY,
 	OPT_MAX_URL, OPT_MAX_CONN, OPT_RETRIES, OPT_SHUTDOWN, OPT_STARTUP,
 	OPT_API_KEY, OPT_DB_AUTH, OPT_ANON_ROLE, OPT_INSECURE, OPT_QUIET, OPT_HELP,
-	OPT_VERSION
+	OPT_VERSION, OPT_MAX_HEADER, OPT_MAX_BATCH, OPT_REQ_TIMEOUT,
+	OPT_IDLE_TIMEOUT
 };
 
 /*
@@ -140,6 +151,18 @@ apply(int opt, const char *name, const char *value)
 		case OPT_MAX_URL:
 			gw_config.max_url_bytes = parse_long(name, value, 256, 1L << 20);
 			break;
+		case OPT_MAX_HEADER:
+			gw_config.max_header_bytes = parse_long(name, value, 1024, 1L << 20);
+			break;
+		case OPT_MAX_BATCH:
+			gw_config.max_batch_entries = (int) parse_long(name, value, 1, 1000000);
+			break;
+		case OPT_REQ_TIMEOUT:
+			gw_config.request_timeout_s = (int) parse_long(name, value, 1, 3600);
+			break;
+		case OPT_IDLE_TIMEOUT:
+			gw_config.idle_timeout_s = (int) parse_long(name, value, 1, 86400);
+			break;
 		case OPT_MAX_CONN:
 			gw_config.max_connections = (int) parse_long(name, value, 1, 100000);
 			break;
@@ -188,6 +211,10 @@ gw_config_load(int argc, char **argv)
 		{"pool-wait-ms", required_argument, NULL, OPT_POOL_WAIT},
 		{"max-body-bytes", required_argument, NULL, OPT_MAX_BODY},
 		{"max-url-bytes", required_argument, NULL, OPT_MAX_URL},
+		{"max-header-bytes", required_argument, NULL, OPT_MAX_HEADER},
+		{"max-batch-entries", required_argument, NULL, OPT_MAX_BATCH},
+		{"request-timeout", required_argument, NULL, OPT_REQ_TIMEOUT},
+		{"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
 		{"max-connections", required_argument, NULL, OPT_MAX_CONN},
 		{"retries", required_argument, NULL, OPT_RETRIES},
 		{"shutdown-timeout", required_argument, NULL, OPT_SHUTDOWN},
@@ -213,6 +240,10 @@ gw_config_load(int argc, char **argv)
 		{"LANCE_GATEWAY_POOL_WAIT_MS", OPT_POOL_WAIT},
 		{"LANCE_GATEWAY_MAX_BODY_BYTES", OPT_MAX_BODY},
 		{"LANCE_GATEWAY_MAX_URL_BYTES", OPT_MAX_URL},
+		{"LANCE_GATEWAY_MAX_HEADER_BYTES", OPT_MAX_HEADER},
+		{"LANCE_GATEWAY_MAX_BATCH_ENTRIES", OPT_MAX_BATCH},
+		{"LANCE_GATEWAY_REQUEST_TIMEOUT", OPT_REQ_TIMEOUT},
+		{"LANCE_GATEWAY_IDLE_TIMEOUT", OPT_IDLE_TIMEOUT},
 		{"LANCE_GATEWAY_MAX_CONNECTIONS", OPT_MAX_CONN},
 		{"LANCE_GATEWAY_RETRIES", OPT_RETRIES},
 		{"LANCE_GATEWAY_API_KEY", OPT_API_KEY},
@@ -229,6 +260,10 @@ gw_config_load(int argc, char **argv)
 	gw_config.pool_wait_ms = 5000;
 	gw_config.max_body_bytes = 1048576;
 	gw_config.max_url_bytes = 8192;
+	gw_config.max_header_bytes = 16384;
+	gw_config.max_batch_entries = 10000;
+	gw_config.request_timeout_s = 30;
+	gw_config.idle_timeout_s = 120;
 	gw_config.max_connections = 256;
 	gw_config.max_retries = 5;
 	gw_config.shutdown_wait_s = 30;

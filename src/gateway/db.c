@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "db.h"
+#include "metrics.h"
 #include "pool.h"
 
 typedef enum TxOutcome
@@ -39,18 +40,19 @@ set_error_from_result(PGconn *conn, PGresult *res, char *sqlstate_out, GwError *
 	const char *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
 
 	snprintf(sqlstate_out, 6, "%s", sqlstate ? sqlstate : "");
-	if (PQstatus(conn) != CONNECTION_OK)
+
+	/*
+	 * No SQLSTATE means libpq made the error itself: almost always a lost
+	 * connection that it has not marked bad yet (a failed write, e.g. after
+	 * an immediate shutdown or failover).  Treat it as one (503), and the
+	 * outcome of a COMMIT as unknown.
+	 */
+	if (PQstatus(conn) != CONNECTION_OK || sqlstate == NULL)
 	{
 		gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
 		gw_error_detail(err, "%s", PQerrorMessage(conn));
 		if (sqlstate == NULL)
 			snprintf(sqlstate_out, 6, "08006");
-		return;
-	}
-	if (sqlstate == NULL)
-	{
-		gw_error_set(err, GW_ERR_INTERNAL, "catalog database error");
-		gw_error_detail(err, "%s", PQerrorMessage(conn));
 		return;
 	}
 	gw_error_set(err, gw_code_for_sqlstate(sqlstate), "%s",
@@ -89,6 +91,7 @@ exec_ok(PGconn *conn, const char *sql, int nparams, const char *const *params,
 		return true;
 	}
 	set_error_from_result(conn, res, sqlstate, err);
+	gw_metrics_db_error(sqlstate);
 	PQclear(res);
 	return false;
 }
@@ -200,7 +203,7 @@ run_once(PGconn *conn, const char *function, const char *request_json,
 	{
 		free(result);
 		/* Lost during COMMIT: the outcome is unknown, so undo nothing. */
-		if (PQstatus(conn) != CONNECTION_OK)
+		if (PQstatus(conn) != CONNECTION_OK || strcmp(sqlstate, "08006") == 0)
 			return TX_FAILED;
 		if (hooks && hooks->after_abort)
 			hooks->after_abort(hooks->arg);

@@ -14,6 +14,8 @@
 #include "commit.h"
 #include "db.h"
 #include "dispatch.h"
+#include "feed.h"
+#include "metrics.h"
 #include "request.h"
 #include "router.h"
 
@@ -113,7 +115,9 @@ run_operation(const GwRoute *route, char *raw_id, const GwHttpRequest *req,
 	info.path = req->path;
 	credentials(req->headers, &info.api_key, &info.bearer);
 
-	if (route->kind == GW_ROUTE_VERSION_CREATE || route->kind == GW_ROUTE_BATCH_CREATE)
+	if (route->kind == GW_ROUTE_BATCH_COMMIT)
+		result = gw_commit_operations(route->function, request, &info, &err);
+	else if (route->kind == GW_ROUTE_VERSION_CREATE || route->kind == GW_ROUTE_BATCH_CREATE)
 		result = gw_commit_versions(route->function, request,
 									route->kind == GW_ROUTE_BATCH_CREATE, &info, &err);
 	else
@@ -158,6 +162,7 @@ gw_dispatch(const GwHttpRequest *req, GwResponse *resp)
 	gw_error_clear(&err);
 	memset(resp, 0, sizeof(*resp));
 	m = gw_route_match(req->path, gw_method_bit(req->method), &route, &raw_id);
+	resp->route = route;
 
 	if (m == GW_MATCH_OK && route->kind == GW_ROUTE_HEALTH)
 	{
@@ -181,6 +186,22 @@ gw_dispatch(const GwHttpRequest *req, GwResponse *resp)
 	{
 		gw_error_set(&err, GW_ERR_UNAUTHENTICATED, "missing or invalid API key");
 		gw_respond_error(resp, &err, req->path);
+		free(raw_id);
+		return;
+	}
+
+	/* /metrics never touches the database (so not even --db-auth) */
+	if (m == GW_MATCH_OK && route->kind == GW_ROUTE_METRICS)
+	{
+		resp->body = gw_metrics_render();
+		resp->status = resp->body ? 200 : 500;
+		resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+		free(raw_id);
+		return;
+	}
+	if (m == GW_MATCH_OK && route->kind == GW_ROUTE_EVENTS)
+	{
+		gw_feed_subscribe(req, resp);
 		free(raw_id);
 		return;
 	}

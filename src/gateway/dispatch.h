@@ -29,6 +29,9 @@ typedef struct GwResponse
 	char	   *body;			/* malloc'd, NULL for none */
 	bool		retry_after;
 	const char *allow;			/* Allow header for 405, or NULL */
+	const char *content_type;	/* NULL: application/json */
+	const struct GwRoute *route;	/* matched route entry (metrics), or NULL */
+	void	   *stream;			/* change-feed subscriber (feed.c), or NULL */
 } GwResponse;
 
 extern void gw_dispatch(const GwHttpRequest *req, GwResponse *resp);

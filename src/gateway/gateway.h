@@ -42,6 +42,10 @@ typedef struct GwConfig
 	int			pool_wait_ms;	/* how long a request waits for a connection */
 	long		max_body_bytes; /* larger request bodies get 413 */
 	long		max_url_bytes;	/* longer request targets get 414 */
+	long		max_header_bytes;	/* larger header sections get 431 */
+	int			max_batch_entries;	/* longer entries/ranges/operations: 400 */
+	int			request_timeout_s;	/* per-request deadline (408) */
+	int			idle_timeout_s; /* close connections idle this long */
 	int			max_connections;	/* concurrent HTTP connections */
 	int			max_retries;	/* retries of 40001/40P01 transactions */
 	int			shutdown_wait_s;	/* graceful shutdown budget */

@@ -16,11 +16,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/socket.h>
 
 #include <microhttpd.h>
 
 #include "dispatch.h"
+#include "feed.h"
 #include "http.h"
+#include "metrics.h"
 #include "pathid.h"
 
 typedef struct GwReq
@@ -30,9 +33,12 @@ typedef struct GwReq
 	size_t		len;
 	size_t		cap;
 	bool		too_large;
+	bool		timed_out;		/* the request did not arrive in time */
 	int			status;
 	char		method[16];
 	char	   *path;
+	const struct GwRoute *route;	/* for metrics */
+	bool		stream;			/* a change-feed stream */
 } GwReq;
 
 static struct MHD_Daemon *daemon_handle;
@@ -117,9 +123,24 @@ send_response(struct MHD_Connection *conn, GwReq *r, GwResponse *resp)
 	enum MHD_Result ret;
 	const char *body = resp->body ? resp->body : "";
 
-	mr = MHD_create_response_from_buffer(strlen(body), (void *) body, MHD_RESPMEM_MUST_COPY);
+	r->route = resp->route;
+	if (resp->stream)
+	{
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		r->stream = true;
+		/* takes the subscriber */
+		mr = gw_feed_response(resp->stream, ci ? (int) ci->connect_fd : -1);
+		resp->stream = NULL;
+		if (mr == NULL)
+			return MHD_NO;
+	}
+	else
+		mr = MHD_create_response_from_buffer(strlen(body), (void *) body, MHD_RESPMEM_MUST_COPY);
 	if (resp->body)
-		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE,
+								resp->content_type ? resp->content_type : "application/json");
 	if (resp->retry_after)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	if (resp->allow)
@@ -164,6 +185,72 @@ strip_query(const char *url)
 }
 
 /*
+ * past_deadline
+ *		True once the request has taken longer than --request-timeout to
+ *		arrive (a client trickling its body).
+ */
+static bool
+past_deadline(const GwReq *r)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - r->start.tv_sec) * 1000L +
+		(now.tv_nsec - r->start.tv_nsec) / 1000000L >
+		(long) gw_config.request_timeout_s * 1000L;
+}
+
+#define TIMEOUT_MESSAGE "the request was not received within the request timeout"
+
+/*
+ * send_timeout_raw
+ *		libmicrohttpd cannot queue a response while a body is still being
+ *		uploaded, so a client trickling its body past the deadline gets the
+ *		408 written straight to its socket (this thread is the only one using
+ *		the connection), then the connection is closed.
+ */
+static enum MHD_Result
+send_timeout_raw(struct MHD_Connection *conn, GwReq *r)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	GwError		err;
+	char	   *body;
+	char		head[256];
+	int			n;
+
+	r->status = 408;
+	if (ci == NULL)
+		return MHD_NO;
+	gw_error_set(&err, GW_ERR_INVALID_INPUT, "%s", TIMEOUT_MESSAGE);
+	body = gw_error_body(&err, r->path);
+	if (body == NULL)
+		return MHD_NO;
+	n = snprintf(head, sizeof(head),
+				 "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\n"
+				 "Content-Length: %zu\r\nConnection: close\r\n\r\n", strlen(body));
+	if (send(ci->connect_fd, head, n, MSG_NOSIGNAL | MSG_DONTWAIT) == n)
+		(void) send(ci->connect_fd, body, strlen(body), MSG_NOSIGNAL | MSG_DONTWAIT);
+	shutdown(ci->connect_fd, SHUT_WR);
+	free(body);
+	return MHD_NO;
+}
+
+/*
+ * header_bytes
+ *		MHD iterator: add up the size of the request's header lines.
+ */
+static enum MHD_Result
+header_bytes(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	size_t	   *total = cls;
+
+	(void) kind;
+	*total += strlen(key) + (value ? strlen(value) : 0) + 4;
+	return MHD_YES;
+}
+
+/*
  * handle
  *		MHD access handler; called once for the headers, once per body
  *		chunk, and once more at the end of the body.
@@ -197,6 +284,14 @@ handle(void *cls, struct MHD_Connection *conn, const char *url, const char *meth
 
 		if (strlen(url) > (size_t) gw_config.max_url_bytes)
 			return send_error(conn, r, GW_ERR_INVALID_INPUT, 414, "request target is too long");
+		{
+			size_t		hbytes = 0;
+
+			MHD_get_connection_values(conn, MHD_HEADER_KIND, header_bytes, &hbytes);
+			if (hbytes > (size_t) gw_config.max_header_bytes)
+				return send_error(conn, r, GW_ERR_INVALID_INPUT, 431,
+								  "request header section is too large");
+		}
 		clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (clen && strtoll(clen, NULL, 10) > gw_config.max_body_bytes)
 			return send_error(conn, r, GW_ERR_INVALID_INPUT, 413, "request body is too large");
@@ -208,7 +303,18 @@ handle(void *cls, struct MHD_Connection *conn, const char *url, const char *meth
 		size_t		n = *upload_data_size;
 
 		*upload_data_size = 0;
-		if (r->too_large)
+		if (!r->timed_out && past_deadline(r))
+		{
+			r->timed_out = true;
+			free(r->body);
+			r->body = NULL;
+			r->len = r->cap = 0;
+			/* Answer now if MHD lets us; else answer on the socket ourselves. */
+			if (send_error(conn, r, GW_ERR_INVALID_INPUT, 408, TIMEOUT_MESSAGE) != MHD_YES)
+				return send_timeout_raw(conn, r);
+			return MHD_YES;
+		}
+		if (r->too_large || r->timed_out)
 			return MHD_YES;
 		if (r->len + n > (size_t) gw_config.max_body_bytes)
 		{
@@ -236,8 +342,12 @@ handle(void *cls, struct MHD_Connection *conn, const char *url, const char *meth
 		return MHD_YES;
 	}
 
+	if (r->timed_out)
+		return MHD_YES;			/* 408 already queued */
 	if (r->too_large)
 		return send_error(conn, r, GW_ERR_INVALID_INPUT, 413, "request body is too large");
+	if (past_deadline(r))
+		return send_error(conn, r, GW_ERR_INVALID_INPUT, 408, TIMEOUT_MESSAGE);
 
 	gw_error_clear(&err);
 	qc.obj = json_object();
@@ -288,6 +398,7 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		fprintf(stderr, "%s %s %d %.1fms%s\n", r->method, r->path ? r->path : "-",
 				r->status ? r->status : 0, ms,
 				toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+	gw_metrics_request(r->route, r->status, ms / 1000.0, !r->stream);
 	free(r->body);
 	free(r->path);
 	free(r);
@@ -325,9 +436,11 @@ gw_http_start(const struct sockaddr *addr)
 									 MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
 									 MHD_OPTION_UNESCAPE_CALLBACK, keep_raw, NULL,
 									 MHD_OPTION_CONNECTION_LIMIT, (unsigned int) gw_config.max_connections,
-									 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) 120,
+									 MHD_OPTION_CONNECTION_TIMEOUT,
+									 (unsigned int) gw_config.idle_timeout_s,
 									 MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-									 (size_t) (gw_config.max_url_bytes + 65536),
+									 (size_t) (gw_config.max_url_bytes +
+											   gw_config.max_header_bytes + 16384),
 									 MHD_OPTION_END);
 	return daemon_handle != NULL;
 }

@@ -24,6 +24,7 @@
 #include "commit.h"
 #include "config.h"
 #include "db.h"
+#include "feed.h"
 #include "http.h"
 #include "pool.h"
 
@@ -199,6 +200,8 @@ main(int argc, char **argv)
 	if (!gw_pool_init(gw_config.db, gw_config.pool_size))
 		die("out of memory%s%s", "", "");
 	check_catalog(root);
+	if (!gw_feed_start())
+		die("cannot start the change-feed listener%s%s", "", "");
 
 	/* Block termination signals in every thread; main waits for them. */
 	signal(SIGPIPE, SIG_IGN);
@@ -221,7 +224,9 @@ main(int argc, char **argv)
 
 	fprintf(stderr, "%s: received %s, finishing in-flight requests\n", GW_PROGRAM,
 			sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	gw_feed_stop();
 	gw_http_stop();
+	gw_feed_join();
 	gw_pool_shutdown();
 	free(root);
 	fprintf(stderr, "%s: stopped\n", GW_PROGRAM);

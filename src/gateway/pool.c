@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "metrics.h"
 #include "pool.h"
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -73,8 +74,10 @@ pool_connect(GwError *err)
 		while (n > 0 && (err->detail[n - 1] == '\n' || err->detail[n - 1] == ' '))
 			err->detail[--n] = '\0';
 		PQfinish(conn);
+		gw_metrics_add(GW_M_DB_CONNECT_FAILURES, 1);
 		return NULL;
 	}
+	gw_metrics_add(GW_M_DB_CONNECTS, 1);
 	return conn;
 }
 
@@ -88,9 +91,12 @@ GwConn *
 gw_pool_acquire(int wait_ms, GwError *err)
 {
 	struct timespec deadline;
+	struct timespec started;
+	bool		waited = false;
 	GwConn	   *c = NULL;
 
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	started = deadline;
 	deadline.tv_sec += wait_ms / 1000;
 	deadline.tv_nsec += (long) (wait_ms % 1000) * 1000000L;
 	if (deadline.tv_nsec >= 1000000000L)
@@ -111,13 +117,26 @@ gw_pool_acquire(int wait_ms, GwError *err)
 		if (c != NULL)
 		{
 			busy[c->slot] = true;
+			gw_metrics_add(GW_M_POOL_IN_USE, 1);
 			break;
 		}
+		waited = true;
 		if (pthread_cond_timedwait(&pool_cond, &pool_lock, &deadline) == ETIMEDOUT)
 			break;
 	}
 	pthread_mutex_unlock(&pool_lock);
 
+	if (waited)
+	{
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		gw_metrics_add(GW_M_POOL_WAITS, 1);
+		gw_metrics_add(GW_M_POOL_WAIT_US, (now.tv_sec - started.tv_sec) * 1000000L +
+					   (now.tv_nsec - started.tv_nsec) / 1000L);
+		if (c == NULL)
+			gw_metrics_add(GW_M_POOL_TIMEOUTS, 1);
+	}
 	if (c == NULL)
 	{
 		gw_error_set(err, GW_ERR_UNAVAILABLE,
@@ -126,6 +145,7 @@ gw_pool_acquire(int wait_ms, GwError *err)
 	}
 	if (c->conn != NULL && PQstatus(c->conn) != CONNECTION_OK)
 	{
+		gw_metrics_add(GW_M_DB_RECONNECTS, 1);
 		PQfinish(c->conn);
 		c->conn = NULL;
 	}
@@ -153,11 +173,13 @@ gw_pool_release(GwConn *c)
 		(PQstatus(c->conn) != CONNECTION_OK ||
 		 PQtransactionStatus(c->conn) != PQTRANS_IDLE))
 	{
+		gw_metrics_add(GW_M_DB_RECONNECTS, 1);
 		PQfinish(c->conn);
 		c->conn = NULL;
 	}
 	pthread_mutex_lock(&pool_lock);
 	busy[c->slot] = false;
+	gw_metrics_add(GW_M_POOL_IN_USE, -1);
 	pthread_cond_signal(&pool_cond);
 	pthread_mutex_unlock(&pool_lock);
 }
@@ -169,6 +191,8 @@ gw_pool_release(GwConn *c)
 void
 gw_pool_discard(GwConn *c)
 {
+	if (c->conn != NULL)
+		gw_metrics_add(GW_M_DB_RECONNECTS, 1);
 	PQfinish(c->conn);
 	c->conn = NULL;
 	gw_pool_release(c);

@@ -23,6 +23,9 @@ static const char *const query_fields[] = {
 	"mode", "behavior", "version", "vend_credentials", NULL
 };
 
+/* Request arrays whose length is capped by --max-batch-entries. */
+static const char *const batch_fields[] = {"entries", "ranges", "operations", NULL};
+
 /*
  * json_depth
  *		Nesting depth of a JSON value, stopping early past limit.
@@ -110,6 +113,19 @@ gw_parse_body(const char *body, size_t len, GwError *err)
 		gw_error_set(err, GW_ERR_INVALID_INPUT,
 					 "request body is nested deeper than %d levels", GW_MAX_JSON_DEPTH);
 		return NULL;
+	}
+	for (i = 0; batch_fields[i]; i++)
+	{
+		json_t	   *a = json_object_get(v, batch_fields[i]);
+
+		if (gw_config.max_batch_entries > 0 && json_is_array(a) &&
+			json_array_size(a) > (size_t) gw_config.max_batch_entries)
+		{
+			json_decref(v);
+			gw_error_set(err, GW_ERR_INVALID_INPUT, "%s has more than %d elements",
+						 batch_fields[i], gw_config.max_batch_entries);
+			return NULL;
+		}
 	}
 	return v;
 }

@@ -16,6 +16,8 @@
 static const GwRoute routes[] = {
 	{"/health", GW_GET, GW_ROUTE_HEALTH, NULL, "Health"},
 	{"/ready", GW_GET, GW_ROUTE_READY, NULL, "Ready"},
+	{"/metrics", GW_GET, GW_ROUTE_METRICS, NULL, "Metrics"},
+	{"/v1/events", GW_GET, GW_ROUTE_EVENTS, NULL, "ChangeFeed"},
 
 	{"/v1/namespace/{id}/create", GW_POST, GW_ROUTE_CATALOG, "rest_create_namespace", "CreateNamespace"},
 	{"/v1/namespace/{id}/list", GP, GW_ROUTE_CATALOG, "rest_list_namespaces", "ListNamespaces"},
@@ -26,7 +28,7 @@ static const GwRoute routes[] = {
 
 	{"/v1/table", GP, GW_ROUTE_CATALOG, "rest_list_all_tables", "ListAllTables"},
 	{"/v1/table/version/batch-create", GW_POST, GW_ROUTE_BATCH_CREATE, "rest_batch_create_table_versions", "BatchCreateTableVersions"},
-	{"/v1/table/batch-commit", GP, GW_ROUTE_UNSUPPORTED, NULL, "BatchCommitTables"},
+	{"/v1/table/batch-commit", GW_POST, GW_ROUTE_BATCH_COMMIT, "rest_batch_commit_tables", "BatchCommitTables"},
 
 	{"/v1/table/{id}/declare", GW_POST, GW_ROUTE_CATALOG, "rest_declare_table", "DeclareTable"},
 	{"/v1/table/{id}/register", GW_POST, GW_ROUTE_CATALOG, "rest_register_table", "RegisterTable"},
@@ -57,8 +59,6 @@ static const GwRoute routes[] = {
  * Table actions (first segment after /v1/table/{id}/) that are data
  * operations, served by a Lance data server rather than a catalog; the
  * tags/ and branches/ entries catch their sub-routes not listed above.
- * batch-commit (above) needs manifest finalization of its CreateTableVersion
- * operations, which the gateway does not do yet.
  */
 static const char *const unsupported_table_actions[] = {
 	"create", "insert", "merge_insert", "update", "delete", "query",
@@ -86,6 +86,39 @@ gw_method_bit(const char *method)
 	if (strcmp(method, "POST") == 0)
 		return GW_POST;
 	return 0;
+}
+
+/*
+ * gw_route_count
+ *		Number of entries of the route table (route indexes are
+ *		0 .. gw_route_count() - 1).
+ */
+int
+gw_route_count(void)
+{
+	return (int) (sizeof(routes) / sizeof(routes[0]));
+}
+
+/*
+ * gw_route_index
+ *		Index of a route table entry, or -1 for NULL.
+ */
+int
+gw_route_index(const GwRoute *route)
+{
+	if (route == NULL || route < routes || route >= routes + gw_route_count())
+		return -1;
+	return (int) (route - routes);
+}
+
+/*
+ * gw_route_pattern
+ *		The pattern of route index (e.g. "/v1/table/{id}/describe").
+ */
+const char *
+gw_route_pattern(int index)
+{
+	return index >= 0 && index < gw_route_count() ? routes[index].pattern : NULL;
 }
 
 /*

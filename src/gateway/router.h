@@ -19,6 +19,9 @@ typedef enum GwRouteKind
 	GW_ROUTE_EXISTS,			/* call rest_<op>, 200 with no body */
 	GW_ROUTE_VERSION_CREATE,	/* rest_create_table_version + manifest copy */
 	GW_ROUTE_BATCH_CREATE,		/* rest_batch_create_table_versions + copies */
+	GW_ROUTE_BATCH_COMMIT,		/* rest_batch_commit_tables + copies */
+	GW_ROUTE_EVENTS,			/* change feed (Server-Sent Events) */
+	GW_ROUTE_METRICS,			/* Prometheus metrics, no database */
 	GW_ROUTE_HEALTH,			/* liveness, no database */
 	GW_ROUTE_READY,				/* readiness, database reachable */
 	GW_ROUTE_UNSUPPORTED		/* data operation: 406 code 0 */
@@ -44,5 +47,8 @@ typedef enum GwMatch
 extern GwMatch gw_route_match(const char *path, int method,
 							  const GwRoute **route, char **raw_id);
 extern int	gw_method_bit(const char *method);
+extern int	gw_route_count(void);
+extern int	gw_route_index(const GwRoute *route);
+extern const char *gw_route_pattern(int index);
 
 #endif							/* LANCE_GATEWAY_ROUTER_H */

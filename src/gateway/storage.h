@@ -28,7 +28,7 @@ struct GwStorage
 	/*
 	 * Check that path may be read as a staging manifest (confined to the
 	 * root, no symlinks, a regular file) and return its size.  Failures are
-	 * InvalidInput.
+	 * InvalidInput; errno is ENOENT when the object does not exist.
 	 */
 	bool		(*stat_staging) (GwStorage *st, const char *path, int64_t *size,
 								 GwError *err);

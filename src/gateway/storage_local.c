@@ -115,16 +115,23 @@ local_stat_staging(GwStorage *st, const char *path, int64_t *size, GwError *err)
 	struct stat sb;
 
 	if (!check_path(ls, path, err))
+	{
+		errno = EINVAL;
 		return false;
+	}
 	if (lstat(path, &sb) != 0)
 	{
+		int			saved = errno;
+
 		gw_error_set(err, GW_ERR_INVALID_INPUT, "staging manifest %s cannot be read", path);
-		gw_error_detail(err, "%s", strerror(errno));
+		gw_error_detail(err, "%s", strerror(saved));
+		errno = saved;
 		return false;
 	}
 	if (!S_ISREG(sb.st_mode))
 	{
 		gw_error_set(err, GW_ERR_INVALID_INPUT, "staging manifest %s is not a regular file", path);
+		errno = EINVAL;
 		return false;
 	}
 	*size = (int64_t) sb.st_size;

@@ -62,12 +62,51 @@ export GW_LOG="$GW_TMP/gateway.log"
 export GW_DB="host=$PGHOST port=$PGPORT dbname=$PGDATABASE"
 GW_PID=""
 
+# LANCE_SANITIZE=1: build an ASan+UBSan gateway from the tree into $GW_TMP
+# and use it; any sanitizer report in a gateway log fails the run.
+if [ "${LANCE_SANITIZE:-}" = 1 ]; then
+	_san_cc="${LANCE_SANITIZE_CC:-gcc}"
+	echo "sanitize: building an ASan/UBSan gateway with $_san_cc" >&2
+	# shellcheck disable=SC2046
+	"$_san_cc" -std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+		-fno-sanitize-recover=undefined -pthread -I"$("$PG_CONFIG" --includedir)" \
+		$(pkg-config --cflags libmicrohttpd jansson) "$REPO_ROOT"/src/gateway/*.c \
+		-o "$GW_TMP/lance-namespace-gateway-asan" -L"$("$PG_CONFIG" --libdir)" -lpq \
+		$(pkg-config --libs libmicrohttpd jansson) >&2
+	GW_BIN="$GW_TMP/lance-namespace-gateway-asan"
+	export GW_BIN
+	export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:log_path=$GW_TMP/asan}"
+	export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:log_path=$GW_TMP/ubsan}"
+fi
+
+# Sanitizer reports of the gateways of this run (LANCE_SANITIZE=1).
+gw_sanitizer_reports() {
+	local f found=1
+	for f in "$GW_TMP"/asan.* "$GW_TMP"/ubsan.* "$GW_LOG"; do
+		[ -f "$f" ] || continue
+		if grep -qE 'ERROR: (Address|Leak)Sanitizer|Sanitizer has encountered a fatal error|runtime error:' "$f"; then
+			echo "---- sanitizer report in $f ----" >&2
+			head -n 80 "$f" >&2
+			found=0
+		fi
+	done
+	return $found
+}
+
 gw_cleanup() {
 	local rc=$?
 	if [ -n "${GW_PID:-}" ] && kill -0 "$GW_PID" 2>/dev/null; then
 		kill -TERM "$GW_PID" 2>/dev/null || true
 		for _ in $(seq 1 50); do kill -0 "$GW_PID" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$GW_PID" 2>/dev/null || true
+	fi
+	if [ "${LANCE_SANITIZE:-}" = 1 ]; then
+		if gw_sanitizer_reports; then
+			echo "sanitize: FAILED (see the reports above)" >&2
+			rc=1
+		else
+			echo "sanitize: no AddressSanitizer, LeakSanitizer or UBSan report" >&2
+		fi
 	fi
 	if [ -f "$PGDATA/postmaster.pid" ]; then
 		"$PG_BINDIR/pg_ctl" -D "$PGDATA" -m immediate -w stop >/dev/null 2>&1 || true

@@ -1,0 +1,1014 @@
+/*-------------------------------------------------------------------------
+ *
+ * feed.c
+ *	  GET /v1/events: the catalog's change feed as Server-Sent Events.
+ *
+ *	  One listener thread owns a dedicated libpq connection (not one of the
+ *	  request pool) that runs LISTEN lance_namespace_commits.  PostgreSQL
+ *	  delivers the notifications after commit, in commit order, and never
+ *	  for rolled-back transactions; the listener numbers them and appends
+ *	  each (a shared, reference-counted frame) to the bounded queue of every
+ *	  subscriber whose filter matches.  Each subscriber's connection thread
+ *	  (libmicrohttpd, thread per connection) blocks in the content reader
+ *	  until its queue has frames or a heartbeat is due.  A subscriber whose
+ *	  queue overflows is closed instead of growing memory.
+ *
+ *	  When the listener loses its connection (PostgreSQL restarted) it
+ *	  tells every subscriber with an SSE comment, reconnects with backoff,
+ *	  and then sends an "event: reconnected" (commits made in between may
+ *	  have been missed).
+ *
+ *	  With --db-auth, a subscription authenticates like any request and
+ *	  each (subscriber, table) pair is checked once (cached for a minute)
+ *	  with lance_namespace.lance_has_privilege(id, 'read') under the
+ *	  subscriber's role; events of tables it may not read are withheld.
+ *
+ *-------------------------------------------------------------------------
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <microhttpd.h>
+
+#include "feed.h"
+#include "metrics.h"
+#include "pathid.h"
+#include "pool.h"
+
+#define FEED_CHANNEL		"lance_namespace_commits"
+#define PRIV_CACHE_MAX		256
+#define PRIV_CACHE_TTL_S	60
+
+/* One frame of the stream, shared by the subscribers it is queued for. */
+typedef struct FeedEvent
+{
+	atomic_int	refs;
+	bool		commit;			/* a commit event (else a control frame) */
+	char	   *text;			/* the SSE frame */
+	size_t		len;
+	char	  **parts;			/* the table id, NULL if unknown */
+	int			nparts;
+	char	   *id_json;		/* the table id as a JSON array */
+} FeedEvent;
+
+typedef struct PrivEntry
+{
+	char	   *key;			/* id_json */
+	bool		allowed;
+	time_t		at;
+} PrivEntry;
+
+typedef struct FeedSub
+{
+	struct FeedSub *next;
+	struct FeedSub *prev;
+	pthread_cond_t cond;
+	FeedEvent **ring;
+	int			head;
+	int			count;
+	size_t		bytes;
+	bool		closing;
+	const char *bye;			/* last comment to send when closing */
+	bool		bye_sent;
+	json_t	   *ns_filter;		/* namespace id (array), or NULL */
+	json_t	   *table_filter;	/* table id (array), or NULL */
+	char	   *role;			/* --db-auth role, or NULL */
+	PrivEntry  *cache;
+	int			ncache;
+	int			fd;				/* the client's socket, -1 if unknown */
+	FeedEvent  *cur;			/* frame being written */
+	size_t		cur_off;
+	struct timespec last_write;
+} FeedSub;
+
+static pthread_mutex_t feed_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
+static FeedSub *subs;
+static bool stopping;
+static bool listening;			/* under feed_lock */
+static bool ever_listened;		/* under feed_lock */
+static atomic_bool listener_stop;
+static int	wake_pipe[2] = {-1, -1};
+static pthread_t listener;
+static bool listener_started;
+static unsigned long long next_event_id;
+
+static long heartbeat_ms = 15000;
+static int	queue_max = 1024;
+static long queue_max_bytes = 1048576;
+
+/*
+ * env_long
+ *		A LANCE_GATEWAY_* tunable of the feed, within [min, max].
+ */
+static long
+env_long(const char *name, long def, long min, long max)
+{
+	const char *v = getenv(name);
+	char	   *end;
+	long		n;
+
+	if (v == NULL || v[0] == '\0')
+		return def;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno != 0 || *end != '\0' || n < min || n > max)
+	{
+		fprintf(stderr, "%s: ignoring %s=\"%s\" (expected %ld..%ld)\n", GW_PROGRAM, name, v, min, max);
+		return def;
+	}
+	return n;
+}
+
+/*
+ * event_new
+ *		A frame with one reference.  text is taken over.
+ */
+static FeedEvent *
+event_new(char *text, bool commit)
+{
+	FeedEvent  *ev = calloc(1, sizeof(FeedEvent));
+
+	if (ev == NULL)
+	{
+		free(text);
+		return NULL;
+	}
+	atomic_init(&ev->refs, 1);
+	ev->commit = commit;
+	ev->text = text;
+	ev->len = strlen(text);
+	return ev;
+}
+
+static void
+event_unref(FeedEvent *ev)
+{
+	if (ev == NULL || atomic_fetch_sub(&ev->refs, 1) != 1)
+		return;
+	for (int i = 0; i < ev->nparts; i++)
+		free(ev->parts[i]);
+	free(ev->parts);
+	free(ev->id_json);
+	free(ev->text);
+	free(ev);
+}
+
+/*
+ * drop_queue
+ *		Release every queued frame of s (feed_lock held).
+ */
+static void
+drop_queue(FeedSub *s)
+{
+	while (s->count > 0)
+	{
+		event_unref(s->ring[s->head]);
+		s->head = (s->head + 1) % queue_max;
+		s->count--;
+	}
+	s->bytes = 0;
+}
+
+/*
+ * close_sub
+ *		Make s end its stream after the comment bye (feed_lock held).
+ */
+static void
+close_sub(FeedSub *s, const char *bye)
+{
+	if (s->closing)
+		return;
+	s->closing = true;
+	s->bye = bye;
+	pthread_cond_signal(&s->cond);
+}
+
+/*
+ * push
+ *		Queue ev for s (feed_lock held); a full queue closes s.
+ */
+static void
+push(FeedSub *s, FeedEvent *ev)
+{
+	if (s->closing)
+		return;
+	if (s->count >= queue_max || s->bytes + ev->len > (size_t) queue_max_bytes)
+	{
+		drop_queue(s);
+		close_sub(s, ": disconnected: the client did not keep up with the feed\n\n");
+		gw_metrics_add(GW_M_SSE_SLOW_DISCONNECTS, 1);
+		return;
+	}
+	atomic_fetch_add(&ev->refs, 1);
+	s->ring[(s->head + s->count) % queue_max] = ev;
+	s->count++;
+	s->bytes += ev->len;
+	pthread_cond_signal(&s->cond);
+}
+
+/*
+ * id_matches
+ *		Whether the event's table id lies under prefix (whole = exact id).
+ */
+static bool
+id_matches(const FeedEvent *ev, json_t *filter, bool whole)
+{
+	size_t		n = json_array_size(filter);
+
+	if (ev->parts == NULL)
+		return false;
+	if (whole ? (size_t) ev->nparts != n : (size_t) ev->nparts <= n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(ev->parts[i], json_string_value(json_array_get(filter, i))) != 0)
+			return false;
+	return true;
+}
+
+static bool
+sub_matches(const FeedSub *s, const FeedEvent *ev)
+{
+	if (!ev->commit)
+		return true;
+	if (s->ns_filter && !id_matches(ev, s->ns_filter, false))
+		return false;
+	if (s->table_filter && !id_matches(ev, s->table_filter, true))
+		return false;
+	return true;
+}
+
+/*
+ * broadcast
+ *		Queue ev for every matching subscriber and drop the caller's
+ *		reference.
+ */
+static void
+broadcast(FeedEvent *ev)
+{
+	if (ev == NULL)
+		return;
+	pthread_mutex_lock(&feed_lock);
+	for (FeedSub *s = subs; s; s = s->next)
+		if (sub_matches(s, ev))
+			push(s, ev);
+	pthread_mutex_unlock(&feed_lock);
+	event_unref(ev);
+}
+
+/*
+ * broadcast_text
+ *		A control frame (comment or non-commit event) to everyone.
+ */
+static void
+broadcast_text(const char *text)
+{
+	char	   *copy = strdup(text);
+
+	if (copy != NULL)
+		broadcast(event_new(copy, false));
+}
+
+/*
+ * commit_event
+ *		The frame of one notification payload, with its table id parsed
+ *		for filters and privilege checks.
+ */
+static FeedEvent *
+commit_event(const char *payload)
+{
+	size_t		plen = strlen(payload);
+	char	   *text = malloc(plen + 64);
+	FeedEvent  *ev;
+	json_t	   *j;
+	json_t	   *id;
+	int			off;
+
+	if (text == NULL)
+		return NULL;
+	off = snprintf(text, 64, "id: %llu\nevent: commit\ndata: ", ++next_event_id);
+	/* the payload is one line of JSON; never let it break the framing */
+	for (size_t i = 0; i < plen; i++)
+		text[off + i] = (payload[i] == '\n' || payload[i] == '\r') ? ' ' : payload[i];
+	strcpy(text + off + plen, "\n\n");
+	ev = event_new(text, true);
+	if (ev == NULL)
+		return NULL;
+
+	j = json_loads(payload, 0, NULL);
+	id = json_object_get(j, "id");
+	if (json_is_array(id))
+	{
+		size_t		n = json_array_size(id);
+
+		ev->parts = calloc(n ? n : 1, sizeof(char *));
+		ev->id_json = json_dumps(id, JSON_COMPACT);
+		for (size_t i = 0; ev->parts && i < n; i++)
+		{
+			json_t	   *p = json_array_get(id, i);
+
+			ev->parts[i] = strdup(json_is_string(p) ? json_string_value(p) : "");
+			ev->nparts++;
+		}
+	}
+	json_decref(j);
+	return ev;
+}
+
+/*
+ * listen_connect
+ *		Open the listener's connection and LISTEN, or NULL.
+ */
+static PGconn *
+listen_connect(void)
+{
+	const char *keys[] = {"connect_timeout", "fallback_application_name", "keepalives_idle",
+		"keepalives_interval", "keepalives_count", "dbname", NULL};
+	const char *vals[] = {"5", GW_PROGRAM " feed", "30", "10", "3", gw_config.db, NULL};
+	PGconn	   *conn = PQconnectdbParams(keys, vals, 1);
+	PGresult   *res;
+
+	if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
+	{
+		PQfinish(conn);
+		return NULL;
+	}
+	res = PQexec(conn, "LISTEN " FEED_CHANNEL);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+	{
+		fprintf(stderr, "%s: change feed: LISTEN failed: %s", GW_PROGRAM, PQerrorMessage(conn));
+		PQclear(res);
+		PQfinish(conn);
+		return NULL;
+	}
+	PQclear(res);
+	return conn;
+}
+
+/*
+ * pump
+ *		Forward notifications until the connection breaks or we stop.
+ */
+static void
+pump(PGconn *conn)
+{
+	for (;;)
+	{
+		struct pollfd p[2] = {{PQsocket(conn), POLLIN, 0}, {wake_pipe[0], POLLIN, 0}};
+		PGnotify   *n;
+		int			rc = poll(p, 2, 30000);
+
+		if (atomic_load(&listener_stop))
+			return;
+		if (rc < 0 && errno != EINTR)
+			return;
+		if (rc == 0)
+		{
+			/* idle: make sure the connection is still alive */
+			PQclear(PQexec(conn, ""));
+		}
+		else if (rc > 0 && p[0].revents != 0 && !PQconsumeInput(conn))
+			return;
+		while ((n = PQnotifies(conn)) != NULL)
+		{
+			gw_metrics_add(GW_M_FEED_NOTIFICATIONS, 1);
+			broadcast(commit_event(n->extra));
+			PQfreemem(n);
+		}
+		if (PQstatus(conn) != CONNECTION_OK)
+			return;
+	}
+}
+
+/*
+ * pause_ms
+ *		Sleep, waking early when the listener is told to stop.
+ */
+static void
+pause_ms(int ms)
+{
+	struct pollfd p = {wake_pipe[0], POLLIN, 0};
+
+	poll(&p, 1, ms);
+}
+
+/*
+ * listener_main
+ *		The listener thread.
+ */
+static void *
+listener_main(void *arg)
+{
+	int			backoff = 100;
+
+	(void) arg;
+	while (!atomic_load(&listener_stop))
+	{
+		PGconn	   *conn = listen_connect();
+		bool		again;
+
+		if (conn == NULL)
+		{
+			pause_ms(backoff);
+			backoff = backoff * 2 > 2000 ? 2000 : backoff * 2;
+			continue;
+		}
+		backoff = 100;
+		pthread_mutex_lock(&feed_lock);
+		again = ever_listened;
+		ever_listened = listening = true;
+		pthread_cond_broadcast(&ready_cond);
+		pthread_mutex_unlock(&feed_lock);
+		gw_metrics_add(GW_M_FEED_CONNECTED, 1);
+		if (again)
+		{
+			gw_metrics_add(GW_M_FEED_RECONNECTS, 1);
+			fprintf(stderr, "%s: change feed: listening again\n", GW_PROGRAM);
+			broadcast_text("event: reconnected\ndata: {\"message\":\"the change feed reconnected "
+						   "to the database; commits made while it was disconnected were not sent\"}\n\n");
+		}
+
+		pump(conn);
+
+		gw_metrics_add(GW_M_FEED_CONNECTED, -1);
+		pthread_mutex_lock(&feed_lock);
+		listening = false;
+		pthread_mutex_unlock(&feed_lock);
+		PQfinish(conn);
+		if (!atomic_load(&listener_stop))
+		{
+			fprintf(stderr, "%s: change feed: lost the database connection, reconnecting\n", GW_PROGRAM);
+			broadcast_text(": the change feed lost its database connection; reconnecting\n\n");
+		}
+	}
+	return NULL;
+}
+
+/*
+ * gw_feed_start
+ *		Start the listener and wait (up to --startup-timeout) until it
+ *		listens.  False if the thread cannot be started.
+ */
+bool
+gw_feed_start(void)
+{
+	struct timespec deadline;
+
+	heartbeat_ms = env_long("LANCE_GATEWAY_SSE_HEARTBEAT_MS", 15000, 50, 3600000);
+	queue_max = (int) env_long("LANCE_GATEWAY_SSE_QUEUE", 1024, 1, 1000000);
+	queue_max_bytes = env_long("LANCE_GATEWAY_SSE_QUEUE_BYTES", 1048576, 1024, 1L << 30);
+	/* an idle stream must write before the HTTP server's idle timeout */
+	if (gw_config.request_timeout_s > 0 && heartbeat_ms > gw_config.request_timeout_s * 500L)
+		heartbeat_ms = gw_config.request_timeout_s * 500L;
+	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+		return false;
+	if (pthread_create(&listener, NULL, listener_main, NULL) != 0)
+		return false;
+	listener_started = true;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += gw_config.startup_wait_s;
+	pthread_mutex_lock(&feed_lock);
+	while (!listening)
+		if (pthread_cond_timedwait(&ready_cond, &feed_lock, &deadline) == ETIMEDOUT)
+			break;
+	if (!listening)
+		fprintf(stderr, "%s: change feed: not listening yet; retrying in the background\n", GW_PROGRAM);
+	pthread_mutex_unlock(&feed_lock);
+	return true;
+}
+
+/*
+ * gw_feed_stop
+ *		Refuse new subscribers and end every stream (before the HTTP
+ *		server waits for in-flight requests).
+ */
+void
+gw_feed_stop(void)
+{
+	pthread_mutex_lock(&feed_lock);
+	stopping = true;
+	for (FeedSub *s = subs; s; s = s->next)
+		close_sub(s, ": the gateway is shutting down\n\n");
+	pthread_mutex_unlock(&feed_lock);
+}
+
+/*
+ * gw_feed_join
+ *		Stop the listener thread and close its connection.
+ */
+void
+gw_feed_join(void)
+{
+	if (!listener_started)
+		return;
+	atomic_store(&listener_stop, true);
+	if (write(wake_pipe[1], "x", 1) < 0)
+		fprintf(stderr, "%s: change feed: cannot wake the listener\n", GW_PROGRAM);
+	pthread_join(listener, NULL);
+	listener_started = false;
+}
+
+/*
+ * exec_fail
+ *		Fill err from a failed command on conn.
+ */
+static void
+exec_fail(PGconn *conn, PGresult *res, GwError *err)
+{
+	const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+
+	if (PQstatus(conn) != CONNECTION_OK)
+	{
+		gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
+		gw_metrics_db_error("08006");
+		return;
+	}
+	gw_metrics_db_error(sqlstate);
+	gw_error_set(err, sqlstate ? gw_code_for_sqlstate(sqlstate) : GW_ERR_INTERNAL, "%s",
+				 primary ? primary : "catalog database error");
+}
+
+/*
+ * run
+ *		PQexecParams that returns the result on success, else NULL with
+ *		err set.
+ */
+static PGresult *
+run(PGconn *conn, const char *sql, int n, const char *const *params, GwError *err)
+{
+	PGresult   *res = PQexecParams(conn, sql, n, NULL, params, NULL, NULL, 0);
+	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+
+	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+		return res;
+	exec_fail(conn, res, err);
+	PQclear(res);
+	return NULL;
+}
+
+/*
+ * release
+ *		Give a pooled connection back (dropping it if it broke).
+ */
+static void
+release(GwConn *c)
+{
+	if (PQstatus(c->conn) != CONNECTION_OK)
+		gw_pool_discard(c);
+	else
+	{
+		if (PQtransactionStatus(c->conn) != PQTRANS_IDLE)
+			PQclear(PQexec(c->conn, "ROLLBACK"));
+		gw_pool_release(c);
+	}
+}
+
+/*
+ * authenticate
+ *		--db-auth: the role of the subscription's credentials (malloc'd),
+ *		or NULL with err set.
+ */
+static char *
+authenticate(json_t *headers, GwError *err)
+{
+	json_t	   *k = json_object_get(headers, "x-api-key");
+	json_t	   *a = json_object_get(headers, "authorization");
+	const char *params[2] = {json_is_string(k) ? json_string_value(k) : NULL, NULL};
+	GwConn	   *c;
+	PGresult   *res;
+	char	   *role = NULL;
+
+	if (json_is_string(a) && strncasecmp(json_string_value(a), "Bearer ", 7) == 0)
+		params[1] = json_string_value(a) + 7;
+	c = gw_pool_acquire(gw_config.pool_wait_ms, err);
+	if (c == NULL)
+		return NULL;
+	res = run(c->conn, "SELECT lance_namespace.lance_authenticate($1, $2)", 2, params, err);
+	if (res != NULL)
+	{
+		if (!PQgetisnull(res, 0, 0))
+			role = strdup(PQgetvalue(res, 0, 0));
+		else if (gw_config.anon_role)
+			role = strdup(gw_config.anon_role);
+		else
+			gw_error_set(err, GW_ERR_UNAUTHENTICATED,
+						 "credentials required: send x-api-key or Authorization: Bearer");
+		PQclear(res);
+	}
+	release(c);
+	return role;
+}
+
+/*
+ * check_privilege
+ *		1 if role may read table id_json, 0 if not, -1 if the database
+ *		could not say.  A role that bypasses row level security on the
+ *		catalog (its owner, a superuser) reads every table, as over REST.
+ */
+static int
+check_privilege(const char *role, const char *id_json)
+{
+	GwError		err;
+	GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, &err);
+	PGresult   *res;
+	const char *params[1];
+	int			answer = -1;
+
+	if (c == NULL)
+		return -1;
+	res = run(c->conn, "BEGIN READ ONLY", 0, NULL, &err);
+	if (res == NULL)
+		goto done;
+	PQclear(res);
+	params[0] = role;
+	res = run(c->conn, "SELECT pg_catalog.set_config('role', $1, true)", 1, params, &err);
+	if (res == NULL)
+		goto done;
+	PQclear(res);
+	params[0] = id_json;
+	res = run(c->conn,
+			  "SELECT NOT pg_catalog.row_security_active('lance_namespace.entries'::pg_catalog.regclass)"
+			  " OR lance_namespace.lance_has_privilege("
+			  "ARRAY(SELECT pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb)), 'read')",
+			  1, params, &err);
+	if (res == NULL)
+	{
+		/* e.g. no USAGE on the schema: such a role reads nothing */
+		if (PQstatus(c->conn) == CONNECTION_OK && err.code == GW_ERR_PERMISSION_DENIED)
+			answer = 0;
+		goto done;
+	}
+	answer = (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0) ? 1 : 0;
+	PQclear(res);
+done:
+	release(c);
+	return answer;
+}
+
+/*
+ * may_read
+ *		Whether subscriber s may see commit event ev (feed_lock held; it is
+ *		released around a database check).
+ */
+static bool
+may_read(FeedSub *s, FeedEvent *ev)
+{
+	time_t		now = time(NULL);
+	int			answer;
+	char	   *role;
+	PrivEntry  *e = NULL;
+
+	if (s->role == NULL)
+		return true;
+	if (ev->id_json == NULL)
+		return false;
+	for (int i = 0; i < s->ncache; i++)
+		if (strcmp(s->cache[i].key, ev->id_json) == 0)
+		{
+			if (now - s->cache[i].at < PRIV_CACHE_TTL_S)
+				return s->cache[i].allowed;
+			e = &s->cache[i];
+			break;
+		}
+
+	role = s->role;				/* only this thread frees it */
+	pthread_mutex_unlock(&feed_lock);
+	answer = check_privilege(role, ev->id_json);
+	pthread_mutex_lock(&feed_lock);
+	if (answer < 0)
+		return false;			/* fail closed, ask again next time */
+
+	if (e == NULL)
+	{
+		if (s->ncache == PRIV_CACHE_MAX)
+		{
+			for (int i = 0; i < s->ncache; i++)
+				free(s->cache[i].key);
+			s->ncache = 0;
+		}
+		e = &s->cache[s->ncache];
+		e->key = strdup(ev->id_json);
+		if (e->key == NULL)
+			return answer == 1;
+		s->ncache++;
+	}
+	e->allowed = (answer == 1);
+	e->at = now;
+	return e->allowed;
+}
+
+/*
+ * feed_read
+ *		MHD content reader of a stream: block until frames are queued or a
+ *		heartbeat is due, then copy as much as fits.
+ */
+static ssize_t
+feed_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	FeedSub    *s = cls;
+	size_t		n = 0;
+	long		sent = 0;
+
+	(void) pos;
+	pthread_mutex_lock(&feed_lock);
+	for (;;)
+	{
+		struct timespec now;
+		struct timespec due;
+
+		if (s->cur != NULL)
+		{
+			size_t		k = s->cur->len - s->cur_off;
+
+			if (k > max - n)
+				k = max - n;
+			memcpy(buf + n, s->cur->text + s->cur_off, k);
+			n += k;
+			s->cur_off += k;
+			if (s->cur_off < s->cur->len)
+				break;			/* buf is full */
+			if (s->cur->commit)
+				sent++;
+			event_unref(s->cur);
+			s->cur = NULL;
+			continue;
+		}
+		if (s->count > 0 && !s->closing)
+		{
+			FeedEvent  *ev = s->ring[s->head];
+
+			s->head = (s->head + 1) % queue_max;
+			s->count--;
+			s->bytes -= ev->len;
+			if (ev->commit && !may_read(s, ev))
+			{
+				gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
+				event_unref(ev);
+				continue;
+			}
+			s->cur = ev;
+			s->cur_off = 0;
+			continue;
+		}
+		if (n > 0)
+			break;
+		if (s->closing)
+		{
+			size_t		k = s->bye ? strlen(s->bye) : 0;
+
+			if (!s->bye_sent && k > 0 && k <= max)
+			{
+				s->bye_sent = true;
+				memcpy(buf, s->bye, k);
+				n = k;
+				break;
+			}
+			pthread_mutex_unlock(&feed_lock);
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		due = s->last_write;
+		due.tv_sec += heartbeat_ms / 1000;
+		due.tv_nsec += (heartbeat_ms % 1000) * 1000000L;
+		if (due.tv_nsec >= 1000000000L)
+		{
+			due.tv_sec++;
+			due.tv_nsec -= 1000000000L;
+		}
+		if (now.tv_sec > due.tv_sec || (now.tv_sec == due.tv_sec && now.tv_nsec >= due.tv_nsec))
+		{
+			static const char hb[] = ": heartbeat\n\n";
+
+			if (sizeof(hb) - 1 <= max)
+			{
+				memcpy(buf, hb, sizeof(hb) - 1);
+				n = sizeof(hb) - 1;
+			}
+			break;
+		}
+		/* wake at least twice a second to notice a client that went away */
+		{
+			struct timespec slice = now;
+
+			slice.tv_nsec += 500000000L;
+			if (slice.tv_nsec >= 1000000000L)
+			{
+				slice.tv_sec++;
+				slice.tv_nsec -= 1000000000L;
+			}
+			if (slice.tv_sec < due.tv_sec || (slice.tv_sec == due.tv_sec && slice.tv_nsec < due.tv_nsec))
+				due = slice;
+		}
+		pthread_cond_timedwait(&s->cond, &feed_lock, &due);
+		if (s->fd >= 0)
+		{
+			struct pollfd p = {s->fd, POLLRDHUP, 0};
+
+			if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
+			{
+				s->closing = true;
+				s->bye_sent = true;
+			}
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &s->last_write);
+	pthread_mutex_unlock(&feed_lock);
+	if (sent > 0)
+		gw_metrics_add(GW_M_SSE_EVENTS_SENT, sent);
+	return (ssize_t) n;
+}
+
+/*
+ * sub_free
+ *		Unlink and free a subscriber.
+ */
+static void
+sub_free(void *cls)
+{
+	FeedSub    *s = cls;
+
+	pthread_mutex_lock(&feed_lock);
+	if (s->prev)
+		s->prev->next = s->next;
+	else if (subs == s)
+		subs = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	drop_queue(s);
+	event_unref(s->cur);
+	pthread_mutex_unlock(&feed_lock);
+
+	gw_metrics_add(GW_M_SSE_SUBSCRIBERS, -1);
+	for (int i = 0; i < s->ncache; i++)
+		free(s->cache[i].key);
+	free(s->cache);
+	free(s->ring);
+	free(s->role);
+	json_decref(s->ns_filter);
+	json_decref(s->table_filter);
+	pthread_cond_destroy(&s->cond);
+	free(s);
+}
+
+/*
+ * parse_filter
+ *		The query parameter name as an id (JSON array), NULL if absent.
+ */
+static bool
+parse_filter(json_t *query, const char *name, const char *delimiter, json_t **out,
+			 GwError *err)
+{
+	json_t	   *v = json_object_get(query, name);
+
+	*out = NULL;
+	if (v == NULL)
+		return true;
+	*out = gw_parse_id(json_string_value(v), delimiter, err);
+	if (*out == NULL)
+		return false;
+	if (strcmp(name, "table") == 0 && json_array_size(*out) == 0)
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "table must name a table");
+		json_decref(*out);
+		*out = NULL;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * gw_feed_subscribe
+ *		GET /v1/events: register a subscriber and answer with its stream
+ *		(resp->stream), or an error.
+ */
+void
+gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
+{
+	json_t	   *jd = json_object_get(req->query, "delimiter");
+	const char *delimiter = json_is_string(jd) ? json_string_value(jd) : "$";
+	pthread_condattr_t attr;
+	FeedSub    *s;
+	GwError		err;
+	bool		live;
+
+	gw_error_clear(&err);
+	s = calloc(1, sizeof(FeedSub));
+	if (s == NULL)
+	{
+		gw_error_set(&err, GW_ERR_INTERNAL, "out of memory");
+		gw_respond_error(resp, &err, req->path);
+		return;
+	}
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cond, &attr);
+	pthread_condattr_destroy(&attr);
+	s->fd = -1;
+	s->ring = calloc(queue_max, sizeof(FeedEvent *));
+	s->cache = calloc(PRIV_CACHE_MAX, sizeof(PrivEntry));
+	clock_gettime(CLOCK_MONOTONIC, &s->last_write);
+	gw_metrics_add(GW_M_SSE_SUBSCRIBERS, 1);	/* sub_free subtracts */
+	if (s->ring == NULL || s->cache == NULL)
+	{
+		gw_error_set(&err, GW_ERR_INTERNAL, "out of memory");
+		goto fail;
+	}
+	if (!parse_filter(req->query, "namespace", delimiter, &s->ns_filter, &err) ||
+		!parse_filter(req->query, "table", delimiter, &s->table_filter, &err))
+		goto fail;
+	if (gw_config.db_auth && (s->role = authenticate(req->headers, &err)) == NULL)
+		goto fail;
+
+	pthread_mutex_lock(&feed_lock);
+	if (stopping)
+	{
+		pthread_mutex_unlock(&feed_lock);
+		gw_error_set(&err, GW_ERR_UNAVAILABLE, "the gateway is shutting down");
+		goto fail;
+	}
+	live = listening;
+	s->next = subs;
+	if (subs)
+		subs->prev = s;
+	subs = s;
+	pthread_mutex_unlock(&feed_lock);
+
+	/* the first frame tells the client that it is subscribed */
+	{
+		char	   *hello = strdup(live ? "retry: 1000\n: subscribed to " FEED_CHANNEL "\n\n"
+								   : "retry: 1000\n: subscribed; the change feed is reconnecting to the database\n\n");
+		FeedEvent  *ev = hello ? event_new(hello, false) : NULL;
+
+		if (ev != NULL)
+		{
+			pthread_mutex_lock(&feed_lock);
+			/* ahead of anything queued since registration */
+			if (s->count < queue_max)
+			{
+				s->head = (s->head + queue_max - 1) % queue_max;
+				s->ring[s->head] = ev;
+				s->count++;
+				s->bytes += ev->len;
+				ev = NULL;
+			}
+			pthread_mutex_unlock(&feed_lock);
+			event_unref(ev);
+		}
+	}
+	resp->status = 200;
+	resp->stream = s;
+	return;
+
+fail:
+	sub_free(s);
+	gw_respond_error(resp, &err, req->path);
+}
+
+/*
+ * gw_feed_response
+ *		The MHD response of a stream; it owns the subscriber from now on.
+ */
+struct MHD_Response *
+gw_feed_response(void *stream, int fd)
+{
+	struct MHD_Response *mr = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
+																feed_read, stream, sub_free);
+
+	if (mr == NULL)
+	{
+		sub_free(stream);
+		return NULL;
+	}
+	((FeedSub *) stream)->fd = fd;
+	MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream; charset=utf-8");
+	MHD_add_response_header(mr, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	MHD_add_response_header(mr, "X-Accel-Buffering", "no");
+	/* an ended stream ends its connection too */
+	MHD_add_response_header(mr, MHD_HTTP_HEADER_CONNECTION, "close");
+	return mr;
+}
+
+/*
+ * gw_feed_discard
+ *		Drop a stream that will not be sent.
+ */
+void
+gw_feed_discard(void *stream)
+{
+	if (stream != NULL)
+		sub_free(stream);
+}

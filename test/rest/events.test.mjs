@@ -1,0 +1,302 @@
+// events.test.mjs: the change feed over HTTP (GET /v1/events, Server-Sent
+// Events): commit order, no events for rolled-back work, nothing lost
+// under concurrent writers, filters, tenant isolation with --db-auth,
+// heartbeats, reconnection after a PostgreSQL restart, slow clients and
+// shutdown.
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import net from "node:net";
+import path from "node:path";
+import { spawnSync } from "node:child_process";
+import {
+  GW_URL, GW_DB, ROOT, TMP, PG_BINDIR, req, ok, assertError, fresh, psql, mkNamespace, mkTable,
+  createVersion, writeStaging, startGateway, stop, sleep,
+} from "./lib.mjs";
+import { subscribe, eventsOf } from "./sse.mjs";
+
+const base = ["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT, "--quiet"];
+
+async function metric(url, name) {
+  const text = (await req("GET", "/metrics", { base: url })).text;
+  const m = new RegExp(`^${name} (\\S+)$`, "m").exec(text);
+  return m ? Number(m[1]) : NaN;
+}
+
+describe("change feed (GET /v1/events)", () => {
+  it("streams each committed version as an event, in commit order", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    const sub = await subscribe(`?namespace=${ns}`);
+    try {
+      assert.match(String(sub.headers["content-type"]), /^text\/event-stream/);
+      assert.ok(sub.comments.some((c) => /subscribed/.test(c)), JSON.stringify(sub.comments));
+      const txids = [];
+      for (let v = 1; v <= 4; v++) {
+        const { res } = await createVersion(t, v);
+        txids.push(ok(res).transaction_id);
+      }
+      // two versions in one transaction (batch-create) follow in order
+      const s5 = writeStaging(t.location, 5);
+      const s6 = writeStaging(t.location, 6);
+      const batch = ok(await req("POST", "/v1/table/version/batch-create", {
+        body: { entries: [
+          { id: [ns, t.name], version: 5, manifest_path: s5.rel, naming_scheme: "V2" },
+          { id: [ns, t.name], version: 6, manifest_path: s6.rel, naming_scheme: "V2" },
+        ] },
+      }));
+      await sub.until((s) => s.events.length >= 6, 15000, "6 events");
+      await sleep(200);
+      assert.equal(sub.events.length, 6);
+      assert.deepEqual(sub.events.map((e) => e.data.version), [1, 2, 3, 4, 5, 6]);
+      const ids = sub.events.map((e) => Number(e.id));
+      for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], `ids not increasing: ${ids}`);
+      for (const e of sub.events) {
+        assert.equal(e.event, "commit");
+        assert.deepEqual(e.data.id, [ns, t.name]);
+        assert.equal(e.data.table, `${ns}$${t.name}`);
+        assert.equal(e.data.branch ?? "main", e.data.branch ?? "main");
+        assert.equal(typeof e.data.manifest_path, "string");
+        assert.equal(typeof e.data.timestamp_millis, "number");
+      }
+      assert.deepEqual(sub.events.slice(0, 4).map((e) => e.data.transaction_id), txids);
+      assert.equal(sub.events[4].data.transaction_id, sub.events[5].data.transaction_id);
+      if (batch.transaction_id) assert.equal(sub.events[4].data.transaction_id, batch.transaction_id);
+    } finally {
+      sub.close();
+    }
+  });
+
+  it("sends nothing for a rolled-back transaction", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    const sub = await subscribe(`?table=${encodeURIComponent(t.id)}`);
+    try {
+      const st = writeStaging(t.location, 1);
+      psql(`BEGIN; SELECT lance_namespace.lance_create_table_version(ARRAY['${ns}','${t.name}'], 1, '${st.abs}'); ROLLBACK;`);
+      // version 1 is still free: the rollback really happened
+      const { res } = await createVersion(t, 1);
+      const txid = ok(res).transaction_id;
+      await sub.until((s) => s.events.length >= 1, 15000, "the committed version");
+      await sleep(300);
+      assert.equal(sub.events.length, 1, JSON.stringify(sub.events));
+      assert.equal(sub.events[0].data.version, 1);
+      assert.equal(sub.events[0].data.transaction_id, txid);
+    } finally {
+      sub.close();
+    }
+  });
+
+  it("loses nothing while 8 writers commit 25 versions each", async () => {
+    const ns = await mkNamespace();
+    const tables = [];
+    for (let w = 0; w < 8; w++) tables.push(await mkTable(ns));
+    const subs = [];
+    for (let i = 0; i < 4; i++) subs.push(await subscribe(`?namespace=${ns}`));
+    try {
+      await Promise.all(tables.map(async (t) => {
+        for (let v = 1; v <= 25; v++) ok((await createVersion(t, v)).res);
+      }));
+      for (const s of subs) await s.until((x) => x.events.length >= 200, 30000, "200 events");
+      await sleep(300);
+      const seq0 = subs[0].events.map((e) => `${e.id} ${e.data.table} ${e.data.version}`);
+      for (const s of subs) {
+        assert.equal(s.events.length, 200);
+        // every subscriber sees the same events in the same order
+        assert.deepEqual(s.events.map((e) => `${e.id} ${e.data.table} ${e.data.version}`), seq0);
+        for (const t of tables) {
+          assert.deepEqual(eventsOf(s, t.id).map((e) => e.data.version), Array.from({ length: 25 }, (_, i) => i + 1));
+        }
+      }
+    } finally {
+      for (const s of subs) s.close();
+    }
+  });
+
+  it("filters by namespace subtree and by table, with any delimiter", async () => {
+    const a = await mkNamespace();
+    const child = "kid";
+    ok(await req("POST", `/v1/namespace/${a}$${child}/create`, { body: {} }));
+    const c = await mkNamespace();
+    const t1 = await mkTable(`${a}$${child}`);
+    const t2 = await mkTable(a);
+    const t3 = await mkTable(c);
+    const all = await subscribe("");
+    const nsA = await subscribe(`?namespace=${a}`);
+    const nsChild = await subscribe(`?namespace=${encodeURIComponent(`${a}$${child}`)}`);
+    const dotted = await subscribe(`?namespace=${a}.${child}&delimiter=.`);
+    const tab = await subscribe(`?table=${encodeURIComponent(t2.id)}`);
+    const rootNs = await subscribe(`?namespace=%24`);
+    const subs = [all, nsA, nsChild, dotted, tab, rootNs];
+    try {
+      const mine = (s) => s.events.filter((e) => [t1.id, t2.id, t3.id].includes(e.data.table)).map((e) => `${e.data.table}@${e.data.version}`);
+      let k = 0;
+      for (const [t, v] of [[t1, 1], [t2, 1], [t3, 1], [t1, 2]]) {
+        ok((await createVersion(t, v)).res);
+        k++;
+        await all.until((s) => mine(s).length >= k, 15000, `event ${k}`);
+      }
+      await sleep(300);
+      const ev = (t, v) => `${t.id}@${v}`;
+      assert.deepEqual(mine(all), [ev(t1, 1), ev(t2, 1), ev(t3, 1), ev(t1, 2)]);
+      assert.deepEqual(mine(rootNs), mine(all));
+      assert.deepEqual(nsA.events.map((e) => `${e.data.table}@${e.data.version}`), [ev(t1, 1), ev(t2, 1), ev(t1, 2)]);
+      assert.deepEqual(nsChild.events.map((e) => `${e.data.table}@${e.data.version}`), [ev(t1, 1), ev(t1, 2)]);
+      assert.deepEqual(dotted.events.map((e) => `${e.data.table}@${e.data.version}`), [ev(t1, 1), ev(t1, 2)]);
+      assert.deepEqual(tab.events.map((e) => `${e.data.table}@${e.data.version}`), [ev(t2, 1)]);
+    } finally {
+      for (const s of subs) s.close();
+    }
+  });
+
+  it("rejects a malformed filter with 400", async () => {
+    const r1 = await subscribe("?table=%24");
+    assertError(r1, 400, 13);
+    const r2 = await subscribe("?namespace=a%ZZ");
+    assertError(r2, 400, 13);
+    assertError(await req("POST", "/v1/events"), 405, 0);
+  });
+
+  it("needs the API key when one is configured, and sends heartbeats", async () => {
+    const g = await startGateway(base, { env: { LANCE_GATEWAY_API_KEY: "k3y", LANCE_GATEWAY_SSE_HEARTBEAT_MS: "200" } });
+    try {
+      assertError(await subscribe("", { base: g.url }), 401, 16);
+      const sub = await subscribe("", { base: g.url, headers: { "x-api-key": "k3y" } });
+      await sub.until((s) => s.comments.filter((c) => c === "heartbeat").length >= 2, 5000, "heartbeats");
+      sub.close();
+    } finally {
+      assert.equal(await stop(g.proc), 0);
+    }
+  });
+
+  it("with --db-auth, delivers only events of tables the subscriber may read", async () => {
+    const nsA = await mkNamespace();
+    const nsB = await mkNamespace();
+    const tA = await mkTable(nsA);
+    const tB = await mkTable(nsB);
+    const rA = fresh("gw_feed_a");
+    const rB = fresh("gw_feed_b");
+    psql(`CREATE ROLE ${rA} NOLOGIN; CREATE ROLE ${rB} NOLOGIN`);
+    psql(`SELECT lance_namespace.lance_grant('${rA}', ARRAY['${nsA}'], 'read')`);
+    psql(`SELECT lance_namespace.lance_grant('${rB}', ARRAY['${nsB}'], 'write')`);
+    const keyA = psql(`SELECT lance_namespace.lance_create_api_key('${rA}')`);
+    const keyB = psql(`SELECT lance_namespace.lance_create_api_key('${rB}')`);
+    const g = await startGateway([...base, "--db-auth"]);
+    const subs = [];
+    try {
+      assertError(await subscribe("", { base: g.url }), 401, 16);
+      assertError(await subscribe("", { base: g.url, headers: { "x-api-key": "lnk_wrong" } }), 401, 16);
+      const a = await subscribe("", { base: g.url, headers: { "x-api-key": keyA } });
+      const b = await subscribe("", { base: g.url, headers: { "x-api-key": keyB } });
+      // a filter naming the other tenant's namespace does not help
+      const a2 = await subscribe(`?namespace=${nsB}`, { base: g.url, headers: { "x-api-key": keyA } });
+      for (const s of [a, b, a2]) assert.equal(s.status, 200, s.text);
+      subs.push(a, b, a2);
+      for (let v = 1; v <= 3; v++) {
+        ok((await createVersion(tA, v)).res);
+        ok((await createVersion(tB, v)).res);
+      }
+      await a.until((s) => eventsOf(s, tA.id).length >= 3, 15000, "A's events");
+      await b.until((s) => eventsOf(s, tB.id).length >= 3, 15000, "B's events");
+      // a commit after everything else: once it arrived, nothing else is pending
+      const tA2 = await mkTable(nsA);
+      ok((await createVersion(tA2, 1)).res);
+      await a.until((s) => eventsOf(s, tA2.id).length >= 1, 15000, "A's last event");
+      await sleep(300);
+      assert.deepEqual(eventsOf(a, tA.id).map((e) => e.data.version), [1, 2, 3]);
+      assert.deepEqual(eventsOf(b, tB.id).map((e) => e.data.version), [1, 2, 3]);
+      for (const e of a.events) assert.ok(e.data.id[0] === nsA, `A received ${e.data.table}`);
+      for (const e of b.events) assert.ok(e.data.id[0] === nsB, `B received ${e.data.table}`);
+      assert.equal(a2.events.length, 0, JSON.stringify(a2.events));
+      assert.ok((await metric(g.url, "lance_gateway_sse_events_withheld_total")) >= 6);
+    } finally {
+      for (const s of subs) s.close();
+      await stop(g.proc);
+    }
+  });
+
+  it("tells subscribers about a PostgreSQL restart and keeps streaming after it", async () => {
+    const g = await startGateway([...base, "--pool", "2"], { env: { LANCE_GATEWAY_SSE_HEARTBEAT_MS: "300" } });
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    const sub = await subscribe(`?namespace=${ns}`, { base: g.url });
+    try {
+      ok((await createVersion(t, 1)).res);
+      await sub.until((s) => s.events.length >= 1, 15000, "first event");
+      const pgctl = path.join(PG_BINDIR, "pg_ctl");
+      assert.equal(spawnSync(pgctl, ["-D", process.env.PGDATA, "-m", "fast", "-w", "stop"]).status, 0);
+      await sub.until((s) => s.comments.some((c) => /lost its database connection/.test(c)), 10000, "the lost comment");
+      const opts = `-p ${process.env.PGPORT} -k ${process.env.PGHOST} -c listen_addresses= -c fsync=off -c max_connections=100`;
+      assert.equal(spawnSync(pgctl, ["-D", process.env.PGDATA, "-w", "-l", path.join(TMP, "postgres.log"), "-o", opts, "start"]).status, 0);
+      await sub.until((s) => s.other.some((f) => f.event === "reconnected"), 15000, "the reconnected event");
+      let res;
+      for (let i = 0; i < 20; i++) {
+        res = (await createVersion(t, 2, { base: g.url })).res;
+        if (res.status !== 503) break;
+        await sleep(250);
+      }
+      ok(res);
+      await sub.until((s) => s.events.length >= 2, 15000, "the event after the restart");
+      assert.deepEqual(sub.events.map((e) => e.data.version), [1, 2]);
+      assert.ok((await metric(g.url, "lance_gateway_feed_reconnects_total")) >= 1);
+      assert.equal(await metric(g.url, "lance_gateway_feed_connected"), 1);
+      assert.ok(!sub.ended);
+    } finally {
+      sub.close();
+      await stop(g.proc);
+    }
+  });
+
+  it("disconnects a client that does not keep up instead of buffering without bound", async () => {
+    // the queue absorbs a burst of one batch (250 events) for a client that
+    // reads; a client that stops reading fills its socket, then the queue
+    const g = await startGateway([...base, "--pool", "2"], { env: { LANCE_GATEWAY_SSE_QUEUE: "400", LANCE_GATEWAY_SSE_HEARTBEAT_MS: "60000" } });
+    const ns = await mkNamespace(fresh("slow_consumer_namespace_with_a_long_name_").padEnd(100, "n"));
+    const t = await mkTable(ns, fresh("table_with_a_long_name_").padEnd(100, "t"));
+    const u = new URL(g.url);
+    const sock = net.connect({ host: u.hostname, port: Number(u.port) });
+    let got = "";
+    let closed = false;
+    sock.on("data", (c) => { got += c.toString("latin1"); });
+    sock.on("close", () => { closed = true; });
+    sock.on("error", () => {});
+    sock.write(`GET /v1/events?namespace=${ns} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n`);
+    const healthy = await subscribe(`?namespace=${ns}`, { base: g.url });
+    try {
+      for (let i = 0; i < 50 && !/subscribed/.test(got); i++) await sleep(20);
+      sock.pause(); // stop reading: the kernel buffers fill, then the gateway's queue
+      let version = 0;
+      for (let round = 0; round < 40; round++) {
+        const entries = [];
+        for (let i = 0; i < 250; i++) {
+          version++;
+          const st = writeStaging(t.location, version, `m${version}`.padEnd(64, "x"));
+          entries.push({ id: [ns, t.name], version, manifest_path: st.rel, naming_scheme: "V2" });
+        }
+        ok(await req("POST", "/v1/table/version/batch-create", { base: g.url, body: { entries } }));
+        if ((await metric(g.url, "lance_gateway_sse_slow_disconnects_total")) >= 1) break;
+      }
+      assert.ok((await metric(g.url, "lance_gateway_sse_slow_disconnects_total")) >= 1, "the slow client was not disconnected");
+      // the healthy subscriber kept everything
+      await healthy.until((s) => s.events.length >= version, 30000, `${version} events`);
+      assert.equal(healthy.events.length, version);
+      sock.resume();
+      for (let i = 0; i < 250 && !closed; i++) await sleep(20);
+      assert.ok(closed, "the slow client's stream did not end");
+      assert.match(got, /did not keep up/);
+    } finally {
+      sock.destroy();
+      healthy.close();
+      await stop(g.proc);
+    }
+  });
+
+  it("ends streams and exits 0 on SIGTERM", async () => {
+    const g = await startGateway(base);
+    const sub = await subscribe("", { base: g.url });
+    const t0 = Date.now();
+    assert.equal(await stop(g.proc), 0);
+    assert.ok(Date.now() - t0 < 10000, "shutdown waited for the stream");
+    await sub.until((s) => s.ended, 5000, "the end of the stream");
+    assert.ok(sub.comments.some((c) => /shutting down/.test(c)), JSON.stringify(sub.comments));
+  });
+});
