@@ -49,3 +49,10 @@ include $(PGXS)
 
 # The REST gateway is a separate program with its own rules.
 -include src/gateway/gateway.mk
+
+# Benchmarks (issue 4): builds and installs, then runs bench/run, which
+# starts its own cluster and gateway and prints one table of ratios; see
+# BENCHMARKS.md.  "make bench BENCH_ARGS=--smoke" is the short CI mode.
+.PHONY: bench
+bench: all install
+	./bench/run $(BENCH_ARGS)

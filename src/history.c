@@ -25,6 +25,7 @@
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
+#include "utils/numeric.h"
 
 #include "lance_namespace.h"
 
@@ -84,9 +85,58 @@ lance_json_id(StringInfo buf, ArrayType *id)
 }
 
 /*
+ * push_string_pair
+ *		Add "key": "value" to the object being built in *st.
+ */
+static void
+push_string_pair(JsonbParseState **st, const char *key, const char *value)
+{
+	JsonbValue	k;
+	JsonbValue	v;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	pushJsonbValue(st, WJB_KEY, &k);
+	v.type = jbvString;
+	v.val.string.val = (char *) value;
+	v.val.string.len = strlen(value);
+	pushJsonbValue(st, WJB_VALUE, &v);
+}
+
+/*
+ * lance_version_history_detail
+ *		The history detail of a CreateTableVersion,
+ *		{"branch": ..., "version": ..., "manifest_path": ...}, built as jsonb
+ *		directly (no JSON text to parse on the commit path).
+ */
+Jsonb *
+lance_version_history_detail(const char *branch, int64 version, const char *manifest_path)
+{
+	JsonbParseState *st = NULL;
+	JsonbValue	k;
+	JsonbValue	v;
+	JsonbValue *res;
+
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	push_string_pair(&st, "branch", branch);
+	k.type = jbvString;
+	k.val.string.val = "version";
+	k.val.string.len = strlen("version");
+	pushJsonbValue(&st, WJB_KEY, &k);
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(version);
+	pushJsonbValue(&st, WJB_VALUE, &v);
+	push_string_pair(&st, "manifest_path", manifest_path);
+	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	return JsonbValueToJsonb(res);
+}
+
+/*
  * lance_version_committed
- *		Record a new table version in the history and queue its change-feed
- *		notification, both part of the current transaction.
+ *		Queue the change-feed notification of a new table version, part of
+ *		the current transaction.  (Its history row is written by the same
+ *		statement as the version row: PLAN_INSERT_VERSION.)
  */
 void
 lance_version_committed(ArrayType *id, const char *branch, int64 version,
@@ -94,17 +144,10 @@ lance_version_committed(ArrayType *id, const char *branch, int64 version,
 {
 	StringInfoData buf;
 
-	initStringInfo(&buf);
-	appendStringInfoString(&buf, "{\"branch\":");
-	escape_json(&buf, branch);
-	appendStringInfo(&buf, ",\"version\":" INT64_FORMAT ",\"manifest_path\":", version);
-	escape_json(&buf, manifest_path);
-	appendStringInfoChar(&buf, '}');
-	lance_record("CreateTableVersion", id, buf.data);
 	if (!lance_change_feed)
 		return;
 
-	resetStringInfo(&buf);
+	initStringInfo(&buf);
 	appendStringInfoString(&buf, "{\"id\":");
 	lance_json_id(&buf, id);
 	appendStringInfoString(&buf, ",\"table\":");

@@ -209,6 +209,8 @@ extern Datum lance_list_names(FunctionCallInfo fcinfo, const char *op, LancePlan
 extern char *lance_transaction_id(void);
 extern void lance_record(const char *op, ArrayType *id, const char *detail);
 extern void lance_json_id(StringInfo buf, ArrayType *id);
+extern Jsonb *lance_version_history_detail(const char *branch, int64 version,
+											 const char *manifest_path);
 extern void lance_version_committed(ArrayType *id, const char *branch, int64 version,
 									const char *manifest_path, int64 timestamp_millis);
 

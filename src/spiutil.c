@@ -28,7 +28,7 @@ typedef struct LancePlanDef
 {
 	const char *sql;
 	int			nargs;
-	Oid			argtypes[10];
+	Oid			argtypes[12];
 } LancePlanDef;
 
 static const LancePlanDef plan_defs[PLAN_COUNT] = {
@@ -72,15 +72,25 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		"SELECT value FROM lance_namespace.settings WHERE name = $1",
 		1, {TEXTOID}
 	},
+	/*
+	 * The put-if-not-exists of CreateTableVersion and, only when it
+	 * inserted, its history row ($10 id, $11 detail): one statement, so one
+	 * executor run per commit instead of two.
+	 */
 	[PLAN_INSERT_VERSION] = {
-		"INSERT INTO lance_namespace.versions"
+		"WITH v AS ("
+		" INSERT INTO lance_namespace.versions"
 		" (table_id, branch, version, manifest_path, staging_manifest_path,"
 		"  manifest_size, e_tag, metadata, naming_scheme, timestamp_millis)"
 		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,"
 		"  (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint)"
 		" ON CONFLICT (table_id, branch, version) DO NOTHING"
-		" RETURNING " VERSION_COLUMNS,
-		9, {INT8OID, TEXTOID, INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID, JSONBOID, TEXTOID}
+		" RETURNING " VERSION_COLUMNS "),"
+		" h AS (INSERT INTO lance_namespace.history (operation, id, detail)"
+		"  SELECT 'CreateTableVersion', $10, $11 FROM v)"
+		" SELECT " VERSION_COLUMNS " FROM v",
+		11, {INT8OID, TEXTOID, INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID, JSONBOID, TEXTOID,
+		TEXTARRAYOID, JSONBOID}
 	},
 	[PLAN_GET_VERSION] = {
 		"SELECT " VERSION_COLUMNS ", staging_manifest_path"

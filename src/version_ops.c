@@ -158,8 +158,8 @@ lance_create_version_core(const char *op, LanceVersionRequest *req,
 	LanceEntry	table;
 	LanceBranch branch;
 	char	   *canonical;
-	Datum		values[9];
-	char		nulls[9] = "         ";
+	Datum		values[11];
+	char		nulls[11] = "           ";
 	int			attempt;
 
 	lance_validate_version_request(op, req);
@@ -189,6 +189,8 @@ lance_create_version_core(const char *op, LanceVersionRequest *req,
 	else
 		nulls[7] = 'n';
 	values[8] = CStringGetTextDatum(req->naming_scheme);
+	values[9] = PointerGetDatum(req->id);
+	values[10] = JsonbPGetDatum(lance_version_history_detail(branch.name, req->version, canonical));
 
 	/*
 	 * A conflicting row that is deleted between our INSERT and our SELECT

@@ -1,0 +1,49 @@
+-- setup.sql: fixtures of bench/run (database "bench", run as the owner).
+-- psql variables: root (the catalog root), ntables (append tables).
+CREATE SCHEMA bench;
+-- (a) the baseline: a plain table of the same shape and indexes as
+-- lance_namespace.versions (columns, defaults, primary key; no foreign key,
+-- CHECK constraints, row level security, history or change feed).
+CREATE TABLE bench.raw_versions (LIKE lance_namespace.versions INCLUDING DEFAULTS INCLUDING INDEXES);
+SELECT lance_namespace.lance_set_root_location(:'root');
+SELECT lance_namespace.lance_create_namespace(ARRAY['bench']);
+SELECT count(*) FROM (SELECT lance_namespace.lance_declare_table(ARRAY['bench', 'a' || i])
+                        FROM generate_series(0, :ntables - 1) i) s;
+SELECT lance_namespace.lance_declare_table(ARRAY['bench', 'hot']);
+SELECT lance_namespace.lance_create_table_version(ARRAY['bench', 'hot'], 0, '/bench/hot.lance/_versions/stg-0', 100);
+SELECT lance_namespace.lance_declare_table(ARRAY['bench', 'read']);
+SELECT count(*) FROM (SELECT lance_namespace.lance_create_table_version(ARRAY['bench', 'read'], v, '/bench/read-' || v, 100)
+                        FROM generate_series(1, 100) v) s;
+
+-- bench.time_ms(sql, n, undo): median wall time in ms of n executions of
+-- sql.  With undo, each execution runs in a subtransaction that is rolled
+-- back, so that a destructive operation (BatchDeleteTableVersions) measures
+-- the same work every time.
+CREATE FUNCTION bench.time_ms(q text, n int, undo boolean DEFAULT false) RETURNS float8
+LANGUAGE plpgsql AS $$
+DECLARE
+	t0 timestamptz;
+	ts float8[] := '{}';
+BEGIN
+	FOR i IN 1 .. n LOOP
+		IF undo THEN
+			BEGIN
+				t0 := clock_timestamp();
+				EXECUTE q;
+				ts := ts || (extract(epoch FROM clock_timestamp() - t0) * 1000)::float8;
+				RAISE EXCEPTION USING ERRCODE = 'P0099';
+			EXCEPTION WHEN SQLSTATE 'P0099' THEN
+				NULL;
+			END;
+		ELSE
+			t0 := clock_timestamp();
+			EXECUTE q;
+			ts := ts || (extract(epoch FROM clock_timestamp() - t0) * 1000)::float8;
+		END IF;
+	END LOOP;
+	RETURN (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x) FROM unnest(ts) x);
+END $$;
+
+-- bench.token(kind, value): a page token as the catalog encodes it.
+CREATE FUNCTION bench.token(kind text, value text) RETURNS text LANGUAGE sql IMMUTABLE
+AS $$ SELECT translate(encode(convert_to(kind || ':' || value, 'UTF8'), 'base64'), E'\n', '') $$;

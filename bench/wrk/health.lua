@@ -1,0 +1,4 @@
+-- health.lua: GET /health (no database).
+dofile(os.getenv("BENCH_DIR") .. "/wrk/common.lua")
+wrk.method = "GET"
+wrk.path = "/health"
