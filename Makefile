@@ -15,6 +15,7 @@ OBJS = \
 	src/namespace_ops.o \
 	src/table_ops.o \
 	src/version_ops.o \
+	src/version_check.o \
 	src/history.o \
 	src/branch_ops.o \
 	src/tag_ops.o \

@@ -1,0 +1,107 @@
+/*-------------------------------------------------------------------------
+ *
+ * version_check.c
+ *	  Row checks of lance_namespace.versions, as a C trigger.
+ *
+ * PostgreSQL re-reads and re-plans every CHECK constraint of a table for
+ * each INSERT statement, which made the five checks of versions about a
+ * tenth of the cost of a commit.  This trigger enforces the same rules per
+ * row, with the same constraint names and SQLSTATE (check_violation), for
+ * every writer: the catalog's functions and direct writes alike.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "commands/trigger.h"
+#include "fmgr.h"
+#include "utils/jsonb.h"
+#include "utils/rel.h"
+
+#include "lance_namespace.h"
+
+/* attribute numbers of lance_namespace.versions */
+#define Anum_version			3
+#define Anum_manifest_path		4
+#define Anum_staging_path		5
+#define Anum_manifest_size		6
+#define Anum_metadata			8
+#define Anum_naming_scheme		9
+
+/*
+ * check_failed
+ *		Raise check_violation for constraint name of rel.
+ */
+static void
+check_failed(Relation rel, const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CHECK_VIOLATION),
+			 errmsg("new row for relation \"%s\" violates check constraint \"%s\"",
+					RelationGetRelationName(rel), name),
+			 errtableconstraint(rel, name)));
+}
+
+/*
+ * text_is_empty
+ *		Whether a non-NULL text attribute is the empty string.
+ */
+static bool
+text_is_empty(HeapTuple tuple, TupleDesc desc, int attnum)
+{
+	bool		isnull;
+	Datum		d = heap_getattr(tuple, attnum, desc, &isnull);
+
+	return !isnull && VARSIZE_ANY_EXHDR(DatumGetPointer(d)) == 0;
+}
+
+PG_FUNCTION_INFO_V1(lance_versions_check);
+
+/*
+ * lance_versions_check() returns trigger
+ *		BEFORE INSERT OR UPDATE FOR EACH ROW on versions: version >= 0,
+ *		manifest_size >= 0, naming_scheme V1 or V2, non-empty manifest
+ *		paths, metadata NULL or an object.
+ */
+Datum
+lance_versions_check(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	HeapTuple	tuple;
+	TupleDesc	desc;
+	Relation	rel;
+	bool		isnull;
+	Datum		d;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
+		elog(ERROR, "lance_versions_check must be a BEFORE ROW trigger");
+	rel = trigdata->tg_relation;
+	desc = RelationGetDescr(rel);
+	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
+		trigdata->tg_newtuple : trigdata->tg_trigtuple;
+
+	d = heap_getattr(tuple, Anum_version, desc, &isnull);
+	if (!isnull && DatumGetInt64(d) < 0)
+		check_failed(rel, "versions_version_check");
+	d = heap_getattr(tuple, Anum_manifest_size, desc, &isnull);
+	if (!isnull && DatumGetInt64(d) < 0)
+		check_failed(rel, "versions_manifest_size_check");
+	d = heap_getattr(tuple, Anum_naming_scheme, desc, &isnull);
+	if (!isnull)
+	{
+		text	   *t = DatumGetTextPP(d);
+
+		if (VARSIZE_ANY_EXHDR(t) != 2 || VARDATA_ANY(t)[0] != 'V' ||
+			(VARDATA_ANY(t)[1] != '1' && VARDATA_ANY(t)[1] != '2'))
+			check_failed(rel, "versions_naming_scheme_check");
+	}
+	if (text_is_empty(tuple, desc, Anum_manifest_path) ||
+		text_is_empty(tuple, desc, Anum_staging_path))
+		check_failed(rel, "versions_manifest_path_check");
+	d = heap_getattr(tuple, Anum_metadata, desc, &isnull);
+	if (!isnull && !JB_ROOT_IS_OBJECT(DatumGetJsonbP(d)))
+		check_failed(rel, "versions_metadata_check");
+	return PointerGetDatum(tuple);
+}
