@@ -1,7 +1,7 @@
 // Tags, branches and transactions: routed to the catalog's rest_* functions.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { req, ok, assertError, mkNamespace, mkTable, createVersion } from "./lib.mjs";
+import { req, ok, assertError, mkNamespace, mkTable, createVersion, writeStaging } from "./lib.mjs";
 
 async function tableWithVersions(n) {
   const ns = await mkNamespace();
@@ -35,30 +35,71 @@ describe("tags", () => {
 });
 
 describe("branches", () => {
-  it("creates, lists and deletes branches", async () => {
+  it("creates, lists and deletes branches with every error code", async () => {
     const t = await tableWithVersions(2);
-    ok(await req("POST", `/v1/table/${t.enc}/branches/create`, { body: { name: "dev", from_version: 1 } }));
-    const dup = await req("POST", `/v1/table/${t.enc}/branches/create`, { body: { name: "dev", from_version: 1 } });
-    assert.equal(dup.status, 409, dup.text);
-    assert.equal(typeof dup.json.code, "number");
-    const list = ok(await req("POST", `/v1/table/${t.enc}/branches/list`, { body: null }));
-    assert.ok(JSON.stringify(list.branches).includes("dev"), JSON.stringify(list));
-    ok(await req("POST", `/v1/table/${t.enc}/branches/delete`, { body: { name: "dev" } }));
-    const after = ok(await req("POST", `/v1/table/${t.enc}/branches/list`));
-    assert.ok(!JSON.stringify(after.branches ?? {}).includes("dev"));
+    const br = (action, body) => req("POST", `/v1/table/${t.enc}/branches/${action}?delimiter=%24`, { body });
+    const created = ok(await br("create", { name: "dev", from_version: 1 }));
+    assert.match(created.transaction_id, /^[0-9]+$/);
+    assertError(await br("create", { name: "dev", from_version: 1 }), 409, 23);
+    assertError(await br("create", { name: "main" }), 409, 23);
+    assertError(await br("create", { name: "x", from_branch: "nope" }), 404, 22);
+    assertError(await br("create", { name: "x", from_version: 99 }), 404, 11);
+    assertError(await br("create", { name: "a//b" }), 400, 13);
+    assertError(await br("create", {}), 400, 13);
+    ok(await br("create", { name: "feature/x", from_branch: "dev" }));
+    const list = ok(await br("list", null));
+    assert.deepEqual(Object.keys(list.branches).sort(), ["dev", "feature/x"]);
+    assert.equal(list.branches.dev.parentVersion, 1);
+    assert.equal(list.branches.dev.parentBranch, undefined);
+    assert.equal(list.branches["feature/x"].parentBranch, "dev");
+    assert.equal(typeof list.branches.dev.createAt, "number");
+    const page = ok(await req("POST", `/v1/table/${t.enc}/branches/list?limit=1`, { body: null }));
+    assert.deepEqual(Object.keys(page.branches), ["dev"]);
+    assert.ok(page.page_token);
+    // dev has a dependent branch: InvalidTableState
+    assertError(await br("delete", { name: "dev" }), 409, 19);
+    assertError(await br("delete", { name: "nope" }), 404, 22);
+    assertError(await br("delete", { name: "main" }), 400, 13);
+    ok(await br("delete", { name: "feature/x" }));
+    ok(await br("delete", { name: "dev" }));
+    assert.deepEqual(ok(await br("list", null)).branches, {});
+    assertError(await req("POST", `/v1/table/nope%24t/branches/list`, { body: null }), 404, 1);
+  });
+
+  it("versions are branch-scoped: describe falls back to the branch point, list is the branch's own", async () => {
+    const t = await tableWithVersions(2);
+    ok(await req("POST", `/v1/table/${t.enc}/branches/create`, { body: { name: "dev" } }));
+    const v = (action, body) => req("POST", `/v1/table/${t.enc}/version/${action}?delimiter=%24`, { body });
+    // the branch starts at main's latest (2): describe-latest gives it
+    assert.equal(ok(await v("describe", { branch: "dev" })).version.version, 2);
+    assert.deepEqual(ok(await v("list", { branch: "dev" })).versions, []);
+    // a version on dev must come after the branch point
+    const low = writeStaging(`${t.location}/tree/dev`, 2, "dev two");
+    assertError(await v("create", { version: 2, branch: "dev", manifest_path: low.rel }), 400, 13);
+    const st = writeStaging(`${t.location}/tree/dev`, 3, "dev three");
+    const made = ok(await v("create", { version: 3, branch: "dev", manifest_path: st.rel }));
+    assert.ok(made.version.manifest_path.includes("/tree/dev/_versions/"), made.version.manifest_path);
+    assert.equal(ok(await v("describe", { branch: "dev" })).version.version, 3);
+    assert.deepEqual(ok(await v("list", { branch: "dev" })).versions.map((x) => x.version), [3]);
+    // main is unaffected
+    assert.equal(ok(await v("describe", {})).version.version, 2);
+    assertError(await v("describe", { branch: "nope" }), 404, 22);
+    assertError(await v("list", { branch: "nope" }), 404, 22);
   });
 });
 
 describe("transactions", () => {
-  it("describes the transaction of a commit; unknown ids are 404 code 10", async () => {
+  it("describes the transaction of a commit; unknown ids are 404 code 10; alter is 406 code 0", async () => {
     const t = await tableWithVersions(1);
     const created = ok(await req("POST", `/v1/table/${t.enc}/tags/create`, { body: { tag: "x", version: 1 } }));
-    if (created.transaction_id) {
-      const d = ok(await req("POST", `/v1/transaction/${encodeURIComponent(created.transaction_id)}/describe`, { body: {} }));
-      assert.equal(typeof d.status, "string");
-    }
-    const r = await req("POST", `/v1/transaction/999999999/describe`, { body: {} });
-    assert.ok(r.status === 404 || r.status === 400, `${r.status} ${r.text}`);
-    assert.ok(r.json.code === 10 || r.json.code === 13, r.text);
+    assert.match(created.transaction_id, /^[0-9]+$/);
+    const d = ok(await req("POST", `/v1/transaction/${created.transaction_id}/describe`, { body: {} }));
+    assert.equal(d.status, "Succeeded");
+    assert.equal(d.properties.operation, "CreateTableTag");
+    assert.equal(d.properties.interface, "rest");
+    assertError(await req("POST", `/v1/transaction/999999999/describe`, { body: {} }), 404, 10);
+    assertError(await req("POST", `/v1/transaction/abc/describe`, { body: {} }), 404, 10);
+    assertError(await req("POST", `/v1/transaction/${created.transaction_id}/alter`,
+                          { body: { actions: [{ setStatusAction: { status: "Canceled" } }] } }), 406, 0);
   });
 });
