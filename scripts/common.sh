@@ -17,6 +17,13 @@ BUILD_PACKAGES=(
 	curl
 )
 
+# Debian packages of the fuzz step (test/fuzz/run): clang with the libFuzzer
+# and sanitizer runtimes.  postgresql-server-dev-15 already pulls in clang-14.
+FUZZ_PACKAGES=(
+	clang-14
+	libclang-rt-14-dev
+)
+
 log() { printf '==> %s\n' "$*"; }
 warn() { printf 'warning: %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

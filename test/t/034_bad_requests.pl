@@ -1,0 +1,419 @@
+# Bad input against a running gateway: a sweep of malformed requests and
+# the gateway's limits.
+#
+# Sweep: every route gets bad path ids (bad percent-encoding, NUL, invalid
+# UTF-8, empty segments, "/" "." "..", long names), bad query parameters,
+# bad bodies (malformed JSON, duplicate keys, non-objects, deep nesting,
+# wrong types, NUL, invalid UTF-8), wrong methods, and a few thousand
+# seeded random mutations of valid bodies.  Mutating routes only target
+# ids under a namespace that does not exist.  Expected: zero crashes, zero
+# 5xx, every reply is a JSON error whose code matches its HTTP status, and
+# the catalog tables are byte-for-byte unchanged (checksums).
+#
+# Limits (each with a clear status): body size 413, header size 431,
+# request target 414, JSON depth 400/13, batch entries and ranges 400/13,
+# a client trickling its body 408, an idle connection closed.
+#
+# Protocol-level garbage (a malformed request line, a bad Content-Length)
+# is answered by libmicrohttpd itself with a 4xx that is not JSON; the
+# test checks the status and that the gateway survives.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use IO::Socket::INET;
+use JSON::PP;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time sleep);
+use LanceGatewayTest;
+
+my $bin = gateway_bin();
+plan skip_all => 'lance-namespace-gateway not found' unless $bin;
+
+my $SWEEP = $ENV{LANCE_SWEEP_REQUESTS} // 3000;
+my $json = JSON::PP->new->canonical->allow_nonref;
+
+my $node = PostgreSQL::Test::Cluster->new('bad_requests');
+$node->init;
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION lance_namespace');
+my $root = PostgreSQL::Test::Utils::tempdir('lance_root');
+$node->safe_psql('postgres',
+	"SELECT lance_namespace.lance_set_root_location('$root')");
+my $loc = setup_tables($node, 'postgres', $root, 1);
+my $tloc = $loc->{'load$t1'};
+$node->safe_psql('postgres', qq{
+	SELECT lance_namespace.lance_create_table_version(ARRAY['load','t1'], 1,
+		'$tloc/_versions/18446744073709551614.manifest-x', 10);
+	SELECT lance_namespace.lance_create_table_tag(ARRAY['load','t1'], 'v1', 1);
+	SELECT lance_namespace.lance_create_table_branch(ARRAY['load','t1'], 'b1');
+});
+
+my $gw = LanceGatewayTest::Gateway->start(
+	bin  => $bin,
+	db   => 'host=' . $node->host . ' port=' . $node->port . ' dbname=postgres',
+	root => $root,
+	log  => "$PostgreSQL::Test::Utils::log_path/034_gateway.log",
+	args => [
+		'--quiet',                      '--max-body-bytes',
+		'65536',                        '--max-url-bytes',
+		'4096',                         '--max-header-bytes',
+		'8192',                         '--max-batch-entries',
+		'100',                          '--request-timeout',
+		'3',                            '--idle-timeout',
+		'3'
+	],
+	owner => $$);
+my $url = $gw->url;
+my ($port) = $url =~ /:(\d+)$/;
+my $http = http_client(timeout => 20);
+
+sub checksum
+{
+	return $node->safe_psql('postgres', q{
+		SELECT string_agg(t || ':' || h, ' ' ORDER BY t) FROM (
+		  SELECT 'entries' t, md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) h FROM lance_namespace.entries x
+		  UNION ALL SELECT 'versions', md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM lance_namespace.versions x
+		  UNION ALL SELECT 'branches', md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM lance_namespace.branches x
+		  UNION ALL SELECT 'tags', md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM lance_namespace.tags x
+		  UNION ALL SELECT 'settings', md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM lance_namespace.settings x
+		  UNION ALL SELECT 'history', md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) FROM lance_namespace.history x) s});
+}
+my $before = checksum();
+
+# Lance code -> HTTP status (src/gateway/README.md).
+sub status_for_code
+{
+	my ($c) = @_;
+	return 406 if $c == 0;
+	return 404 if grep { $c == $_ } 1, 4, 6, 8, 10, 11, 12, 22;
+	return 409 if grep { $c == $_ } 2, 3, 5, 7, 9, 14, 19, 23;
+	return 400 if $c == 13 || $c == 20;
+	return 403 if $c == 15;
+	return 401 if $c == 16;
+	return 503 if $c == 17;
+	return 429 if $c == 21;
+	return 500;
+}
+
+my %stats = (requests => 0, fivexx => 0, not_json => 0, bad_code => 0, ok => 0);
+my %status_seen;
+my @problems;
+
+# Check one reply; $mutating: the request must not have succeeded.
+sub check_reply
+{
+	my ($what, $r, $mutating) = @_;
+	my $st = $r->{status};
+	$stats{requests}++;
+	$status_seen{$st}++;
+	if ($st == 599)
+	{
+		push @problems, "$what: no reply: " . ($r->{content} // '');
+		$stats{fivexx}++;
+		return;
+	}
+	if ($st >= 500)
+	{
+		$stats{fivexx}++;
+		push @problems, "$what: $st " . substr($r->{content} // '', 0, 200);
+		return;
+	}
+	if ($st == 200)
+	{
+		$stats{ok}++;
+		push @problems, "$what: a mutating request succeeded" if $mutating;
+		my $c = $r->{content} // '';
+		if ($c ne '' && !eval { $json->decode($c); 1 })
+		{
+			$stats{not_json}++;
+			push @problems, "$what: 200 body is not JSON";
+		}
+		return;
+	}
+	my $body = eval { $json->decode($r->{content} // '') };
+	if (ref $body ne 'HASH' || ($r->{headers}{'content-type'} // '') !~ m{^application/json})
+	{
+		# exists routes answer 404 without a body? They send the JSON error.
+		$stats{not_json}++;
+		push @problems, "$what: $st reply is not a JSON object";
+		return;
+	}
+	my $code = $body->{code};
+	my $ok = defined $code && $code =~ /^\d+$/
+	  && (status_for_code($code) == $st
+		|| ($code == 0 && ($st == 404 || $st == 405))
+		|| ($code == 13 && grep { $st == $_ } 408, 413, 414, 431));
+	if (!$ok)
+	{
+		$stats{bad_code}++;
+		push @problems, "$what: status $st with code " . ($code // 'none');
+	}
+}
+
+sub req
+{
+	my ($method, $path, $body, $headers) = @_;
+	return raw_http($url, $method, $path, $body, $headers);
+}
+
+# ---------------------------------------------------------------------
+# Sweep 1: hand-written bad input on every route.
+# ---------------------------------------------------------------------
+my @routes = (
+	[ POST => '/v1/namespace/{id}/create',        1 ],
+	[ GET  => '/v1/namespace/{id}/list',          0 ],
+	[ POST => '/v1/namespace/{id}/describe',      0 ],
+	[ POST => '/v1/namespace/{id}/drop',          1 ],
+	[ POST => '/v1/namespace/{id}/exists',        0 ],
+	[ GET  => '/v1/namespace/{id}/table/list',    0 ],
+	[ POST => '/v1/table/{id}/declare',           1 ],
+	[ POST => '/v1/table/{id}/register',          1 ],
+	[ POST => '/v1/table/{id}/describe',          0 ],
+	[ POST => '/v1/table/{id}/exists',            0 ],
+	[ POST => '/v1/table/{id}/deregister',        1 ],
+	[ POST => '/v1/table/{id}/drop',              1 ],
+	[ POST => '/v1/table/{id}/rename',            1 ],
+	[ POST => '/v1/table/{id}/version/create',    1 ],
+	[ POST => '/v1/table/{id}/version/describe',  0 ],
+	[ POST => '/v1/table/{id}/version/list',      0 ],
+	[ POST => '/v1/table/{id}/version/delete',    1 ],
+	[ POST => '/v1/table/{id}/tags/list',         0 ],
+	[ POST => '/v1/table/{id}/tags/version',      0 ],
+	[ POST => '/v1/table/{id}/tags/create',       1 ],
+	[ POST => '/v1/table/{id}/tags/update',       1 ],
+	[ POST => '/v1/table/{id}/tags/delete',       1 ],
+	[ POST => '/v1/table/{id}/branches/list',     0 ],
+	[ POST => '/v1/table/{id}/branches/create',   1 ],
+	[ POST => '/v1/table/{id}/branches/delete',   1 ],
+	[ POST => '/v1/transaction/{id}/describe',    0 ],
+	[ POST => '/v1/transaction/{id}/alter',       1 ],
+	[ POST => '/v1/table/version/batch-create',   1 ],);
+
+my @bad_ids = (
+	'%', '%2', '%zz', '%00', 'a%00b', '%ff', '%C0%80', '%ED%A0%80', '%F4%90%80%80',
+	'ghost%24%24x', 'ghost%24', '%24%24', 'ghost%24.', 'ghost%24..', 'ghost%24a%2Fb',
+	'ghost%24' . ('n' x 300), 'ghost%24%01', 'ghost%24%7F', join('%24', ('g') x 80),
+	'ghost%24' . ('%E2%82%AC' x 200), 'ghost%24ok?delimiter=', 'ghost%24ok?delimiter=' . ('d' x 40),
+	'ghost%24ok?limit=-1', 'ghost%24ok?limit=abc', 'ghost%24ok?limit=99999999999999999999',
+	'ghost%24ok?page_token=%ff', 'ghost%24ok?page_token=!!!', 'ghost%24ok?version=x',
+	'ghost%24ok?descending=maybe', 'ghost%24ok?mode=bogus', 'ghost%24ok?behavior=bogus',
+	'ghost%24ok?branch=', 'ghost%24ok?branch=%00');
+
+my @bad_bodies = (
+	'{', '}', '[', '[]', '1', '"x"', 'true', 'nul', '{"a":1,"a":2}', '{"a":}', "{\"a\":\"\x00\"}",
+	"{\"a\":\"\xff\xfe\"}", '{"a":"\\ud800"}', '{"a":"\\u0000"}', ('[' x 65) . (']' x 65),
+	'{"a":' . ('[' x 64) . (']' x 64) . '}', '{"a":' . ('{"b":' x 70) . '1' . ('}' x 70) . '}',
+	'{"version":"abc"}', '{"version":-1}', '{"version":1e400}', '{"version":18446744073709551616}',
+	'{"version":1.5}', '{"version":true}', '{"manifest_path":123}', '{"manifest_path":""}',
+	'{"manifest_path":"../../etc/passwd","version":1}', '{"manifest_path":"/etc/passwd","version":1}',
+	'{"manifest_size":-5,"version":1,"manifest_path":"x"}', '{"id":"notalist"}', '{"id":[1,2]}',
+	'{"id":[null]}', '{"id":[""]}', '{"id":["ghost","x"],"properties":"notobject"}',
+	'{"properties":{"a":{"b":1}}}', '{"mode":"nope"}', '{"behavior":"nope"}', '{"limit":-3}',
+	'{"page_token":"%%%"}', '{"ranges":"x"}', '{"ranges":[{"start_version":5,"end_version":1}]}',
+	'{"ranges":[1,2]}', '{"entries":{}}', '{"entries":[1]}', '{"entries":[{"id":["ghost","t"],"version":1}]}',
+	'{"tag":""}', '{"tag":null,"version":1}', '{"new_table_name":"a/b"}', '{"new_namespace_id":["ghost"]}',
+	'{"location":"relative/path"}', '{"location":"/elsewhere/t.lance"}', '{"branch":"main"}',
+	'{"metadata":[1]}', '{"naming_scheme":"V9"}', '{"transaction_id":"zz"}', "\xef\xbb\xbf{}");
+
+my $n = 0;
+foreach my $rt (@routes)
+{
+	my ($method, $tmpl, $mutating) = @{$rt};
+	foreach my $id (@bad_ids)
+	{
+		my $p = $tmpl =~ s/\{id\}/$id/r;
+		check_reply("$method $p", req($method, $p, undef), $mutating);
+	}
+	foreach my $b (@bad_bodies)
+	{
+		my $p = $tmpl =~ s/\{id\}/ghost%24nothing/r;
+		check_reply("$method $p body " . substr($b, 0, 40), req($method, $p, $b), $mutating);
+	}
+	foreach my $m (qw(PUT DELETE PATCH))
+	{
+		my $p = $tmpl =~ s/\{id\}/ghost/r;
+		check_reply("$m $p", req($m, $p, '{}'), $mutating);
+	}
+}
+foreach my $p ('/', '/v1', '/v1/', '/v1/namespace', '/v1/namespace/', '/v1/namespace//create',
+	'/v1/table//declare', '/v2/table/x/describe', '/v1/table/x/unknown', '/v1/table/x/version/create/extra',
+	'/%', '/v1/namespace/%ff/list', '//v1/namespace/x/list', '/v1/namespace/x/list/../../table')
+{
+	check_reply("GET $p", req('GET', $p, undef), 0);
+	check_reply("POST $p", req('POST', $p, '{}'), 1);
+}
+
+# ---------------------------------------------------------------------
+# Sweep 2: seeded random mutations of valid request bodies.
+# ---------------------------------------------------------------------
+srand(20240501);
+my @valid = (
+	[ '/v1/namespace/ghost%24sub/create', '{"properties":{"owner":"x"},"mode":"Create"}' ],
+	[ '/v1/table/ghost%24t/declare', '{"properties":{"k":"v"}}' ],
+	[ '/v1/table/ghost%24t/version/create',
+		qq({"version":2,"manifest_path":"$tloc/_versions/18446744073709551613.manifest-u","manifest_size":10}) ],
+	[ '/v1/table/ghost%24t/version/delete', '{"ranges":[{"start_version":0,"end_version":10}]}' ],
+	[ '/v1/table/ghost%24t/tags/create', '{"tag":"x","version":1}' ],
+	[ '/v1/table/ghost%24t/branches/create', '{"name":"b2","from_version":1}' ],
+	[ '/v1/table/ghost%24t/rename', '{"new_table_name":"t2","new_namespace_id":["load"]}' ],
+	[ '/v1/table/version/batch-create',
+		'{"entries":[{"id":["ghost","t"],"version":2,"manifest_path":"x/_versions/y"}]}' ],
+	[ '/v1/table/load%24t1/describe', '{"version":1,"with_table_uri":true}' ],
+	[ '/v1/table/load%24t1/version/list', '{"descending":true,"limit":5}' ],
+	[ '/v1/namespace/load/table/list', '{"limit":2,"page_token":null}' ],);
+my @chars = (split(//, '{}[]":,0123456789-.eEtrufalsn\\ $%/'), "\x00", "\xff", "\xc3", "\x7f", "\n");
+for my $i (1 .. $SWEEP)
+{
+	my ($p, $b) = @{ $valid[ $i % @valid ] };
+	my @c = split //, $b;
+	for (1 .. 1 + int(rand(4)))
+	{
+		my $op = int(rand(3));
+		my $pos = int(rand(@c + 1));
+		if ($op == 0) { splice(@c, $pos, 0, $chars[ int(rand(@chars)) ]) }
+		elsif ($op == 1 && @c) { splice(@c, $pos % @c, 1) }
+		elsif (@c) { $c[ $pos % @c ] = $chars[ int(rand(@chars)) ] }
+	}
+	my $mb = join('', @c);
+	# read-only routes may succeed; mutating ones target ghost ids only
+	my $mutating = $p =~ /ghost|batch-create/ ? 1 : 0;
+	check_reply("POST $p mutation $i", req('POST', $p, $mb), $mutating);
+}
+note sprintf('sweep: %d requests; statuses %s', $stats{requests},
+	join(' ', map { "$_:$status_seen{$_}" } sort keys %status_seen));
+note $_ foreach @problems[ 0 .. ($#problems < 30 ? $#problems : 30) ];
+cmp_ok($stats{requests}, '>=', 2000, 'the sweep sent its requests');
+is($stats{fivexx}, 0, 'no 5xx and no dropped connection');
+is($stats{not_json}, 0, 'every reply is JSON');
+is($stats{bad_code}, 0, 'every error code matches its HTTP status');
+is(scalar(grep { /mutating request succeeded/ } @problems), 0, 'no mutating request succeeded');
+ok($gw->alive, 'the gateway survived the sweep');
+is(checksum(), $before, 'the catalog tables are unchanged');
+
+# ---------------------------------------------------------------------
+# Limits.
+# ---------------------------------------------------------------------
+sub expect_error
+{
+	my ($what, $r, $status, $code) = @_;
+	is($r->{status}, $status, "$what: status $status");
+	my $b = eval { $json->decode($r->{content}) };
+	is(ref $b eq 'HASH' ? $b->{code} : undef, $code, "$what: JSON error with code $code")
+	  if defined $code;
+}
+
+expect_error('body over --max-body-bytes',
+	req('POST', '/v1/namespace/ghost/describe', '{"a":"' . ('x' x 70000) . '"}'), 413, 13);
+expect_error('body at the limit is parsed',
+	req('POST', '/v1/namespace/ghost/describe', '{"a":"' . ('x' x 60000) . '"}'), 404, 1);
+expect_error('request target over --max-url-bytes',
+	req('GET', '/v1/namespace/' . ('a' x 5000) . '/list'), 414, 13);
+my $r = req('GET', '/v1/namespace/load/list', undef, { 'x-big' => 'h' x 20000 });
+ok($r->{status} == 431 || $r->{status} == 400,
+	"header section over --max-header-bytes: status $r->{status} (431 or 400)");
+is(req('GET', '/v1/namespace/load/list', undef, { 'x-ok' => 'h' x 4000 })->{status}, 200,
+	'headers under the limit are accepted');
+expect_error('JSON nested 65 levels',
+	req('POST', '/v1/namespace/ghost/describe', '{"a":' . ('[' x 64) . (']' x 64) . '}'), 400, 13);
+expect_error('JSON nested 64 levels is accepted (then 404)',
+	req('POST', '/v1/namespace/ghost/describe', '{"a":' . ('[' x 63) . (']' x 63) . '}'), 404, 1);
+expect_error('a name longer than the catalog allows',
+	req('POST', '/v1/namespace/ghost%24' . ('n' x 1000) . '/create', '{}'), 400, 13);
+expect_error('an id deeper than the catalog allows',
+	req('POST', '/v1/namespace/' . join('%24', ('g') x 200) . '/describe', '{}'), 400, 13);
+my $ranges = $json->encode({ ranges => [ map { { start_version => $_, end_version => $_ + 1 } } 1 .. 101 ] });
+expect_error('101 ranges over --max-batch-entries 100',
+	req('POST', '/v1/table/load%24t1/version/delete', $ranges), 400, 13);
+my $entries = $json->encode({ entries => [ map { { id => [ 'load', 't1' ], version => $_, manifest_path => 'x' } } 1 .. 101 ] });
+expect_error('101 entries over --max-batch-entries 100',
+	req('POST', '/v1/table/version/batch-create', $entries), 400, 13);
+is(checksum(), $before, 'the limits changed nothing in the catalog');
+
+# A client trickling its body gets 408 once --request-timeout (3 s) passed.
+sub raw_connect
+{
+	return IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port,
+		Proto => 'tcp', Timeout => 5) || die "connect: $!";
+}
+
+sub read_reply
+{
+	my ($s, $limit) = @_;
+	my $buf = '';
+	my $end = time() + $limit;
+	$s->blocking(0);
+	while (time() < $end)
+	{
+		my $n = sysread($s, my $chunk, 65536);
+		if (defined $n && $n == 0) { last }
+		$buf .= $chunk if defined $n;
+		sleep(0.05);
+	}
+	return $buf;
+}
+
+{
+	my $s = raw_connect();
+	my $body = '{"pad":"' . ('x' x 200) . '"}';
+	my $t0 = time();
+	print $s "POST /v1/namespace/ghost/describe HTTP/1.1\r\nHost: x\r\n"
+	  . 'Content-Length: ' . length($body) . "\r\n\r\n";
+	my $got = '';
+	$s->blocking(0);
+	for my $i (0 .. length($body) - 1)
+	{
+		last if time() - $t0 > 15;
+		syswrite($s, substr($body, $i, 1));
+		sleep(0.25);
+		my $n = sysread($s, my $chunk, 65536);
+		$got .= $chunk if $n;
+		last if (defined $n && $n == 0) || $got =~ /\r\n\r\n.*\}/s;
+	}
+	$got .= read_reply($s, 2) unless $got =~ /\r\n\r\n.*\}/s;
+	my $elapsed = time() - $t0;
+	like($got, qr{^HTTP/1\.1 408 }, sprintf('a trickling body gets 408 (after %.1f s)', $elapsed));
+	like($got, qr/"code":13/, '... as a JSON error with code 13');
+	ok($elapsed < 10, '... soon after the 3 s deadline');
+	close($s);
+}
+
+# An idle connection (nothing sent) is closed after --idle-timeout.
+{
+	my $s = raw_connect();
+	my $t0 = time();
+	my $got = read_reply($s, 10);
+	my $elapsed = time() - $t0;
+	ok($elapsed < 9, sprintf('an idle connection is closed (after %.1f s)', $elapsed));
+	close($s);
+}
+
+# Protocol-level garbage: libmicrohttpd answers (4xx, not JSON) or closes.
+foreach my $raw ("GARBAGE\r\n\r\n", "GET /v1/namespace/load/list HTTP/9.9\r\n\r\n",
+	"GET /v1/namespace/load/list HTTP/1.1\r\n\r\n",
+	"POST /v1/namespace/ghost/describe HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+	"POST /v1/namespace/ghost/describe HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+	"GET /\x00 HTTP/1.1\r\nHost: x\r\n\r\n", "\r\n\r\n\r\n")
+{
+	my $s = raw_connect();
+	print $s $raw;
+	my $got = read_reply($s, 4);
+	my ($st) = $got =~ m{^HTTP/1\.[01] (\d{3})};
+	(my $shown = $raw) =~ s/[^\x20-\x7e]/./g;
+	# 505 is libmicrohttpd's answer to an unknown HTTP version; a request
+	# without Host is served (libmicrohttpd is lenient there).
+	ok(!defined $st || ($st >= 400 && $st < 500) || $st == 505 || ($st == 200 && $raw =~ /^GET \/v1/),
+		'raw "' . substr($shown, 0, 40) . '": ' . ($st // 'closed'));
+	close($s);
+}
+ok($gw->alive, 'the gateway survived the limits and the raw garbage');
+is(req('GET', '/v1/namespace/load/list')->{status}, 200, 'and still serves requests');
+is(checksum(), $before, 'the catalog tables are still unchanged');
+
+is($gw->stop, 0, 'the gateway stops cleanly');
+$node->stop;
+done_testing();
