@@ -8,6 +8,7 @@ OBJS = \
 	src/lance_namespace.o \
 	src/errors.o \
 	src/ident.o \
+	src/name_rules.o \
 	src/jsonutil.o \
 	src/pagetoken.o \
 	src/spiutil.o \

@@ -19,43 +19,46 @@
 #include "utils/lsyscache.h"
 
 #include "lance_namespace.h"
+#include "name_rules.h"
 
 /*
  * lance_validate_name
- *		Raise InvalidInput unless name is a valid object name: non-empty,
- *		valid UTF-8, at most 255 bytes, no control characters, no '/', and
- *		neither "." nor "..".
+ *		Raise InvalidInput unless name is a valid object name (the rules are
+ *		in name_rules.c).
  */
 void
 lance_validate_name(const char *op, const char *what, const char *name, int len)
 {
-	const unsigned char *p = (const unsigned char *) name;
-	int			i;
-
-	if (len == 0)
-		lance_error(LANCE_INVALID_INPUT,
-					errmsg("%s: %s must not be empty", op, what));
-	if (len > LANCE_MAX_NAME_BYTES)
-		lance_error(LANCE_INVALID_INPUT,
-					errmsg("%s: %s is longer than %d bytes", op, what,
-						   LANCE_MAX_NAME_BYTES));
-	if (!pg_verify_mbstr(PG_UTF8, name, len, true))
-		lance_error(LANCE_INVALID_INPUT,
-					errmsg("%s: %s is not valid UTF-8", op, what));
-	for (i = 0; i < len; i++)
+	switch (lance_name_problem(name, len))
 	{
-		/* C0 controls, DEL, and the C1 controls U+0080..U+009F */
-		if (p[i] < 0x20 || p[i] == 0x7F ||
-			(p[i] == 0xC2 && i + 1 < len && p[i + 1] >= 0x80 && p[i + 1] <= 0x9F))
+		case LANCE_NAME_OK:
+			return;
+		case LANCE_NAME_EMPTY:
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: %s must not be empty", op, what));
+			break;
+		case LANCE_NAME_TOO_LONG:
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: %s is longer than %d bytes", op, what,
+							   LANCE_MAX_NAME_BYTES));
+			break;
+		case LANCE_NAME_BAD_UTF8:
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: %s is not valid UTF-8", op, what));
+			break;
+		case LANCE_NAME_CONTROL:
 			lance_error(LANCE_INVALID_INPUT,
 						errmsg("%s: %s contains a control character", op, what));
-		if (p[i] == '/')
+			break;
+		case LANCE_NAME_SLASH:
 			lance_error(LANCE_INVALID_INPUT,
 						errmsg("%s: %s \"%.*s\" contains \"/\"", op, what, len, name));
+			break;
+		case LANCE_NAME_DOT:
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: %s must not be \".\" or \"..\"", op, what));
+			break;
 	}
-	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
-		lance_error(LANCE_INVALID_INPUT,
-					errmsg("%s: %s must not be \".\" or \"..\"", op, what));
 }
 
 /*
@@ -220,37 +223,19 @@ lance_validate_delimiter(const char *op, const char *delimiter)
 ArrayType *
 lance_cstring_to_id(const char *str, const char *delimiter, const char *op)
 {
-	size_t		dlen;
-	const char *p = str;
-	Datum	   *elems;
-	int			n = 0;
-	int			cap = 8;
+	LanceIdSegment segments[LANCE_MAX_ID_DEPTH];
+	Datum		elems[LANCE_MAX_ID_DEPTH];
+	int			n;
+	int			i;
 
 	lance_validate_delimiter(op, delimiter);
-	dlen = strlen(delimiter);
-	elems = palloc(sizeof(Datum) * cap);
-	if (str[0] != '\0' && strcmp(str, delimiter) != 0)
-	{
-		for (;;)
-		{
-			const char *next = strstr(p, delimiter);
-			size_t		len = next ? (size_t) (next - p) : strlen(p);
-
-			if (n >= LANCE_MAX_ID_DEPTH)
-				lance_error(LANCE_INVALID_INPUT,
-							errmsg("%s: id has more than %d levels", op,
-								   LANCE_MAX_ID_DEPTH));
-			if (n == cap)
-			{
-				cap *= 2;
-				elems = repalloc(elems, sizeof(Datum) * cap);
-			}
-			elems[n++] = PointerGetDatum(cstring_to_text_with_len(p, len));
-			if (next == NULL)
-				break;
-			p = next + dlen;
-		}
-	}
+	n = lance_split_id(str, delimiter, segments, LANCE_MAX_ID_DEPTH);
+	if (n < 0)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: id has more than %d levels", op, LANCE_MAX_ID_DEPTH));
+	for (i = 0; i < n; i++)
+		elems[i] = PointerGetDatum(cstring_to_text_with_len(segments[i].start,
+															segments[i].len));
 	return lance_validate_id(op, "id",
 							 construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT),
 							 true);

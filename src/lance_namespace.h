@@ -56,9 +56,8 @@ typedef enum LanceErrorCode
 #define lance_error(code, ...) \
 	ereport(ERROR, (errcode(LANCE_SQLSTATE(code)), __VA_ARGS__))
 
-/* Limits on identifiers. */
-#define LANCE_MAX_NAME_BYTES	255
-#define LANCE_MAX_ID_DEPTH		64
+/* Limits on identifiers (LANCE_MAX_NAME_BYTES, LANCE_MAX_ID_DEPTH). */
+#include "name_rules.h"
 #define LANCE_DEFAULT_PAGE_SIZE 1000
 #define LANCE_MAX_PAGE_SIZE		10000
 
