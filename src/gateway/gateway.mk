@@ -4,15 +4,18 @@
 
 GW_PROGRAM = lance-namespace-gateway
 GW_SRCS = $(wildcard src/gateway/*.c)
-GW_OBJS = $(GW_SRCS:.c=.gw.o)
+# The extension's rules for string identifiers, shared rather than copied.
+GW_SHARED_OBJS = src/name_rules.gw.o
+GW_OBJS = $(GW_SRCS:.c=.gw.o) $(GW_SHARED_OBJS)
 GW_HDRS = $(wildcard src/gateway/*.h)
 
 GW_PKGS = libmicrohttpd jansson
 GW_CFLAGS = -std=gnu11 -O2 -g -pthread -Wall -Wextra -Werror -Wformat=2 \
 	-Wno-format-nonliteral -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
-	-I$(shell $(PG_CONFIG) --includedir) \
+	-I$(shell $(PG_CONFIG) --includedir) -I$(srcdir)/src \
 	$(shell pkg-config --cflags $(GW_PKGS) 2>/dev/null)
 GW_LIBS = -pthread -L$(shell $(PG_CONFIG) --libdir) -lpq \
+	-L$(shell $(PG_CONFIG) --pkglibdir) -lpgcommon -lpgport \
 	$(shell pkg-config --libs $(GW_PKGS) 2>/dev/null || echo -lmicrohttpd -ljansson)
 
 all: $(GW_PROGRAM)
@@ -22,6 +25,9 @@ $(GW_PROGRAM): $(GW_OBJS)
 
 src/gateway/%.gw.o: src/gateway/%.c
 	$(CC) $(GW_CFLAGS) -c -o $@ $<
+
+src/name_rules.gw.o: src/name_rules.c src/name_rules.h
+	$(CC) $(GW_CFLAGS) -DFRONTEND -I$(shell $(PG_CONFIG) --includedir-server) -c -o $@ $<
 
 $(GW_OBJS): $(GW_HDRS) src/gateway/gateway.mk
 

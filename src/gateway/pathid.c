@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "pathid.h"
+#include "name_rules.h"
 
 /*
  * hexval
@@ -145,37 +146,33 @@ gw_percent_decode(const char *s, size_t len, bool plus_is_space, GwError *err)
 
 /*
  * gw_parse_id
- *		Split a decoded string identifier into a JSON array of strings.
+ *		Split a decoded string identifier into a JSON array of strings,
+ *		with the extension's own splitting rule (src/name_rules.c): the
+ *		empty string or the delimiter alone is the root.  Names are
+ *		validated by the catalog.
  */
 json_t *
 gw_parse_id(const char *id, const char *delimiter, GwError *err)
 {
+	LanceIdSegment segments[LANCE_MAX_ID_DEPTH];
 	json_t	   *arr;
-	size_t		dlen;
-	const char *p;
+	int			n;
 
 	if (delimiter == NULL)
 		delimiter = "$";
-	dlen = strlen(delimiter);
-	if (dlen == 0)
+	if (delimiter[0] == '\0')
 	{
 		gw_error_set(err, GW_ERR_INVALID_INPUT, "delimiter must not be empty");
 		return NULL;
 	}
-	arr = json_array();
-	if (id[0] == '\0' || strcmp(id, delimiter) == 0)
-		return arr;
-
-	p = id;
-	for (;;)
+	n = lance_split_id(id, delimiter, segments, LANCE_MAX_ID_DEPTH);
+	if (n < 0)
 	{
-		const char *hit = strstr(p, delimiter);
-		size_t		n = hit ? (size_t) (hit - p) : strlen(p);
-
-		json_array_append_new(arr, json_stringn(p, n));
-		if (hit == NULL)
-			break;
-		p = hit + dlen;
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "id has more than 64 levels");
+		return NULL;
 	}
+	arr = json_array();
+	for (int i = 0; i < n; i++)
+		json_array_append_new(arr, json_stringn(segments[i].start, segments[i].len));
 	return arr;
 }
