@@ -337,6 +337,38 @@ after_abort(void *arg)
 }
 
 /*
+ * call_and_release
+ *		When every entry was prepared, call the catalog function with
+ *		finalization hooks over ctx; in any case free the entries.  Returns
+ *		the response text, or NULL with err set.
+ */
+static char *
+call_and_release(const char *function, json_t *request, const GwRequestInfo *info,
+				 CommitCtx *ctx, bool prepared, GwError *err)
+{
+	GwTxHooks	hooks = {after_call, after_commit, after_abort, ctx};
+	char	   *request_text = NULL;
+	char	   *result = NULL;
+
+	if (prepared)
+	{
+		request_text = json_dumps(request, JSON_COMPACT);
+		if (request_text == NULL)
+			gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		else
+			result = gw_db_call(function, request_text, info, &hooks, err);
+	}
+	for (int i = 0; i < ctx->n; i++)
+	{
+		free(ctx->e[i].staging);
+		free(ctx->e[i].canonical);
+	}
+	free(ctx->e);
+	free(request_text);
+	return result;
+}
+
+/*
  * gw_commit_versions
  *		Run rest_create_table_version (batch = false) or
  *		rest_batch_create_table_versions (batch = true) with manifest
@@ -347,10 +379,7 @@ gw_commit_versions(const char *function, json_t *request, bool batch,
 				   const GwRequestInfo *info, GwError *err)
 {
 	CommitCtx	ctx = {batch, 0, NULL, false};
-	GwTxHooks	hooks = {after_call, after_commit, after_abort, &ctx};
 	json_t	   *entries = NULL;
-	char	   *request_text = NULL;
-	char	   *result = NULL;
 
 	if (batch)
 	{
@@ -377,26 +406,9 @@ gw_commit_versions(const char *function, json_t *request, bool batch,
 		if (!json_is_object(entry))
 			continue;			/* the catalog reports the bad entry */
 		if (!prepare_entry(entry, &ctx.e[i], err))
-			goto done;
+			return call_and_release(function, request, info, &ctx, false, err);
 	}
-
-	request_text = json_dumps(request, JSON_COMPACT);
-	if (request_text == NULL)
-	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-		goto done;
-	}
-	result = gw_db_call(function, request_text, info, &hooks, err);
-
-done:
-	for (int i = 0; i < ctx.n; i++)
-	{
-		free(ctx.e[i].staging);
-		free(ctx.e[i].canonical);
-	}
-	free(ctx.e);
-	free(request_text);
-	return result;
+	return call_and_release(function, request, info, &ctx, true, err);
 }
 
 /*
@@ -413,10 +425,7 @@ gw_commit_operations(const char *function, json_t *request, const GwRequestInfo 
 					 GwError *err)
 {
 	CommitCtx	ctx = {true, 0, NULL, true};
-	GwTxHooks	hooks = {after_call, after_commit, after_abort, &ctx};
 	json_t	   *ops = json_object_get(request, "operations");
-	char	   *request_text = NULL;
-	char	   *result = NULL;
 
 	if (!json_is_array(ops))
 	{
@@ -437,24 +446,7 @@ gw_commit_operations(const char *function, json_t *request, const GwRequestInfo 
 		/* other operations, and malformed ones, are the catalog's to judge */
 		ctx.e[i].skip = !json_is_object(entry);
 		if (!ctx.e[i].skip && !prepare_entry(entry, &ctx.e[i], err))
-			goto done;
+			return call_and_release(function, request, info, &ctx, false, err);
 	}
-
-	request_text = json_dumps(request, JSON_COMPACT);
-	if (request_text == NULL)
-	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-		goto done;
-	}
-	result = gw_db_call(function, request_text, info, &hooks, err);
-
-done:
-	for (int i = 0; i < ctx.n; i++)
-	{
-		free(ctx.e[i].staging);
-		free(ctx.e[i].canonical);
-	}
-	free(ctx.e);
-	free(request_text);
-	return result;
+	return call_and_release(function, request, info, &ctx, true, err);
 }
