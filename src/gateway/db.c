@@ -3,12 +3,16 @@
  * db.c
  *	  One request, one transaction: BEGIN; expose the request headers to
  *	  SQL the way PostgREST does; SELECT lance_namespace.rest_<op>($1);
- *	  COMMIT.  Serialization failures and deadlocks are retried; a stale
- *	  connection (PostgreSQL restarted) is replaced once; errors become
- *	  Lance error codes.
+ *	  COMMIT.  The statements are prepared once per pooled connection and
+ *	  sent as one libpq pipeline (one round trip; the COMMIT follows
+ *	  separately when manifest files must be copied before it).
+ *	  Serialization failures and deadlocks are retried; a stale connection
+ *	  (PostgreSQL restarted) is replaced; errors become Lance error codes.
  *
  *-------------------------------------------------------------------------
  */
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,98 +103,351 @@ exec_ok(PGconn *conn, const char *sql, int nparams, const char *const *params,
 /*
  * rollback
  *		End a failed transaction, ignoring errors (the connection is
- *		dropped by the pool if this does not work).
+ *		dropped by the pool if this does not work).  Nothing is sent when
+ *		the server says no transaction is open (e.g. a failed COMMIT
+ *		already ended it).
  */
 static void
 rollback(PGconn *conn)
 {
-	if (PQstatus(conn) == CONNECTION_OK)
+	if (PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) != PQTRANS_IDLE)
 		PQclear(PQexec(conn, "ROLLBACK"));
 }
 
 /*
- * set_request_role
- *		With --db-auth: map the request's credentials to a role with
- *		lance_namespace.lance_authenticate() (PostgREST style) and switch to
- *		it for the rest of the transaction.  No credentials means the
- *		--anon-role, or Unauthenticated without one.
+ * The statements of a request.  Each is prepared once per pooled
+ * connection (lazily, in the same pipeline as its first execution) and
+ * executed by name after that, so it is parsed and planned once per
+ * session instead of once per request.
+ */
+#define STMT_BEGIN "gw_begin"
+#define STMT_COMMIT "gw_commit"
+#define STMT_SETCFG "gw_setcfg"
+#define SQL_SETCFG \
+	"SELECT pg_catalog.set_config('request.headers', $1, true)," \
+	" pg_catalog.set_config('request.method', $2, true)," \
+	" pg_catalog.set_config('request.path', $3, true)," \
+	" pg_catalog.set_config('lance_namespace.interface', 'rest', true)"
+#define STMT_AUTH "gw_auth"
+#define SQL_AUTH "SELECT lance_namespace.lance_authenticate($1, $2)"
+#define STMT_ROLE "gw_role"
+#define SQL_ROLE "SELECT pg_catalog.set_config('role', $1, true)"
+
+/*
+ * The call.  A NULL result must roll the transaction back although the
+ * COMMIT may be in the same pipeline, so it raises an error instead:
+ * current_setting() of a parameter that does not exist (42704), evaluated
+ * only when the result is NULL and recognised by its name in the message.
+ */
+#define NO_RESULT_GUC "lance_gateway.no_result"
+#define SQL_CALL \
+	"SELECT COALESCE(lance_namespace.%s($1::jsonb)::text," \
+	" pg_catalog.current_setting('" NO_RESULT_GUC "'))"
+
+/*
+ * A pipeline: statements sent together (libpq pipeline mode) with one
+ * Sync, so that they cost one network round trip instead of one each.
+ * The results are read back in order; the first failure is kept.
+ */
+#define PIPE_MAX 10
+
+typedef struct Pipe
+{
+	GwConn	   *c;
+	int			n;
+	struct
+	{
+		const char *prepare;	/* statement being prepared (recorded on success) */
+		PGresult  **keep;		/* where to keep a query's result, or NULL */
+	}			step[PIPE_MAX];
+	bool		send_failed;
+	bool		commit_sent;	/* a COMMIT is among the statements */
+} Pipe;
+
+static bool
+is_prepared(const GwConn *c, const char *name)
+{
+	for (int i = 0; i < c->nprepared; i++)
+		if (c->prepared[i] == name || strcmp(c->prepared[i], name) == 0)
+			return true;
+	return false;
+}
+
+static bool
+pipe_begin(Pipe *p, GwConn *c)
+{
+	p->c = c;
+	p->n = 0;
+	p->send_failed = false;
+	p->commit_sent = false;
+	return PQenterPipelineMode(c->conn) == 1;
+}
+
+/*
+ * pipe_query
+ *		Queue one statement.  A name (a string that lives as long as the
+ *		program) makes it a prepared statement of the connection, prepared
+ *		in this pipeline if it is not yet; NULL sends it unnamed.
+ */
+static void
+pipe_query(Pipe *p, const char *name, const char *sql, int nparams,
+		   const char *const *params, PGresult **keep)
+{
+	PGconn	   *conn = p->c->conn;
+	int			sent;
+
+	if (p->send_failed || p->n + 2 > PIPE_MAX)
+	{
+		p->send_failed = true;
+		return;
+	}
+	if (name != NULL && !is_prepared(p->c, name))
+	{
+		if (p->c->nprepared >= GW_MAX_PREPARED)
+			name = NULL;		/* cache full: send it unnamed */
+		else if (PQsendPrepare(conn, name, sql, nparams, NULL) == 1)
+		{
+			p->step[p->n].prepare = name;
+			p->step[p->n].keep = NULL;
+			p->n++;
+		}
+		else
+		{
+			p->send_failed = true;
+			return;
+		}
+	}
+	if (name != NULL)
+		sent = PQsendQueryPrepared(conn, name, nparams, params, NULL, NULL, 0);
+	else
+		sent = PQsendQueryParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
+	if (sent != 1)
+	{
+		p->send_failed = true;
+		return;
+	}
+	p->step[p->n].prepare = NULL;
+	p->step[p->n].keep = keep;
+	p->n++;
+}
+
+/*
+ * pipe_run
+ *		Send the Sync, read every result and leave pipeline mode.  On
+ *		failure fill err and the SQLSTATE buffer from the first failed
+ *		statement ("08006" when libpq made the error: a lost connection),
+ *		clear the kept results and return false.
  */
 static bool
-set_request_role(PGconn *conn, const GwRequestInfo *info, char *sqlstate, GwError *err)
+pipe_run(Pipe *p, char *sqlstate, GwError *err)
 {
-	const char *params[2] = {info->api_key, info->bearer};
-	PGresult   *res = NULL;
-	char	   *role;
-	bool		done;
+	PGconn	   *conn = p->c->conn;
+	bool		failed = false;
+	bool		got = false;
+	int			i = 0;
 
-	if (!exec_ok(conn, "SELECT lance_namespace.lance_authenticate($1, $2)", 2, params,
-				 &res, sqlstate, err))
-		return false;
-	if (PQgetisnull(res, 0, 0))
-		role = gw_config.anon_role ? strdup(gw_config.anon_role) : NULL;
-	else
-		role = strdup(PQgetvalue(res, 0, 0));
-	PQclear(res);
-	if (role == NULL)
+	for (int k = 0; k < p->n; k++)
+		if (p->step[k].keep)
+			*p->step[k].keep = NULL;
+	if (p->send_failed || PQpipelineSync(conn) != 1)
 	{
-		gw_error_set(err, GW_ERR_UNAUTHENTICATED,
-					 "credentials required: send x-api-key or Authorization: Bearer");
+		/* nothing more can be trusted on this connection */
+		set_error_from_result(conn, NULL, sqlstate, err);
+		gw_metrics_db_error(sqlstate);
 		return false;
 	}
-	params[0] = role;
-	done = exec_ok(conn, "SELECT pg_catalog.set_config('role', $1, true)", 1, params,
-				   NULL, sqlstate, err);
-	free(role);
-	return done;
+	for (int guard = 0; guard < 4 * PIPE_MAX + 8; guard++)
+	{
+		PGresult   *res = PQgetResult(conn);
+		ExecStatusType st;
+
+		if (res == NULL)
+		{
+			/* the end of one statement's results */
+			if (!got || PQstatus(conn) != CONNECTION_OK)
+				break;
+			i++;
+			got = false;
+			continue;
+		}
+		st = PQresultStatus(res);
+		if (st == PGRES_PIPELINE_SYNC)
+		{
+			PQclear(res);
+			if (i >= p->n && PQexitPipelineMode(conn) == 1)
+			{
+				if (!failed)
+					return true;
+				goto cleanup;
+			}
+			break;
+		}
+		got = true;
+		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+		{
+			if (i < p->n && p->step[i].prepare && p->c->nprepared < GW_MAX_PREPARED)
+				p->c->prepared[p->c->nprepared++] = p->step[i].prepare;
+			if (i < p->n && p->step[i].keep && *p->step[i].keep == NULL)
+			{
+				*p->step[i].keep = res;
+				continue;
+			}
+		}
+		else if (st != PGRES_PIPELINE_ABORTED && !failed)
+		{
+			failed = true;
+			set_error_from_result(conn, res, sqlstate, err);
+			gw_metrics_db_error(sqlstate);
+		}
+		PQclear(res);
+	}
+	/* the connection broke, or the protocol went out of step */
+	if (!failed)
+	{
+		set_error_from_result(conn, NULL, sqlstate, err);
+		gw_metrics_db_error(sqlstate);
+	}
+cleanup:
+	for (int k = 0; k < p->n; k++)
+		if (p->step[k].keep && *p->step[k].keep)
+		{
+			PQclear(*p->step[k].keep);
+			*p->step[k].keep = NULL;
+		}
+	return false;
+}
+
+/*
+ * failed_lost
+ *		True if a failure was a lost connection (or a pipeline that could
+ *		not be completed) rather than an error the server reported.
+ */
+static bool
+failed_lost(PGconn *conn, const char *sqlstate)
+{
+	return PQstatus(conn) != CONNECTION_OK ||
+		PQpipelineStatus(conn) != PQ_PIPELINE_OFF ||
+		strcmp(sqlstate, "08006") == 0;
 }
 
 /*
  * run_once
- *		One attempt of the transaction.
+ *		One attempt of the transaction
+ *		  BEGIN; set_config(request.*); [--db-auth: lance_authenticate(),
+ *		  then set_config('role')]; SELECT rest_<op>($1); COMMIT
+ *		sent as one pipeline (two with --db-auth, whose role needs the
+ *		answer of lance_authenticate).  With an after_call hook (manifest
+ *		finalization) the COMMIT is sent on its own after the hook.
  */
 static TxOutcome
-run_once(PGconn *conn, const char *function, const char *request_json,
-		 const GwRequestInfo *info, const GwTxHooks *hooks, char **out,
-		 GwError *err)
+run_once(GwConn *c, const char *function, const char *call_name,
+		 const char *request_json, const GwRequestInfo *info,
+		 const GwTxHooks *hooks, char **out, GwError *err)
 {
+	PGconn	   *conn = c->conn;
 	char		sqlstate[6] = "";
 	char		sql[256];
 	PGresult   *res = NULL;
 	const char *params[3];
 	char	   *result;
+	bool		commit_in_pipe = !(hooks && hooks->after_call);
+	Pipe		p;
 
-	if (!exec_ok(conn, "BEGIN", 0, NULL, NULL, sqlstate, err))
-		return PQstatus(conn) != CONNECTION_OK ? TX_STALE : TX_FAILED;
-
+	if (!pipe_begin(&p, c))
+	{
+		gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
+		return TX_STALE;
+	}
+	pipe_query(&p, STMT_BEGIN, "BEGIN", 0, NULL, NULL);
 	params[0] = info->headers_json;
 	params[1] = info->method;
 	params[2] = info->path;
-	if (!exec_ok(conn,
-				 "SELECT pg_catalog.set_config('request.headers', $1, true),"
-				 " pg_catalog.set_config('request.method', $2, true),"
-				 " pg_catalog.set_config('request.path', $3, true),"
-				 " pg_catalog.set_config('lance_namespace.interface', 'rest', true)",
-				 3, params, NULL, sqlstate, err))
-		goto failed;
+	pipe_query(&p, STMT_SETCFG, SQL_SETCFG, 3, params, NULL);
 
-	if (gw_config.db_auth && !set_request_role(conn, info, sqlstate, err))
-		goto failed;
+	if (gw_config.db_auth)
+	{
+		char	   *role;
 
-	snprintf(sql, sizeof(sql), "SELECT lance_namespace.%s($1::jsonb)::text", function);
+		/*
+		 * The role depends on lance_authenticate's answer, so this part is
+		 * a round trip of its own: nothing of the call is sent before it.
+		 */
+		params[0] = info->api_key;
+		params[1] = info->bearer;
+		pipe_query(&p, STMT_AUTH, SQL_AUTH, 2, params, &res);
+		if (!pipe_run(&p, sqlstate, err))
+			goto failed;
+		if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))
+			role = gw_config.anon_role ? strdup(gw_config.anon_role) : NULL;
+		else
+			role = strdup(PQgetvalue(res, 0, 0));
+		PQclear(res);
+		res = NULL;
+		if (role == NULL)
+		{
+			gw_error_set(err, GW_ERR_UNAUTHENTICATED,
+						 "credentials required: send x-api-key or Authorization: Bearer");
+			goto failed;
+		}
+		if (!pipe_begin(&p, c))
+		{
+			free(role);
+			gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
+			snprintf(sqlstate, sizeof(sqlstate), "08006");
+			goto failed;
+		}
+		params[0] = role;
+		pipe_query(&p, STMT_ROLE, SQL_ROLE, 1, params, NULL);
+		free(role);				/* libpq has copied it into its buffer */
+	}
+
+	snprintf(sql, sizeof(sql), SQL_CALL, function);
 	params[0] = request_json;
-	if (!exec_ok(conn, sql, 1, params, &res, sqlstate, err))
+	pipe_query(&p, call_name, sql, 1, params, &res);
+	if (commit_in_pipe)
+	{
+		pipe_query(&p, STMT_COMMIT, "COMMIT", 0, NULL, NULL);
+		p.commit_sent = !p.send_failed;
+	}
+	if (!pipe_run(&p, sqlstate, err))
+	{
+		if (strcmp(sqlstate, "42704") == 0 && strstr(err->message, NO_RESULT_GUC) != NULL)
+		{
+			gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", function);
+			sqlstate[0] = '\0';
+		}
+		else if (p.commit_sent && failed_lost(conn, sqlstate))
+		{
+			/* Lost with the COMMIT on its way: the outcome is unknown. */
+			return TX_FAILED;
+		}
 		goto failed;
+	}
 	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))
 	{
+		/* not reached: the statement raises instead (SQL_CALL) */
 		PQclear(res);
-		rollback(conn);
 		gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", function);
-		return TX_FAILED;
+		if (commit_in_pipe)
+			return TX_FAILED;
+		goto failed;
 	}
 	result = strdup(PQgetvalue(res, 0, 0));
 	PQclear(res);
+	if (result == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		if (commit_in_pipe)
+			return TX_FAILED;
+		goto failed;
+	}
+	if (commit_in_pipe)
+	{
+		*out = result;
+		return TX_OK;
+	}
 
-	if (hooks && hooks->after_call && !hooks->after_call(hooks->arg, &result, err))
+	if (!hooks->after_call(hooks->arg, &result, err))
 	{
 		free(result);
 		rollback(conn);
@@ -205,23 +462,63 @@ run_once(PGconn *conn, const char *function, const char *request_json,
 		/* Lost during COMMIT: the outcome is unknown, so undo nothing. */
 		if (PQstatus(conn) != CONNECTION_OK || strcmp(sqlstate, "08006") == 0)
 			return TX_FAILED;
-		if (hooks && hooks->after_abort)
+		if (hooks->after_abort)
 			hooks->after_abort(hooks->arg);
 		return is_retryable(sqlstate) ? TX_RETRY : TX_FAILED;
 	}
-	if (hooks && hooks->after_commit)
+	if (hooks->after_commit)
 		hooks->after_commit(hooks->arg);
 	*out = result;
 	return TX_OK;
 
 failed:
-	rollback(conn);
 	if (hooks && hooks->after_abort)
 		hooks->after_abort(hooks->arg);
 	/* A connection lost before COMMIT rolled back: safe to run again. */
+	if (failed_lost(conn, sqlstate))
+		return TX_STALE;
+	rollback(conn);
 	if (PQstatus(conn) != CONNECTION_OK)
 		return TX_STALE;
 	return is_retryable(sqlstate) ? TX_RETRY : TX_FAILED;
+}
+
+/*
+ * idle_conn_ok
+ *		Check a pooled connection before it is used.  An idle session
+ *		receives next to nothing (the pool never LISTENs), so something to
+ *		read usually means that the server has closed it (a restart, a
+ *		terminated backend): it is read, and if the connection turns out
+ *		closed it is replaced before anything is sent.  This keeps
+ *		"lost before any work: reconnect and run again" for pipelines that
+ *		carry their COMMIT, where a loss after sending has an unknown
+ *		outcome.
+ */
+static bool
+idle_conn_ok(PGconn *conn)
+{
+	struct pollfd pfd;
+
+	if (PQstatus(conn) != CONNECTION_OK || PQtransactionStatus(conn) != PQTRANS_IDLE)
+		return false;
+	pfd.fd = PQsocket(conn);
+	if (pfd.fd < 0)
+		return false;
+	for (int i = 0; i < 4; i++)
+	{
+		PGnotify   *n;
+
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, 0) <= 0)
+			return true;
+		/* read it: a FATAL message, then end of file, marks it bad */
+		if (!PQconsumeInput(conn) || PQstatus(conn) != CONNECTION_OK)
+			return false;
+		while ((n = PQnotifies(conn)) != NULL)
+			PQfreemem(n);
+	}
+	return PQstatus(conn) == CONNECTION_OK;
 }
 
 /*
@@ -240,6 +537,51 @@ backoff(int attempt)
 }
 
 /*
+ * call_statement_name
+ *		The prepared statement name of a call, "gw_<function>", from a
+ *		small table so that it is a string that lives as long as the
+ *		program.  NULL (run it unnamed) if the table is full.
+ */
+static const char *
+call_statement_name(const char *function)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct
+	{
+		const char *function;
+		char	   *name;
+	}			names[GW_MAX_PREPARED];
+	static int	nnames;
+	const char *found = NULL;
+
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < nnames && found == NULL; i++)
+		if (names[i].function == function || strcmp(names[i].function, function) == 0)
+			found = names[i].name;
+	if (found == NULL && nnames < GW_MAX_PREPARED && strlen(function) < 60)
+	{
+		char	   *fn = strdup(function);
+		char	   *name = malloc(strlen(function) + 4);
+
+		if (fn && name)
+		{
+			sprintf(name, "gw_%s", function);
+			names[nnames].function = fn;
+			names[nnames].name = name;
+			nnames++;
+			found = name;
+		}
+		else
+		{
+			free(fn);
+			free(name);
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return found;
+}
+
+/*
  * gw_db_call
  *		Run lance_namespace.<function>(request) in its own transaction and
  *		return its JSON result text (malloc'd), or NULL with err set.
@@ -249,6 +591,8 @@ gw_db_call(const char *function, const char *request_json,
 		   const GwRequestInfo *info, const GwTxHooks *hooks, GwError *err)
 {
 	bool		reconnected = false;
+	int			closed_idle = 0;
+	const char *call_name = call_statement_name(function);
 
 	for (int attempt = 0;; attempt++)
 	{
@@ -258,9 +602,17 @@ gw_db_call(const char *function, const char *request_json,
 
 		if (c == NULL)
 			return NULL;
+		if (!idle_conn_ok(c->conn) && closed_idle++ <= gw_config.pool_size)
+		{
+			/* closed while pooled (PostgreSQL restarted): nothing was sent */
+			gw_pool_discard(c);
+			attempt--;
+			continue;
+		}
 		gw_error_clear(err);
-		rc = run_once(c->conn, function, request_json, info, hooks, &out, err);
-		if (rc == TX_STALE)
+		rc = run_once(c, function, call_name, request_json, info, hooks, &out, err);
+		if (rc == TX_STALE || PQstatus(c->conn) != CONNECTION_OK ||
+			PQpipelineStatus(c->conn) != PQ_PIPELINE_OFF)
 			gw_pool_discard(c);
 		else
 			gw_pool_release(c);

@@ -12,10 +12,16 @@
 
 #include "gateway.h"
 
+/* named statements prepared on a connection (db.c); more are not cached */
+#define GW_MAX_PREPARED 64
+
 typedef struct GwConn
 {
 	PGconn	   *conn;
 	int			slot;
+	/* statement names (static strings) prepared on conn; reset on connect */
+	int			nprepared;
+	const char *prepared[GW_MAX_PREPARED];
 } GwConn;
 
 extern bool gw_pool_init(const char *conninfo, int size);
