@@ -22,6 +22,7 @@
 
 #include "dispatch.h"
 #include "feed.h"
+#include "header_deadline.h"
 #include "http.h"
 #include "metrics.h"
 #include "pathid.h"
@@ -273,6 +274,7 @@ handle(void *cls, struct MHD_Connection *conn, const char *url, const char *meth
 	{
 		const char *clen;
 
+		gw_hdl_headers_done(conn);
 		r = calloc(1, sizeof(GwReq));
 		if (r == NULL)
 			return MHD_NO;
@@ -389,7 +391,7 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	double		ms;
 
 	(void) cls;
-	(void) conn;
+	gw_hdl_request_done(conn);
 	if (r == NULL)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
@@ -434,6 +436,7 @@ gw_http_start(const struct sockaddr *addr)
 									 MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 									 MHD_OPTION_SOCK_ADDR, addr,
 									 MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+									 MHD_OPTION_NOTIFY_CONNECTION, gw_hdl_notify, NULL,
 									 MHD_OPTION_UNESCAPE_CALLBACK, keep_raw, NULL,
 									 MHD_OPTION_CONNECTION_LIMIT, (unsigned int) gw_config.max_connections,
 									 MHD_OPTION_CONNECTION_TIMEOUT,
@@ -442,7 +445,15 @@ gw_http_start(const struct sockaddr *addr)
 									 (size_t) (gw_config.max_url_bytes +
 											   gw_config.max_header_bytes + 16384),
 									 MHD_OPTION_END);
-	return daemon_handle != NULL;
+	if (daemon_handle == NULL)
+		return false;
+	if (!gw_hdl_start())
+	{
+		MHD_stop_daemon(daemon_handle);
+		daemon_handle = NULL;
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -484,4 +495,5 @@ gw_http_stop(void)
 				atomic_load(&in_flight));
 	MHD_stop_daemon(daemon_handle);
 	daemon_handle = NULL;
+	gw_hdl_stop();
 }

@@ -382,6 +382,30 @@ sub read_reply
 	close($s);
 }
 
+# A client trickling its request headers gets 408 too (header_deadline.c).
+{
+	my $s = raw_connect();
+	my $head = "GET /v1/namespace/load/list HTTP/1.1\r\nHost: x\r\nX-Slow: " . ('y' x 200) . "\r\n\r\n";
+	my $t0 = time();
+	my $got = '';
+	$s->blocking(0);
+	for my $i (0 .. length($head) - 1)
+	{
+		last if time() - $t0 > 15;
+		syswrite($s, substr($head, $i, 1));
+		sleep(0.25);
+		my $n = sysread($s, my $chunk, 65536);
+		$got .= $chunk if $n;
+		last if (defined $n && $n == 0) || $got =~ /\r\n\r\n.*\}/s;
+	}
+	$got .= read_reply($s, 2) unless $got =~ /\r\n\r\n.*\}/s;
+	my $elapsed = time() - $t0;
+	like($got, qr{^HTTP/1\.1 408 }, sprintf('trickling headers get 408 (after %.1f s)', $elapsed));
+	like($got, qr/"code":13/, '... as a JSON error with code 13');
+	ok($elapsed < 10, '... soon after the 3 s deadline');
+	close($s);
+}
+
 # An idle connection (nothing sent) is closed after --idle-timeout.
 {
 	my $s = raw_connect();
