@@ -99,28 +99,8 @@ ok($gw->alive, 'the gateway process survived');
 
 my $res = stop_load($load);
 my $v = verify_catalog($node, 'postgres', $loc, $res);
-note sprintf(
-	'acknowledged %d, catalog rows %d, conflicts %d, retries %d (503: %d), orphan canonical files %d, leftover tmp files %d',
-	$v->{acked}, $v->{rows}, $res->{conflicts}, $res->{retries},
-	$res->{retry_503}, $v->{orphan_canonical}, $v->{leftover_tmp});
-note $_ foreach @{ $v->{details} };
-note $_ foreach @{ $res->{unexpected} }, @{ $res->{unresolved} };
-
-cmp_ok($v->{acked}, '>', 20, 'the clients committed versions');
+check_no_loss('030_pg_crash', $CLIENTS, $v, $res);
 cmp_ok($res->{retry_503}, '>', 0, 'the clients saw 503 during the outage');
-is($res->{retry_503_no_header}, 0, 'every 503 carried Retry-After');
-is($v->{lost}, 0, 'no acknowledged version was lost');
-is($v->{wrong}, 0, 'every acknowledged version has the acknowledged manifest');
-is($v->{double_ack}, 0, 'no version was acknowledged for two manifests');
-is($v->{missing_file}, 0, 'every catalog row has its canonical manifest');
-is($v->{bad_file}, 0, 'every canonical manifest has the committed bytes');
-is(scalar @{ $res->{unexpected} }, 0, 'no unexpected status');
-is(scalar @{ $res->{unresolved} }, 0, 'every request resolved');
-
-# Figures for RELIABILITY.md.
-diag sprintf('030_pg_crash: %d clients, %d acknowledged versions, %d 503 retries, lost %d',
-	$CLIENTS, $v->{acked}, $res->{retry_503}, $v->{lost})
-  if $ENV{LANCE_RELIABILITY_FIGURES};
 
 is($gw->stop, 0, 'the gateway stops cleanly');
 $node->stop;

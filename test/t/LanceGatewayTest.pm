@@ -14,7 +14,9 @@
 #  - verify_catalog: every acknowledged version is in the catalog with the
 #    acknowledged manifest, no version was acknowledged for two manifests,
 #    and every catalog row has its canonical manifest file with the right
-#    bytes.
+#    bytes;
+#  - check_no_loss: the assertions every fault test makes on those results,
+#    and its figures for RELIABILITY.md.
 #
 # Everything is bounded in time: clients stop at their deadline (plus a
 # bounded retry budget), and every wait has a timeout.
@@ -35,7 +37,7 @@ use Time::HiRes qw(time sleep);
 use Test::More;
 
 our @EXPORT = qw(gateway_bin http_client raw_http setup_tables start_load stop_load
-  verify_catalog canonical_name slurp);
+  verify_catalog check_no_loss canonical_name slurp);
 
 my $json = JSON::PP->new->canonical->allow_nonref;
 
@@ -530,6 +532,40 @@ sub verify_catalog
 		closedir($dh);
 	}
 	return \%res;
+}
+
+
+# check_no_loss($test, $clients, $v, $res): note the figures of a fault run
+# (verify_catalog's $v, stop_load's $res) and assert that nothing was lost:
+# every acknowledged version is present with its manifest, none was
+# acknowledged twice, every row has its file, every request resolved and
+# every 503 carried Retry-After.
+sub check_no_loss
+{
+	my ($test, $clients, $v, $res) = @_;
+
+	note sprintf(
+		'acknowledged %d, catalog rows %d, conflicts %d, retries %d (503: %d), orphan canonical files %d, leftover tmp files %d',
+		$v->{acked}, $v->{rows}, $res->{conflicts}, $res->{retries},
+		$res->{retry_503}, $v->{orphan_canonical}, $v->{leftover_tmp});
+	note $_ foreach @{ $v->{details} };
+	note $_ foreach @{ $res->{unexpected} }, @{ $res->{unresolved} };
+
+	cmp_ok($v->{acked}, '>', 20, 'the clients committed versions');
+	is($res->{retry_503_no_header}, 0, 'every 503 carried Retry-After');
+	is($v->{lost}, 0, 'no acknowledged version was lost');
+	is($v->{wrong}, 0, 'every acknowledged version has the acknowledged manifest');
+	is($v->{double_ack}, 0, 'no version was acknowledged for two manifests');
+	is($v->{missing_file}, 0, 'every catalog row has its canonical manifest');
+	is($v->{bad_file}, 0, 'every canonical manifest has the committed bytes');
+	is(scalar @{ $res->{unexpected} }, 0, 'no unexpected status');
+	is(scalar @{ $res->{unresolved} }, 0, 'every request resolved');
+
+	diag sprintf('%s: %d clients, %d acknowledged versions, %d retries (503: %d), lost %d, orphans %d',
+		$test, $clients, $v->{acked}, $res->{retries}, $res->{retry_503}, $v->{lost},
+		$v->{orphan_canonical})
+	  if $ENV{LANCE_RELIABILITY_FIGURES};
+	return;
 }
 
 1;
