@@ -1,11 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * db.c
- *	  One request, one transaction: BEGIN; expose the request headers to
- *	  SQL the way PostgREST does; SELECT lance_namespace.rest_<op>($1);
- *	  COMMIT.  The statements are prepared once per pooled connection and
- *	  sent as one libpq pipeline (one round trip; the COMMIT follows
- *	  separately when manifest files must be copied before it).
+ *	  One request, one transaction: expose the request headers to SQL the
+ *	  way PostgREST does, then SELECT lance_namespace.rest_<op>($1), both
+ *	  in one statement.  The statements are prepared once per pooled
+ *	  connection and sent as one libpq pipeline: in the common case that
+ *	  statement alone, in the implicit transaction that ends at the
+ *	  pipeline's Sync (one round trip, one statement).  BEGIN and COMMIT
+ *	  are sent only when the transaction spans round trips: manifest files
+ *	  to copy before COMMIT, or --db-auth's role switch.
  *	  Serialization failures and deadlocks are retried; a stale connection
  *	  (PostgreSQL restarted) is replaced; errors become Lance error codes.
  *
@@ -122,27 +125,31 @@ rollback(PGconn *conn)
  */
 #define STMT_BEGIN "gw_begin"
 #define STMT_COMMIT "gw_commit"
-#define STMT_SETCFG "gw_setcfg"
-#define SQL_SETCFG \
-	"SELECT pg_catalog.set_config('request.headers', $1, true)," \
-	" pg_catalog.set_config('request.method', $2, true)," \
-	" pg_catalog.set_config('request.path', $3, true)," \
-	" pg_catalog.set_config('lance_namespace.interface', 'rest', true)"
 #define STMT_AUTH "gw_auth"
 #define SQL_AUTH "SELECT lance_namespace.lance_authenticate($1, $2)"
 #define STMT_ROLE "gw_role"
 #define SQL_ROLE "SELECT pg_catalog.set_config('role', $1, true)"
 
 /*
- * The call.  A NULL result must roll the transaction back although the
- * COMMIT may be in the same pipeline, so it raises an error instead:
+ * The call.  The request.* settings come first: they are the output of a
+ * subquery that the planner can neither flatten (OFFSET 0) nor drop
+ * (set_config is volatile), so its row, and with it every set_config, is
+ * computed before the outer target list calls the function.
+ *
+ * A NULL result must roll the transaction back although the end of the
+ * transaction may be in the same pipeline, so it raises an error instead:
  * current_setting() of a parameter that does not exist (42704), evaluated
  * only when the result is NULL and recognised by its name in the message.
  */
 #define NO_RESULT_GUC "lance_gateway.no_result"
 #define SQL_CALL \
 	"SELECT COALESCE(lance_namespace.%s($1::jsonb)::text," \
-	" pg_catalog.current_setting('" NO_RESULT_GUC "'))"
+	" pg_catalog.current_setting('" NO_RESULT_GUC "'))" \
+	" FROM (SELECT pg_catalog.set_config('request.headers', $2, true)," \
+	" pg_catalog.set_config('request.method', $3, true)," \
+	" pg_catalog.set_config('request.path', $4, true)," \
+	" pg_catalog.set_config('lance_namespace.interface', 'rest', true)" \
+	" OFFSET 0) AS request_settings"
 
 /*
  * A pipeline: statements sent together (libpq pipeline mode) with one
@@ -332,12 +339,14 @@ failed_lost(PGconn *conn, const char *sqlstate)
 
 /*
  * run_once
- *		One attempt of the transaction
- *		  BEGIN; set_config(request.*); [--db-auth: lance_authenticate(),
- *		  then set_config('role')]; SELECT rest_<op>($1); COMMIT
- *		sent as one pipeline (two with --db-auth, whose role needs the
- *		answer of lance_authenticate).  With an after_call hook (manifest
- *		finalization) the COMMIT is sent on its own after the hook.
+ *		One attempt of the transaction.  Without --db-auth or an after_call
+ *		hook it is the call statement alone (request.* settings and
+ *		SELECT rest_<op>($1)), one pipeline whose Sync commits it.
+ *		Otherwise it is BEGIN; [--db-auth: lance_authenticate(), then, in a
+ *		second pipeline because the role needs its answer,
+ *		set_config('role')]; the call; COMMIT, where with an after_call
+ *		hook (manifest finalization) the COMMIT is sent on its own after
+ *		the hook.
  */
 static TxOutcome
 run_once(GwConn *c, const char *function, const char *call_name,
@@ -346,11 +355,12 @@ run_once(GwConn *c, const char *function, const char *call_name,
 {
 	PGconn	   *conn = c->conn;
 	char		sqlstate[6] = "";
-	char		sql[256];
+	char		sql[1024];
 	PGresult   *res = NULL;
-	const char *params[3];
+	const char *params[4];
 	char	   *result;
 	bool		commit_in_pipe = !(hooks && hooks->after_call);
+	bool		implicit = commit_in_pipe && !gw_config.db_auth;
 	Pipe		p;
 
 	if (!pipe_begin(&p, c))
@@ -358,11 +368,8 @@ run_once(GwConn *c, const char *function, const char *call_name,
 		gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
 		return TX_STALE;
 	}
-	pipe_query(&p, STMT_BEGIN, "BEGIN", 0, NULL, NULL);
-	params[0] = info->headers_json;
-	params[1] = info->method;
-	params[2] = info->path;
-	pipe_query(&p, STMT_SETCFG, SQL_SETCFG, 3, params, NULL);
+	if (!implicit)
+		pipe_query(&p, STMT_BEGIN, "BEGIN", 0, NULL, NULL);
 
 	if (gw_config.db_auth)
 	{
@@ -403,12 +410,15 @@ run_once(GwConn *c, const char *function, const char *call_name,
 
 	snprintf(sql, sizeof(sql), SQL_CALL, function);
 	params[0] = request_json;
-	pipe_query(&p, call_name, sql, 1, params, &res);
-	if (commit_in_pipe)
-	{
+	params[1] = info->headers_json;
+	params[2] = info->method;
+	params[3] = info->path;
+	pipe_query(&p, call_name, sql, 4, params, &res);
+	if (commit_in_pipe && !implicit)
 		pipe_query(&p, STMT_COMMIT, "COMMIT", 0, NULL, NULL);
+	/* the Sync of an implicit transaction is its COMMIT */
+	if (commit_in_pipe)
 		p.commit_sent = !p.send_failed;
-	}
 	if (!pipe_run(&p, sqlstate, err))
 	{
 		if (strcmp(sqlstate, "42704") == 0 && strstr(err->message, NO_RESULT_GUC) != NULL)
