@@ -4,9 +4,13 @@
  *	  Local-filesystem storage backend.  Every path must be absolute, lie
  *	  under the catalog root, have no empty, "." or ".." components and no
  *	  symbolic link in its directories (its real path is its lexical path);
- *	  leaves must be regular files.  A canonical manifest is written as a
- *	  temporary file in the same directory, fsync'd, renamed into place,
- *	  and the directory fsync'd.
+ *	  leaves must be regular files.  A canonical manifest is the staging
+ *	  file's inode under a second name: the staging file is fsync'd, hard
+ *	  linked to the canonical name, and the directory fsync'd; no bytes are
+ *	  copied and no inode is created.  Where a hard link cannot be made (a
+ *	  file the gateway may not link, another file system) the staging bytes
+ *	  are copied to a temporary file in the same directory, fsync'd and
+ *	  renamed into place, and the directory fsync'd.
  *
  *-------------------------------------------------------------------------
  */
@@ -269,6 +273,63 @@ write_canonical(int in, const char *dir, const char *canonical, int64_t size,
 }
 
 /*
+ * link_canonical
+ *		Give the staging file's inode (in, already checked: a regular file
+ *		of the expected size) the canonical name too.  The link is made
+ *		through /proc/self/fd, so it names exactly the inode that was
+ *		opened, checked and fsync'd, even if the staging path has been
+ *		replaced since (for example by a symbolic link).  An existing
+ *		canonical file (an orphan of an attempt that did not commit) is
+ *		replaced atomically through a temporary name.  Returns 1 when the
+ *		canonical name is durable, 0 when a link cannot be made here (the
+ *		caller copies instead), -1 on an error (err set).
+ */
+static int
+link_canonical(int in, const struct stat *insb, const char *dir, const char *canonical,
+			   GwWritten *written, GwError *err)
+{
+	char		proc[64];
+	char		tmp[PATH_MAX];
+	int			n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", in);
+	if (fsync(in) != 0)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "cannot fsync the staging manifest for %s", canonical);
+		gw_error_detail(err, "%s", strerror(errno));
+		return -1;
+	}
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, canonical, AT_SYMLINK_FOLLOW) != 0)
+	{
+		if (errno != EEXIST)
+			return 0;
+		n = snprintf(tmp, sizeof(tmp), "%s/.gw-%ld-%lu.tmp", dir, (long) getpid(),
+					 (unsigned long) atomic_fetch_add(&tmp_counter, 1));
+		if (n < 0 || (size_t) n >= sizeof(tmp) ||
+			linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) != 0)
+			return 0;
+		if (rename(tmp, canonical) != 0)
+		{
+			gw_error_set(err, GW_ERR_INTERNAL, "cannot rename the manifest into %s", canonical);
+			gw_error_detail(err, "%s", strerror(errno));
+			unlink(tmp);
+			return -1;
+		}
+	}
+	if (!fsync_dir(dir))
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "cannot fsync the directory %s", dir);
+		gw_error_detail(err, "%s", strerror(errno));
+		unlink(canonical);
+		return -1;
+	}
+	written->created = true;
+	written->dev = insb->st_dev;
+	written->ino = insb->st_ino;
+	return 1;
+}
+
+/*
  * local_finalize
  *		See GwStorage.finalize.
  */
@@ -352,7 +413,13 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 		}
 	}
 
-	ok = write_canonical(in, cdir, canonical, size, written, err);
+	{
+		struct stat insb;
+		int			linked = fstat(in, &insb) == 0 ?
+			link_canonical(in, &insb, cdir, canonical, written, err) : 0;
+
+		ok = linked > 0 || (linked == 0 && write_canonical(in, cdir, canonical, size, written, err));
+	}
 	close(in);
 	return ok;
 }
