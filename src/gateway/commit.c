@@ -35,6 +35,7 @@ typedef struct CommitEntry
 	PathForm	form;
 	int64_t		size;
 	char	   *canonical;		/* absolute canonical path from the catalog */
+	GwWritten	synced;			/* what during_call fsync'd */
 	GwWritten	written;
 	bool		deferred;		/* staging problem, reported after the call */
 	bool		staging_absent; /* the staging file does not exist */
@@ -220,12 +221,32 @@ finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 		ce->size = csize;
 	}
 	else if (!gw_storage->finalize(gw_storage, ce->staging, ce->canonical, ce->size,
-								   &ce->written, err))
+								   &ce->synced, &ce->written, err))
 		return false;
 	json_object_set_new(version, "manifest_path", client_form(ce));
 	if (json_object_get(version, "manifest_size") == NULL)
 		json_object_set_new(version, "manifest_size", json_integer(ce->size));
 	return true;
+}
+
+/*
+ * during_call
+ *		GwTxHooks.during_call: fsync the staging files while the catalog
+ *		records the versions, so that finalize has only the link and the
+ *		directory left to make durable.
+ */
+static void
+during_call(void *arg)
+{
+	CommitCtx  *ctx = arg;
+
+	for (int i = 0; i < ctx->n; i++)
+	{
+		CommitEntry *ce = &ctx->e[i];
+
+		if (ce->staging && !ce->deferred && !ce->skip)
+			gw_storage->sync_staging(gw_storage, ce->staging, &ce->synced);
+	}
 }
 
 /*
@@ -346,7 +367,7 @@ static char *
 call_and_release(const char *function, json_t *request, const GwRequestInfo *info,
 				 CommitCtx *ctx, bool prepared, GwError *err)
 {
-	GwTxHooks	hooks = {after_call, after_commit, after_abort, ctx};
+	GwTxHooks	hooks = {during_call, after_call, after_commit, after_abort, ctx};
 	char	   *request_text = NULL;
 	char	   *result = NULL;
 

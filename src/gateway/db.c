@@ -240,13 +240,14 @@ pipe_query(Pipe *p, const char *name, const char *sql, int nparams,
 
 /*
  * pipe_run
- *		Send the Sync, read every result and leave pipeline mode.  On
- *		failure fill err and the SQLSTATE buffer from the first failed
- *		statement ("08006" when libpq made the error: a lost connection),
- *		clear the kept results and return false.
+ *		Send the Sync, run during(arg) if given while the server works,
+ *		read every result and leave pipeline mode.  On failure fill err and
+ *		the SQLSTATE buffer from the first failed statement ("08006" when
+ *		libpq made the error: a lost connection), clear the kept results
+ *		and return false.
  */
 static bool
-pipe_run(Pipe *p, char *sqlstate, GwError *err)
+pipe_run(Pipe *p, char *sqlstate, GwError *err, void (*during) (void *), void *arg)
 {
 	PGconn	   *conn = p->c->conn;
 	bool		failed = false;
@@ -263,6 +264,8 @@ pipe_run(Pipe *p, char *sqlstate, GwError *err)
 		gw_metrics_db_error(sqlstate);
 		return false;
 	}
+	if (during)
+		during(arg);
 	for (int guard = 0; guard < 4 * PIPE_MAX + 8; guard++)
 	{
 		PGresult   *res = PQgetResult(conn);
@@ -382,7 +385,7 @@ run_once(GwConn *c, const char *function, const char *call_name,
 		params[0] = info->api_key;
 		params[1] = info->bearer;
 		pipe_query(&p, STMT_AUTH, SQL_AUTH, 2, params, &res);
-		if (!pipe_run(&p, sqlstate, err))
+		if (!pipe_run(&p, sqlstate, err, NULL, NULL))
 			goto failed;
 		if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))
 			role = gw_config.anon_role ? strdup(gw_config.anon_role) : NULL;
@@ -419,7 +422,7 @@ run_once(GwConn *c, const char *function, const char *call_name,
 	/* the Sync of an implicit transaction is its COMMIT */
 	if (commit_in_pipe)
 		p.commit_sent = !p.send_failed;
-	if (!pipe_run(&p, sqlstate, err))
+	if (!pipe_run(&p, sqlstate, err, hooks ? hooks->during_call : NULL, hooks ? hooks->arg : NULL))
 	{
 		if (strcmp(sqlstate, "42704") == 0 && strstr(err->message, NO_RESULT_GUC) != NULL)
 		{

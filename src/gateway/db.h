@@ -21,13 +21,16 @@ typedef struct GwRequestInfo
 } GwRequestInfo;
 
 /*
- * Hooks around the transaction of a call.  after_call runs inside the
+ * Hooks around the transaction of a call.  during_call (may be NULL) runs
+ * while the call is in flight, once it has been sent and before its result
+ * is read; it must not use the connection.  after_call runs inside the
  * transaction with the function's result text and may replace it (malloc'd)
  * or fail, which rolls back.  after_commit runs once the transaction
  * committed; after_abort when it surely did not (to undo side effects).
  */
 typedef struct GwTxHooks
 {
+	void		(*during_call) (void *arg);
 	bool		(*after_call) (void *arg, char **result, GwError *err);
 	void		(*after_commit) (void *arg);
 	void		(*after_abort) (void *arg);

@@ -34,12 +34,21 @@ struct GwStorage
 								 GwError *err);
 
 	/*
+	 * Make a staging object's bytes durable ahead of finalize, while the
+	 * catalog call is in flight; synced identifies what was synced (created
+	 * false if nothing was).  Best effort: finalize checks it.
+	 */
+	void		(*sync_staging) (GwStorage *st, const char *path, GwWritten *synced);
+
+	/*
 	 * Make canonical hold the bytes of staging, atomically and durably.
 	 * staging must lie in canonical's directory.  size is the expected
-	 * size.  An identical existing canonical object is left alone.
+	 * size.  An identical existing canonical object is left alone.  synced
+	 * is what sync_staging reported (or zeroes).
 	 */
 	bool		(*finalize) (GwStorage *st, const char *staging, const char *canonical,
-							 int64_t size, GwWritten *written, GwError *err);
+							 int64_t size, const GwWritten *synced, GwWritten *written,
+							 GwError *err);
 
 	/* Undo finalize after the catalog transaction surely did not commit. */
 	void		(*discard) (GwStorage *st, const char *canonical, const GwWritten *written);

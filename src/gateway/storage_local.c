@@ -286,14 +286,16 @@ write_canonical(int in, const char *dir, const char *canonical, int64_t size,
  */
 static int
 link_canonical(int in, const struct stat *insb, const char *dir, const char *canonical,
-			   GwWritten *written, GwError *err)
+			   const GwWritten *synced, GwWritten *written, GwError *err)
 {
 	char		proc[64];
 	char		tmp[PATH_MAX];
 	int			n;
+	bool		already = synced->created && synced->dev == (uint64_t) insb->st_dev &&
+		synced->ino == (uint64_t) insb->st_ino;
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", in);
-	if (fsync(in) != 0)
+	if (!already && fsync(in) != 0)
 	{
 		gw_error_set(err, GW_ERR_INTERNAL, "cannot fsync the staging manifest for %s", canonical);
 		gw_error_detail(err, "%s", strerror(errno));
@@ -330,12 +332,39 @@ link_canonical(int in, const struct stat *insb, const char *dir, const char *can
 }
 
 /*
+ * local_sync_staging
+ *		See GwStorage.sync_staging: fsync the staging file, whose inode
+ *		finalize then recognises (a file swapped in since is fsync'd again).
+ */
+static void
+local_sync_staging(GwStorage *st, const char *path, GwWritten *synced)
+{
+	GwError		err;
+	struct stat sb;
+	int			fd;
+
+	memset(synced, 0, sizeof(*synced));
+	if (!check_path(st->priv, path, &err))
+		return;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && fsync(fd) == 0)
+	{
+		synced->created = true;
+		synced->dev = sb.st_dev;
+		synced->ino = sb.st_ino;
+	}
+	close(fd);
+}
+
+/*
  * local_finalize
  *		See GwStorage.finalize.
  */
 static bool
 local_finalize(GwStorage *st, const char *staging, const char *canonical,
-			   int64_t size, GwWritten *written, GwError *err)
+			   int64_t size, const GwWritten *synced, GwWritten *written, GwError *err)
 {
 	LocalStorage *ls = st->priv;
 	char		sdir[PATH_MAX];
@@ -416,7 +445,7 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 	{
 		struct stat insb;
 		int			linked = fstat(in, &insb) == 0 ?
-			link_canonical(in, &insb, cdir, canonical, written, err) : 0;
+			link_canonical(in, &insb, cdir, canonical, synced, written, err) : 0;
 
 		ok = linked > 0 || (linked == 0 && write_canonical(in, cdir, canonical, size, written, err));
 	}
@@ -488,6 +517,7 @@ gw_storage_local_create(const char *root, GwError *err)
 	st->name = "local";
 	st->stat_staging = local_stat_staging;
 	st->finalize = local_finalize;
+	st->sync_staging = local_sync_staging;
 	st->discard = local_discard;
 	st->remove = local_remove;
 	st->priv = ls;
