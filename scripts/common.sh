@@ -11,7 +11,6 @@ BUILD_PACKAGES=(
 	postgresql-server-dev-$PG_MAJOR
 	postgresql-contrib
 	libpq-dev
-	libmicrohttpd-dev
 	libjansson-dev
 	pkg-config
 	curl

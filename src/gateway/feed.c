@@ -9,7 +9,7 @@
  *	  for rolled-back transactions; the listener numbers them and appends
  *	  each (a shared, reference-counted frame) to the bounded queue of every
  *	  subscriber whose filter matches.  Each subscriber's connection thread
- *	  (libmicrohttpd, thread per connection) blocks in the content reader
+ *	  (http.c runs one thread per connection) blocks in gw_feed_read()
  *	  until its queue has frames or a heartbeat is due.  A subscriber whose
  *	  queue overflows is closed instead of growing memory.
  *
@@ -40,7 +40,6 @@
 
 #include <jansson.h>
 #include <libpq-fe.h>
-#include <microhttpd.h>
 
 #include "feed.h"
 #include "metrics.h"
@@ -712,18 +711,19 @@ may_read(FeedSub *s, FeedEvent *ev)
 }
 
 /*
- * feed_read
- *		MHD content reader of a stream: block until frames are queued or a
- *		heartbeat is due, then copy as much as fits.
+ * gw_feed_read
+ *		The next bytes of a stream: block until frames are queued or a
+ *		heartbeat is due, then copy as much as fits into buf (max must be
+ *		at least GW_FEED_READ_MIN).  Returns 0 at the end of the stream
+ *		(closing, or the client went away).
  */
-static ssize_t
-feed_read(void *cls, uint64_t pos, char *buf, size_t max)
+size_t
+gw_feed_read(void *stream, char *buf, size_t max)
 {
-	FeedSub    *s = cls;
+	FeedSub    *s = stream;
 	size_t		n = 0;
 	long		sent = 0;
 
-	(void) pos;
 	pthread_mutex_lock(&feed_lock);
 	for (;;)
 	{
@@ -778,7 +778,7 @@ feed_read(void *cls, uint64_t pos, char *buf, size_t max)
 				break;
 			}
 			pthread_mutex_unlock(&feed_lock);
-			return MHD_CONTENT_READER_END_OF_STREAM;
+			return 0;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		due = s->last_write;
@@ -829,7 +829,7 @@ feed_read(void *cls, uint64_t pos, char *buf, size_t max)
 	pthread_mutex_unlock(&feed_lock);
 	if (sent > 0)
 		gw_metrics_add(GW_M_SSE_EVENTS_SENT, sent);
-	return (ssize_t) n;
+	return n;
 }
 
 /*
@@ -971,6 +971,7 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 	}
 	resp->status = 200;
 	resp->stream = s;
+	resp->content_type = "text/event-stream; charset=utf-8";
 	return;
 
 fail:
@@ -979,32 +980,21 @@ fail:
 }
 
 /*
- * gw_feed_response
- *		The MHD response of a stream; it owns the subscriber from now on.
+ * gw_feed_attach
+ *		Tell a stream its client's socket, so that gw_feed_read() notices a
+ *		client that went away while the stream is idle.
  */
-struct MHD_Response *
-gw_feed_response(void *stream, int fd)
+void
+gw_feed_attach(void *stream, int fd)
 {
-	struct MHD_Response *mr = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
-																feed_read, stream, sub_free);
-
-	if (mr == NULL)
-	{
-		sub_free(stream);
-		return NULL;
-	}
+	pthread_mutex_lock(&feed_lock);
 	((FeedSub *) stream)->fd = fd;
-	MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream; charset=utf-8");
-	MHD_add_response_header(mr, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-	MHD_add_response_header(mr, "X-Accel-Buffering", "no");
-	/* an ended stream ends its connection too */
-	MHD_add_response_header(mr, MHD_HTTP_HEADER_CONNECTION, "close");
-	return mr;
+	pthread_mutex_unlock(&feed_lock);
 }
 
 /*
  * gw_feed_discard
- *		Drop a stream that will not be sent.
+ *		Free a stream: after its end, or one that will not be sent.
  */
 void
 gw_feed_discard(void *stream)

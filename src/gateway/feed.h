@@ -11,13 +11,15 @@
 
 #include "dispatch.h"
 
-struct MHD_Response;
+/* the smallest buffer gw_feed_read() fills */
+#define GW_FEED_READ_MIN	1024
 
 extern bool gw_feed_start(void);
 extern void gw_feed_stop(void);
 extern void gw_feed_join(void);
 extern void gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp);
-extern struct MHD_Response *gw_feed_response(void *stream, int fd);
+extern void gw_feed_attach(void *stream, int fd);
+extern size_t gw_feed_read(void *stream, char *buf, size_t max);
 extern void gw_feed_discard(void *stream);
 
 #endif							/* LANCE_GATEWAY_FEED_H */

@@ -1,15 +1,36 @@
 /*-------------------------------------------------------------------------
  *
  * http.c
- *	  libmicrohttpd glue: one thread per connection, request bodies
- *	  collected up to the configured limit (413 beyond), raw request
- *	  targets (the router decodes path segments itself so that an encoded
- *	  '/' or delimiter stays inside its segment), one access-log line per
- *	  request, and a graceful stop that lets in-flight requests finish.
+ *	  The gateway's HTTP/1.1 server: an accept thread and one thread per
+ *	  connection, at most --max-connections of them (a connection beyond
+ *	  that gets a JSON 503 and is closed).
+ *
+ *	  A connection thread reads requests with poll() deadlines, parses
+ *	  them with http_parse.c, hands them to gw_dispatch() and writes the
+ *	  response: keep-alive (HTTP/1.1 by default, HTTP/1.0 on request),
+ *	  pipelining, Expect: 100-continue, chunked request bodies, and the
+ *	  change feed's Server-Sent Events streams (feed.c).  Each connection
+ *	  has one buffer, reused from request to request; the request's method,
+ *	  path and header fields point into it.
+ *
+ *	  Every reply is JSON, including those to malformed requests (400),
+ *	  oversized ones (413, 414, 431) and requests that do not arrive within
+ *	  --request-timeout (408); after such a reply the connection is closed.
+ *	  A connection that sends nothing for --idle-timeout is closed.
+ *
+ *	  One access-log line and one metrics update per request, and a
+ *	  graceful stop: stop accepting, close idle connections, let in-flight
+ *	  requests finish (--shutdown-timeout), then close what is left.
  *
  *-------------------------------------------------------------------------
  */
-#include <ctype.h>
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,442 +38,1041 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
-
-#include <microhttpd.h>
+#include <sys/uio.h>
 
 #include "dispatch.h"
 #include "feed.h"
-#include "header_deadline.h"
 #include "http.h"
+#include "http_parse.h"
 #include "metrics.h"
 #include "pathid.h"
 
-typedef struct GwReq
+#define BUF_INITIAL		8192	/* a connection's buffer to begin with */
+#define BUF_KEEP		65536	/* larger buffers shrink after a request */
+#define STREAM_BUF		16384	/* change-feed bytes per write */
+#define LINGER_MS		2000	/* reading after a final reply, at most */
+#define LINGER_BYTES	(4 << 20)
+
+#define MSG_HEAD_TIMEOUT "the request headers were not received within the request timeout"
+#define MSG_BODY_TIMEOUT "the request was not received within the request timeout"
+
+/* One client connection. */
+typedef struct Conn
 {
-	struct timespec start;
-	char	   *body;
+	int			fd;
+	char	   *buf;			/* received bytes not yet consumed */
 	size_t		len;
 	size_t		cap;
-	bool		too_large;
-	bool		timed_out;		/* the request did not arrive in time */
+	struct Conn *prev;			/* in the list of open connections */
+	struct Conn *next;
+} Conn;
+
+/* One request as the access log and the metrics see it. */
+typedef struct Exchange
+{
+	struct timespec start;
+	const char *method;			/* "-" until known */
+	const char *path;			/* "-" until known */
 	int			status;
-	char		method[16];
-	char	   *path;
-	const struct GwRoute *route;	/* for metrics */
+	const struct GwRoute *route;
+	int			minor;			/* HTTP/1.minor of the request */
+	bool		head_only;		/* HEAD: no body in the response */
+	bool		close;			/* close the connection after the response */
 	bool		stream;			/* a change-feed stream */
-} GwReq;
+	bool		aborted;		/* the response could not be sent */
+} Exchange;
 
-static struct MHD_Daemon *daemon_handle;
-static atomic_int in_flight;
+/* What becomes of a connection after a request. */
+typedef enum Next
+{
+	NEXT_REQUEST,				/* keep it open for the next request */
+	NEXT_CLOSE,					/* close it */
+	NEXT_LINGER					/* a final reply was sent: close gracefully */
+} Next;
+
+typedef enum IoResult
+{
+	IO_OK,
+	IO_EOF,
+	IO_TIMEOUT,
+	IO_ERROR,
+	IO_STOP						/* the server is stopping */
+} IoResult;
+
+static int	listen_fd = -1;
+static int	stop_pipe[2] = {-1, -1};
+static pthread_t accept_thread;
+static bool accept_started;
 static atomic_bool stopping;
+static atomic_int in_flight;
+static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t conn_gone = PTHREAD_COND_INITIALIZER;
+static Conn *conns;				/* under conn_lock */
+static int	nconns;				/* under conn_lock */
+static GwHttpLimits limits;
+static size_t head_max;
 
 /*
- * keep_raw
- *		MHD unescape callback that leaves the text encoded.
+ * deadline_after
+ *		The monotonic time s seconds after t.
  */
-static size_t
-keep_raw(void *cls, struct MHD_Connection *c, char *s)
+static struct timespec
+deadline_after(const struct timespec *t, int s)
 {
-	(void) cls;
-	(void) c;
-	return strlen(s);
+	struct timespec d = *t;
+
+	d.tv_sec += s;
+	return d;
 }
 
 /*
- * collect_header
- *		MHD iterator: lower-cased header names into a JSON object.
+ * ms_until
+ *		Milliseconds from now until t (negative once past).
  */
-static enum MHD_Result
-collect_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+static long
+ms_until(const struct timespec *t)
 {
-	json_t	   *obj = cls;
-	char		name[256];
-	size_t		i;
+	struct timespec now;
 
-	(void) kind;
-	for (i = 0; key[i] && i < sizeof(name) - 1; i++)
-		name[i] = (char) tolower((unsigned char) key[i]);
-	name[i] = '\0';
-	if (value && gw_valid_utf8(value, strlen(value)))
-		json_object_set_new(obj, name, json_string(value));
-	return MHD_YES;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (t->tv_sec - now.tv_sec) * 1000L + (t->tv_nsec - now.tv_nsec) / 1000000L;
 }
 
-typedef struct QueryCollect
-{
-	json_t	   *obj;
-	GwError	   *err;
-} QueryCollect;
-
 /*
- * collect_query
- *		MHD iterator: percent-decoded query parameters into a JSON object.
+ * reason
+ *		The reason phrase of a status code.
  */
-static enum MHD_Result
-collect_query(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+static const char *
+reason(int status)
 {
-	QueryCollect *qc = cls;
-	char	   *k;
-	char	   *v;
-
-	(void) kind;
-	if (qc->err->code >= 0)
-		return MHD_NO;
-	k = gw_percent_decode(key, strlen(key), false, qc->err);
-	if (k == NULL)
-		return MHD_NO;
-	v = gw_percent_decode(value ? value : "", value ? strlen(value) : 0, false, qc->err);
-	if (v == NULL)
+	switch (status)
 	{
-		free(k);
-		return MHD_NO;
+		case 100:
+			return "Continue";
+		case 200:
+			return "OK";
+		case 204:
+			return "No Content";
+		case 400:
+			return "Bad Request";
+		case 401:
+			return "Unauthorized";
+		case 403:
+			return "Forbidden";
+		case 404:
+			return "Not Found";
+		case 405:
+			return "Method Not Allowed";
+		case 406:
+			return "Not Acceptable";
+		case 408:
+			return "Request Timeout";
+		case 409:
+			return "Conflict";
+		case 413:
+			return "Content Too Large";
+		case 414:
+			return "URI Too Long";
+		case 429:
+			return "Too Many Requests";
+		case 431:
+			return "Request Header Fields Too Large";
+		case 500:
+			return "Internal Server Error";
+		case 503:
+			return "Service Unavailable";
+		default:
+			return status < 500 ? "Client Error" : "Server Error";
 	}
-	json_object_set_new(qc->obj, k, json_string(v));
-	free(k);
-	free(v);
-	return MHD_YES;
+}
+
+/*
+ * http_date
+ *		The current time as an HTTP date (cached per thread and second).
+ */
+static const char *
+http_date(void)
+{
+	static __thread time_t last;
+	static __thread char text[40];
+	time_t		now = time(NULL);
+
+	if (now != last)
+	{
+		struct tm tm;
+
+		gmtime_r(&now, &tm);
+		strftime(text, sizeof(text), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+		last = now;
+	}
+	return text;
+}
+
+/*
+ * read_more
+ *		Wait up to timeout_ms for bytes and append them to the buffer
+ *		(which has room).  With watch_stop, a graceful stop ends the wait
+ *		unless bytes are there.
+ */
+static IoResult
+read_more(Conn *c, long timeout_ms, bool watch_stop)
+{
+	for (;;)
+	{
+		struct pollfd p[2] = {{c->fd, POLLIN, 0}, {stop_pipe[0], POLLIN, 0}};
+		ssize_t		n;
+		int			rc;
+
+		rc = poll(p, watch_stop ? 2 : 1, timeout_ms > INT32_MAX ? INT32_MAX : (int) timeout_ms);
+		if (rc < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return IO_ERROR;
+		}
+		if (rc == 0)
+			return IO_TIMEOUT;
+		if (p[0].revents == 0)
+			return IO_STOP;
+		n = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+		if (n > 0)
+		{
+			c->len += (size_t) n;
+			return IO_OK;
+		}
+		if (n == 0)
+			return IO_EOF;
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return IO_ERROR;
+	}
+}
+
+/*
+ * write_all
+ *		Send the iovecs completely, waiting while the socket is full, but
+ *		at most --idle-timeout without progress.  False if the client is
+ *		gone or stopped reading.
+ */
+static bool
+write_all(int fd, struct iovec *iov, int iovcnt)
+{
+	struct msghdr msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = iov;
+	msg.msg_iovlen = iovcnt;
+	while (msg.msg_iovlen > 0)
+	{
+		ssize_t		n;
+
+		if (msg.msg_iov->iov_len == 0)
+		{
+			msg.msg_iov++;
+			msg.msg_iovlen--;
+			continue;
+		}
+		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+		if (n < 0)
+		{
+			struct pollfd p = {fd, POLLOUT, 0};
+			int			rc;
+
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				return false;
+			rc = poll(&p, 1, gw_config.idle_timeout_s * 1000);
+			if (rc == 0 || (rc < 0 && errno != EINTR))
+				return false;
+			continue;
+		}
+		while (n > 0 && msg.msg_iovlen > 0)
+		{
+			if ((size_t) n >= msg.msg_iov->iov_len)
+			{
+				n -= (ssize_t) msg.msg_iov->iov_len;
+				msg.msg_iov++;
+				msg.msg_iovlen--;
+			}
+			else
+			{
+				msg.msg_iov->iov_base = (char *) msg.msg_iov->iov_base + n;
+				msg.msg_iov->iov_len -= (size_t) n;
+				n = 0;
+			}
+		}
+	}
+	return true;
 }
 
 /*
  * send_response
- *		Queue a GwResponse on the connection.
+ *		Write a complete response, head and body in one call.
  */
-static enum MHD_Result
-send_response(struct MHD_Connection *conn, GwReq *r, GwResponse *resp)
+static bool
+send_response(Conn *c, const Exchange *x, const GwResponse *resp)
 {
-	struct MHD_Response *mr;
-	enum MHD_Result ret;
-	const char *body = resp->body ? resp->body : "";
+	char		head[1024];
+	size_t		blen = resp->body ? strlen(resp->body) : 0;
+	bool		bodyless = resp->status < 200 || resp->status == 204 || resp->status == 304;
+	struct iovec iov[2];
+	int			n;
 
-	r->route = resp->route;
-	if (resp->stream)
-	{
-		const union MHD_ConnectionInfo *ci =
-			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-
-		r->stream = true;
-		/* takes the subscriber */
-		mr = gw_feed_response(resp->stream, ci ? (int) ci->connect_fd : -1);
-		resp->stream = NULL;
-		if (mr == NULL)
-			return MHD_NO;
-	}
-	else
-		mr = MHD_create_response_from_buffer(strlen(body), (void *) body, MHD_RESPMEM_MUST_COPY);
+	n = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\nDate: %s\r\n",
+				 resp->status, reason(resp->status), http_date());
 	if (resp->body)
-		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE,
-								resp->content_type ? resp->content_type : "application/json");
+		n += snprintf(head + n, sizeof(head) - n, "Content-Type: %s\r\n",
+					  resp->content_type ? resp->content_type : "application/json");
+	if (!bodyless)
+		n += snprintf(head + n, sizeof(head) - n, "Content-Length: %zu\r\n", blen);
 	if (resp->retry_after)
-		MHD_add_response_header(mr, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+		n += snprintf(head + n, sizeof(head) - n, "Retry-After: 1\r\n");
 	if (resp->allow)
-		MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW, resp->allow);
-	if (atomic_load(&stopping))
-		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONNECTION, "close");
-	ret = MHD_queue_response(conn, resp->status, mr);
-	MHD_destroy_response(mr);
-	r->status = resp->status;
-	free(resp->body);
-	resp->body = NULL;
-	return ret;
+		n += snprintf(head + n, sizeof(head) - n, "Allow: %s\r\n", resp->allow);
+	if (x->close)
+		n += snprintf(head + n, sizeof(head) - n, "Connection: close\r\n");
+	else if (x->minor == 0)
+		n += snprintf(head + n, sizeof(head) - n, "Connection: keep-alive\r\n");
+	n += snprintf(head + n, sizeof(head) - n, "\r\n");
+	if ((size_t) n >= sizeof(head))
+		return false;			/* cannot happen: the header values are ours */
+	iov[0].iov_base = head;
+	iov[0].iov_len = (size_t) n;
+	iov[1].iov_base = resp->body;
+	iov[1].iov_len = (x->head_only || bodyless) ? 0 : blen;
+	return write_all(c->fd, iov, 2);
 }
 
 /*
- * send_error
- *		Queue a JSON error response.
+ * reply_error
+ *		Answer a request that cannot be served with a JSON error (code 13
+ *		unless given) and mark the connection for closing.
  */
-static enum MHD_Result
-send_error(struct MHD_Connection *conn, GwReq *r, int code, int status, const char *msg)
+static void
+reply_error(Conn *c, Exchange *x, int status, int code, const char *message,
+			const char *instance)
 {
 	GwError		err;
 	GwResponse	resp;
 
 	memset(&resp, 0, sizeof(resp));
-	gw_error_set(&err, code, "%s", msg);
+	gw_error_set(&err, code, "%s", message);
 	err.status = status;
-	gw_respond_error(&resp, &err, r->path);
-	return send_response(conn, r, &resp);
+	gw_respond_error(&resp, &err, instance);
+	x->status = resp.status;
+	x->close = true;
+	if (resp.body == NULL || !send_response(c, x, &resp))
+		x->aborted = true;
+	free(resp.body);
 }
 
 /*
- * strip_query
- *		Copy of a raw URL without its query string.
- */
-static char *
-strip_query(const char *url)
-{
-	const char *q = strchr(url, '?');
-
-	return q ? strndup(url, q - url) : strdup(url);
-}
-
-/*
- * past_deadline
- *		True once the request has taken longer than --request-timeout to
- *		arrive (a client trickling its body).
- */
-static bool
-past_deadline(const GwReq *r)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - r->start.tv_sec) * 1000L +
-		(now.tv_nsec - r->start.tv_nsec) / 1000000L >
-		(long) gw_config.request_timeout_s * 1000L;
-}
-
-#define TIMEOUT_MESSAGE "the request was not received within the request timeout"
-
-/*
- * send_timeout_raw
- *		libmicrohttpd cannot queue a response while a body is still being
- *		uploaded, so a client trickling its body past the deadline gets the
- *		408 written straight to its socket (this thread is the only one using
- *		the connection), then the connection is closed.
- */
-static enum MHD_Result
-send_timeout_raw(struct MHD_Connection *conn, GwReq *r)
-{
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-	GwError		err;
-	char	   *body;
-	char		head[256];
-	int			n;
-
-	r->status = 408;
-	if (ci == NULL)
-		return MHD_NO;
-	gw_error_set(&err, GW_ERR_INVALID_INPUT, "%s", TIMEOUT_MESSAGE);
-	body = gw_error_body(&err, r->path);
-	if (body == NULL)
-		return MHD_NO;
-	n = snprintf(head, sizeof(head),
-				 "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\n"
-				 "Content-Length: %zu\r\nConnection: close\r\n\r\n", strlen(body));
-	if (send(ci->connect_fd, head, n, MSG_NOSIGNAL | MSG_DONTWAIT) == n)
-		(void) send(ci->connect_fd, body, strlen(body), MSG_NOSIGNAL | MSG_DONTWAIT);
-	shutdown(ci->connect_fd, SHUT_WR);
-	free(body);
-	return MHD_NO;
-}
-
-/*
- * header_bytes
- *		MHD iterator: add up the size of the request's header lines.
- */
-static enum MHD_Result
-header_bytes(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
-{
-	size_t	   *total = cls;
-
-	(void) kind;
-	*total += strlen(key) + (value ? strlen(value) : 0) + 4;
-	return MHD_YES;
-}
-
-/*
- * handle
- *		MHD access handler; called once for the headers, once per body
- *		chunk, and once more at the end of the body.
- */
-static enum MHD_Result
-handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
-	   const char *version, const char *upload_data, size_t *upload_data_size,
-	   void **con_cls)
-{
-	GwReq	   *r = *con_cls;
-	GwHttpRequest req;
-	GwResponse	resp;
-	GwError		err;
-	QueryCollect qc;
-	enum MHD_Result ret;
-
-	(void) cls;
-	(void) version;
-	if (r == NULL)
-	{
-		const char *clen;
-
-		gw_hdl_headers_done(conn);
-		r = calloc(1, sizeof(GwReq));
-		if (r == NULL)
-			return MHD_NO;
-		clock_gettime(CLOCK_MONOTONIC, &r->start);
-		snprintf(r->method, sizeof(r->method), "%s", method);
-		r->path = strip_query(url);
-		*con_cls = r;
-		atomic_fetch_add(&in_flight, 1);
-
-		if (strlen(url) > (size_t) gw_config.max_url_bytes)
-			return send_error(conn, r, GW_ERR_INVALID_INPUT, 414, "request target is too long");
-		{
-			size_t		hbytes = 0;
-
-			MHD_get_connection_values(conn, MHD_HEADER_KIND, header_bytes, &hbytes);
-			if (hbytes > (size_t) gw_config.max_header_bytes)
-				return send_error(conn, r, GW_ERR_INVALID_INPUT, 431,
-								  "request header section is too large");
-		}
-		clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-		if (clen && strtoll(clen, NULL, 10) > gw_config.max_body_bytes)
-			return send_error(conn, r, GW_ERR_INVALID_INPUT, 413, "request body is too large");
-		return MHD_YES;
-	}
-
-	if (*upload_data_size > 0)
-	{
-		size_t		n = *upload_data_size;
-
-		*upload_data_size = 0;
-		if (!r->timed_out && past_deadline(r))
-		{
-			r->timed_out = true;
-			free(r->body);
-			r->body = NULL;
-			r->len = r->cap = 0;
-			/* Answer now if MHD lets us; else answer on the socket ourselves. */
-			if (send_error(conn, r, GW_ERR_INVALID_INPUT, 408, TIMEOUT_MESSAGE) != MHD_YES)
-				return send_timeout_raw(conn, r);
-			return MHD_YES;
-		}
-		if (r->too_large || r->timed_out)
-			return MHD_YES;
-		if (r->len + n > (size_t) gw_config.max_body_bytes)
-		{
-			r->too_large = true;
-			free(r->body);
-			r->body = NULL;
-			r->len = r->cap = 0;
-			return MHD_YES;
-		}
-		if (r->len + n + 1 > r->cap)
-		{
-			size_t		cap = r->cap ? r->cap : 4096;
-			char	   *nb;
-
-			while (cap < r->len + n + 1)
-				cap *= 2;
-			nb = realloc(r->body, cap);
-			if (nb == NULL)
-				return MHD_NO;
-			r->body = nb;
-			r->cap = cap;
-		}
-		memcpy(r->body + r->len, upload_data, n);
-		r->len += n;
-		return MHD_YES;
-	}
-
-	if (r->timed_out)
-		return MHD_YES;			/* 408 already queued */
-	if (r->too_large)
-		return send_error(conn, r, GW_ERR_INVALID_INPUT, 413, "request body is too large");
-	if (past_deadline(r))
-		return send_error(conn, r, GW_ERR_INVALID_INPUT, 408, TIMEOUT_MESSAGE);
-
-	gw_error_clear(&err);
-	qc.obj = json_object();
-	qc.err = &err;
-	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_query, &qc);
-	if (err.code >= 0)
-	{
-		json_decref(qc.obj);
-		memset(&resp, 0, sizeof(resp));
-		gw_respond_error(&resp, &err, r->path);
-		return send_response(conn, r, &resp);
-	}
-
-	req.method = method;
-	req.path = r->path;
-	req.query = qc.obj;
-	req.headers = json_object();
-	MHD_get_connection_values(conn, MHD_HEADER_KIND, collect_header, req.headers);
-	req.body = r->body ? r->body : "";
-	req.body_len = r->len;
-
-	gw_dispatch(&req, &resp);
-	ret = send_response(conn, r, &resp);
-	json_decref(req.query);
-	json_decref(req.headers);
-	return ret;
-}
-
-/*
- * completed
- *		MHD completion callback: access log, accounting, cleanup.
+ * finish
+ *		The access-log line and the metrics of one request.
  */
 static void
-completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-		  enum MHD_RequestTerminationCode toe)
+finish(const Exchange *x)
 {
-	GwReq	   *r = *con_cls;
 	struct timespec now;
 	double		ms;
 
-	(void) cls;
-	gw_hdl_request_done(conn);
-	if (r == NULL)
-		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (now.tv_sec - r->start.tv_sec) * 1000.0 + (now.tv_nsec - r->start.tv_nsec) / 1e6;
+	ms = (now.tv_sec - x->start.tv_sec) * 1000.0 + (now.tv_nsec - x->start.tv_nsec) / 1e6;
 	if (!gw_config.quiet)
-		fprintf(stderr, "%s %s %d %.1fms%s\n", r->method, r->path ? r->path : "-",
-				r->status ? r->status : 0, ms,
-				toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
-	gw_metrics_request(r->route, r->status, ms / 1000.0, !r->stream);
-	free(r->body);
-	free(r->path);
-	free(r);
-	*con_cls = NULL;
-	atomic_fetch_sub(&in_flight, 1);
+		fprintf(stderr, "%s %s %d %.1fms%s\n", x->method, x->path, x->status, ms,
+				x->aborted ? " (aborted)" : "");
+	gw_metrics_request(x->route, x->status, ms / 1000.0, !x->stream);
 }
 
 /*
- * mhd_log
- *		Route libmicrohttpd's own messages to stderr with our prefix.
+ * grow
+ *		Make the buffer hold at least want bytes, moving the pointers of h
+ *		(if any) along with it.
+ */
+static bool
+grow(Conn *c, size_t want, GwHttpHead *h)
+{
+	char	   *old = c->buf;
+	char	   *nb;
+
+	if (want <= c->cap)
+		return true;
+	nb = malloc(want);
+	if (nb == NULL)
+		return false;
+	memcpy(nb, old, c->len);
+	if (h != NULL)
+	{
+#define REBASE(p) do { if ((p) != NULL) (p) = nb + ((p) - old); } while (0)
+		REBASE(h->method);
+		REBASE(h->path);
+		REBASE(h->query);
+		for (int i = 0; i < h->nfields; i++)
+		{
+			REBASE(h->fields[i].name);
+			REBASE(h->fields[i].value);
+		}
+#undef REBASE
+	}
+	free(old);
+	c->buf = nb;
+	c->cap = want;
+	return true;
+}
+
+/*
+ * only_blank
+ *		True if the buffer holds nothing but line endings.
+ */
+static bool
+only_blank(const Conn *c)
+{
+	for (size_t i = 0; i < c->len; i++)
+		if (c->buf[i] != '\r' && c->buf[i] != '\n')
+			return false;
+	return true;
+}
+
+/*
+ * read_head
+ *		Receive and parse a request head.  Returns GW_HTTP_DONE with h
+ *		filled, or GW_HTTP_MORE when the connection is to be closed
+ *		without a reply (idle, the client left, the server stops), or
+ *		GW_HTTP_ERROR with perr set.
+ */
+static GwHttpResult
+read_head(Conn *c, const struct timespec *wait_start, GwHttpHead *h, GwHttpError *perr)
+{
+	struct timespec deadline = deadline_after(wait_start, gw_config.request_timeout_s);
+	struct timespec idle = deadline_after(wait_start, gw_config.idle_timeout_s);
+
+	for (;;)
+	{
+		GwHttpResult r;
+		bool		fresh;
+		long		wait_ms;
+		IoResult	io;
+
+		if (c->len > 0)
+		{
+			r = gw_http_parse_head(c->buf, c->len, &limits, h, perr);
+			if (r != GW_HTTP_MORE)
+				return r;
+		}
+		fresh = (c->len == 0);
+		if (fresh && atomic_load(&stopping))
+			return GW_HTTP_MORE;
+		if (c->len == c->cap &&
+			(c->cap > head_max ||
+			 !grow(c, c->cap * 2 <= head_max ? c->cap * 2 : head_max + 1, h)))
+		{
+			/* the parser decides within head_max bytes, so: out of memory */
+			perr->status = 431;
+			perr->message = "request header section is too large";
+			return GW_HTTP_ERROR;
+		}
+		wait_ms = ms_until(&deadline);
+		if (fresh && ms_until(&idle) <= wait_ms)
+		{
+			/* an idle connection: closed without a reply */
+			wait_ms = ms_until(&idle);
+			if (wait_ms <= 0)
+				return GW_HTTP_MORE;
+		}
+		if (wait_ms <= 0)
+		{
+			perr->status = 408;
+			perr->message = MSG_HEAD_TIMEOUT;
+			return GW_HTTP_ERROR;
+		}
+		io = read_more(c, wait_ms, fresh);
+		if (io == IO_EOF)
+		{
+			if (only_blank(c))
+				return GW_HTTP_MORE;
+			perr->status = 400;
+			perr->message = "the client closed the connection in the middle of the request head";
+			return GW_HTTP_ERROR;
+		}
+		if (io == IO_ERROR || io == IO_STOP)
+			return GW_HTTP_MORE;
+	}
+}
+
+/*
+ * send_continue
+ *		Expect: 100-continue: tell the client to send its body, unless some
+ *		of it is already here.
+ */
+static bool
+send_continue(Conn *c, const GwHttpHead *h)
+{
+	static const char text[] = "HTTP/1.1 100 Continue\r\n\r\n";
+	struct iovec iov = {(void *) text, sizeof(text) - 1};
+
+	if (!h->expect_continue || h->minor < 1 || c->len > h->head_len)
+		return true;
+	return write_all(c->fd, &iov, 1);
+}
+
+/*
+ * read_body
+ *		Receive the body of a request (Content-Length or chunked) within
+ *		--request-timeout of its head.  On success *body_len is its length
+ *		(it starts at c->buf + h->head_len) and *consumed the bytes of the
+ *		whole request.  On failure the error reply (if any) was sent.
+ */
+static bool
+read_body(Conn *c, GwHttpHead *h, Exchange *x, size_t *body_len, size_t *consumed)
+{
+	struct timespec now;
+	struct timespec deadline;
+	GwHttpChunked ch;
+	GwHttpError perr;
+	size_t		need = h->head_len + h->content_length;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	deadline = deadline_after(&now, gw_config.request_timeout_s);
+	if (h->chunked)
+		gw_http_chunked_init(&ch);
+	if (!send_continue(c, h))
+	{
+		x->aborted = true;
+		return false;
+	}
+
+	for (;;)
+	{
+		long		wait_ms;
+		IoResult	io;
+
+		if (h->chunked)
+		{
+			size_t		blen = c->len - h->head_len;
+			GwHttpResult r = gw_http_chunked(&ch, c->buf + h->head_len, blen, &limits, &perr);
+
+			if (r == GW_HTTP_ERROR)
+			{
+				reply_error(c, x, perr.status, GW_ERR_INVALID_INPUT, perr.message, h->path);
+				return false;
+			}
+			if (r == GW_HTTP_DONE)
+			{
+				*body_len = ch.out;
+				*consumed = h->head_len + ch.in;
+				return true;
+			}
+			gw_http_chunked_compact(&ch, c->buf + h->head_len, &blen);
+			c->len = h->head_len + blen;
+			if (c->len == c->cap && !grow(c, c->cap * 2, h))
+			{
+				reply_error(c, x, 503, GW_ERR_UNAVAILABLE, "out of memory", h->path);
+				return false;
+			}
+		}
+		else if (c->len >= need)
+		{
+			*body_len = h->content_length;
+			*consumed = need;
+			return true;
+		}
+		else if (c->len == c->cap && !grow(c, c->cap * 2 < need ? c->cap * 2 : need, h))
+		{
+			/* the buffer grows with what arrives, not with what is announced */
+			reply_error(c, x, 503, GW_ERR_UNAVAILABLE, "out of memory", h->path);
+			return false;
+		}
+
+		wait_ms = ms_until(&deadline);
+		if (wait_ms <= 0)
+		{
+			reply_error(c, x, 408, GW_ERR_INVALID_INPUT, MSG_BODY_TIMEOUT, h->path);
+			return false;
+		}
+		io = read_more(c, wait_ms, false);
+		if (io == IO_EOF)
+		{
+			reply_error(c, x, 400, GW_ERR_INVALID_INPUT,
+						"the client closed the connection before the whole request body arrived",
+						h->path);
+			return false;
+		}
+		if (io != IO_OK && io != IO_TIMEOUT)
+		{
+			x->aborted = true;
+			x->close = true;
+			return false;
+		}
+	}
+}
+
+/*
+ * stream_response
+ *		Send a change-feed stream until it ends or the client goes away:
+ *		chunked for HTTP/1.1, delimited by the connection's end for
+ *		HTTP/1.0.  The connection is closed afterwards.
  */
 static void
-mhd_log(void *cls, const char *fmt, va_list ap)
+stream_response(Conn *c, Exchange *x, GwResponse *resp)
 {
-	(void) cls;
-	fprintf(stderr, "%s: libmicrohttpd: ", GW_PROGRAM);
-	vfprintf(stderr, fmt, ap);
+	void	   *stream = resp->stream;
+	bool		chunked = x->minor >= 1;
+	char		head[512];
+	char	   *buf;
+	struct iovec iov[3];
+	int			n;
+
+	resp->stream = NULL;
+	x->stream = true;
+	x->close = true;
+	n = snprintf(head, sizeof(head),
+				 "HTTP/1.1 %d %s\r\nDate: %s\r\nContent-Type: %s\r\nCache-Control: no-cache\r\n"
+				 "X-Accel-Buffering: no\r\nConnection: close\r\n%s\r\n",
+				 resp->status, reason(resp->status), http_date(),
+				 resp->content_type ? resp->content_type : "text/event-stream",
+				 chunked && !x->head_only ? "Transfer-Encoding: chunked\r\n" : "");
+	iov[0].iov_base = head;
+	iov[0].iov_len = (size_t) n;
+	buf = x->head_only ? NULL : malloc(STREAM_BUF);
+	if (!write_all(c->fd, iov, 1))
+		x->aborted = true;
+	if (x->head_only || x->aborted || buf == NULL)
+	{
+		free(buf);
+		gw_feed_discard(stream);
+		return;
+	}
+
+	gw_feed_attach(stream, c->fd);
+	for (;;)
+	{
+		char		size_line[24];
+		size_t		len = gw_feed_read(stream, buf, STREAM_BUF);
+
+		if (len == 0)
+			break;
+		if (chunked)
+		{
+			iov[0].iov_base = size_line;
+			iov[0].iov_len = (size_t) snprintf(size_line, sizeof(size_line), "%zx\r\n", len);
+			iov[1].iov_base = buf;
+			iov[1].iov_len = len;
+			iov[2].iov_base = (void *) "\r\n";
+			iov[2].iov_len = 2;
+		}
+		else
+		{
+			iov[0].iov_base = buf;
+			iov[0].iov_len = len;
+		}
+		if (!write_all(c->fd, iov, chunked ? 3 : 1))
+		{
+			x->aborted = true;
+			break;
+		}
+	}
+	if (chunked && !x->aborted)
+	{
+		iov[0].iov_base = (void *) "0\r\n\r\n";
+		iov[0].iov_len = 5;
+		if (!write_all(c->fd, iov, 1))
+			x->aborted = true;
+	}
+	gw_feed_discard(stream);
+	free(buf);
+}
+
+/*
+ * answer
+ *		Build the dispatcher's view of a complete request, dispatch it and
+ *		send the response.
+ */
+static void
+answer(Conn *c, const GwHttpHead *h, Exchange *x, size_t body_len)
+{
+	GwHttpRequest req;
+	GwResponse	resp;
+	GwError		err;
+	json_t	   *query = json_object();
+	json_t	   *headers = json_object();
+
+	gw_error_clear(&err);
+	memset(&resp, 0, sizeof(resp));
+	if (h->query != NULL && !gw_http_parse_query(h->query, h->query_len, query, &err))
+		gw_respond_error(&resp, &err, h->path);
+	else
+	{
+		for (int i = 0; i < h->nfields; i++)
+		{
+			const GwHttpField *f = &h->fields[i];
+
+			if (gw_valid_utf8(f->value, f->value_len))
+				json_object_set_new(headers, f->name, json_stringn(f->value, f->value_len));
+		}
+		req.method = h->method;
+		req.path = h->path;
+		req.query = query;
+		req.headers = headers;
+		req.body = c->buf + h->head_len;
+		req.body_len = body_len;
+		gw_dispatch(&req, &resp);
+	}
+	json_decref(query);
+	json_decref(headers);
+
+	x->route = resp.route;
+	x->status = resp.status;
+	if (resp.stream != NULL)
+		stream_response(c, x, &resp);
+	else if (!send_response(c, x, &resp))
+	{
+		x->aborted = true;
+		x->close = true;
+	}
+	free(resp.body);
+}
+
+/*
+ * serve_request
+ *		Receive one request on the connection and answer it.
+ */
+static Next
+serve_request(Conn *c, struct timespec *wait_start)
+{
+	GwHttpHead	h;
+	GwHttpError perr;
+	GwHttpResult r;
+	Exchange	x;
+	size_t		body_len = 0;
+	size_t		consumed;
+	bool		ok = true;
+
+	memset(&x, 0, sizeof(x));
+	x.method = "-";
+	x.path = "-";
+	x.minor = 1;
+	x.start = *wait_start;
+	gw_http_head_init(&h);
+
+	r = read_head(c, wait_start, &h, &perr);
+	if (r == GW_HTTP_MORE)
+		return NEXT_CLOSE;
+	if (r == GW_HTTP_ERROR)
+	{
+		char		method[GW_HTTP_MAX_METHOD + 1];
+		char	   *path = NULL;
+
+		if (h.path != NULL)
+		{
+			snprintf(method, sizeof(method), "%.*s", (int) h.method_len, h.method);
+			path = strndup(h.path, h.path_len);
+			x.method = method;
+			x.path = path ? path : "-";
+			x.minor = h.minor;
+		}
+		reply_error(c, &x, perr.status, GW_ERR_INVALID_INPUT, perr.message, path);
+		finish(&x);
+		free(path);
+		return NEXT_LINGER;
+	}
+
+	clock_gettime(CLOCK_MONOTONIC, &x.start);
+	atomic_fetch_add(&in_flight, 1);
+	x.minor = h.minor;
+	x.head_only = strcmp(h.method, "HEAD") == 0;
+	x.close = !h.keep_alive || atomic_load(&stopping);
+	consumed = h.head_len;
+	if (h.chunked || h.content_length > 0)
+		ok = read_body(c, &h, &x, &body_len, &consumed);
+	x.method = h.method;
+	x.path = h.path;
+	if (ok)
+		answer(c, &h, &x, body_len);
+	finish(&x);
+	atomic_fetch_sub(&in_flight, 1);
+	if (!ok)
+		return x.aborted ? NEXT_CLOSE : NEXT_LINGER;
+	if (x.close)
+		return (x.stream || x.aborted) ? NEXT_CLOSE : NEXT_LINGER;
+
+	/* keep the connection: the next request's bytes move to the front */
+	memmove(c->buf, c->buf + consumed, c->len - consumed);
+	c->len -= consumed;
+	if (c->cap > BUF_KEEP && c->len <= BUF_INITIAL)
+	{
+		char	   *nb = realloc(c->buf, BUF_INITIAL);
+
+		if (nb != NULL)
+		{
+			c->buf = nb;
+			c->cap = BUF_INITIAL;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, wait_start);
+	return NEXT_REQUEST;
+}
+
+/*
+ * linger
+ *		After a final reply, stop sending and read (and drop) what the
+ *		client still sends until it closes, for a short while, so that
+ *		closing with unread data does not reset the connection before the
+ *		client read the reply.
+ */
+static void
+linger(int fd)
+{
+	struct timespec now;
+	struct timespec until;
+	char		scratch[4096];
+	size_t		total = 0;
+
+	shutdown(fd, SHUT_WR);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	until = now;
+	until.tv_nsec += LINGER_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	while (total < LINGER_BYTES)
+	{
+		struct pollfd p = {fd, POLLIN, 0};
+		long		ms = ms_until(&until);
+		ssize_t		n;
+
+		if (ms <= 0 || poll(&p, 1, (int) ms) <= 0)
+			break;
+		n = recv(fd, scratch, sizeof(scratch), 0);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			break;
+		if (n > 0)
+			total += (size_t) n;
+	}
+}
+
+/*
+ * conn_main
+ *		A connection's thread: requests until the connection ends.
+ */
+static void *
+conn_main(void *arg)
+{
+	Conn	   *c = arg;
+	struct timespec wait_start;
+	Next		next = NEXT_CLOSE;
+
+	clock_gettime(CLOCK_MONOTONIC, &wait_start);
+	c->cap = BUF_INITIAL;
+	c->buf = malloc(c->cap);
+	if (c->buf != NULL)
+		while ((next = serve_request(c, &wait_start)) == NEXT_REQUEST)
+			;
+	if (next == NEXT_LINGER)
+		linger(c->fd);
+
+	pthread_mutex_lock(&conn_lock);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	nconns--;
+	pthread_cond_broadcast(&conn_gone);
+	pthread_mutex_unlock(&conn_lock);
+	close(c->fd);
+	free(c->buf);
+	free(c);
+	return NULL;
+}
+
+/*
+ * reject_busy
+ *		A connection beyond --max-connections: a JSON 503 with
+ *		Retry-After, written without waiting, and close.
+ */
+static void
+reject_busy(int fd)
+{
+	GwError		err;
+	Exchange	x;
+	char	   *body;
+	char		head[512];
+	int			n;
+
+	memset(&x, 0, sizeof(x));
+	clock_gettime(CLOCK_MONOTONIC, &x.start);
+	x.method = "-";
+	x.path = "-";
+	x.status = 503;
+	gw_error_set(&err, GW_ERR_UNAVAILABLE,
+				 "the gateway has too many open connections; try again later");
+	body = gw_error_body(&err, NULL);
+	if (body != NULL)
+	{
+		struct iovec iov[2];
+		struct msghdr msg;
+
+		n = snprintf(head, sizeof(head),
+					 "HTTP/1.1 503 Service Unavailable\r\nDate: %s\r\nContent-Type: application/json\r\n"
+					 "Content-Length: %zu\r\nRetry-After: 1\r\nConnection: close\r\n\r\n",
+					 http_date(), strlen(body));
+		iov[0].iov_base = head;
+		iov[0].iov_len = (size_t) n;
+		iov[1].iov_base = body;
+		iov[1].iov_len = strlen(body);
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_iov = iov;
+		msg.msg_iovlen = 2;
+		if (sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			x.aborted = true;
+		free(body);
+	}
+	shutdown(fd, SHUT_WR);
+	/* drop what already arrived, so that closing does not reset */
+	for (int i = 0; i < 16; i++)
+	{
+		char		scratch[4096];
+
+		if (recv(fd, scratch, sizeof(scratch), MSG_DONTWAIT) <= 0)
+			break;
+	}
+	close(fd);
+	finish(&x);
+}
+
+/*
+ * start_connection
+ *		Give an accepted connection its thread, or refuse it when the
+ *		connection limit is reached.
+ */
+static void
+start_connection(int fd)
+{
+	Conn	   *c = calloc(1, sizeof(Conn));
+	pthread_attr_t attr;
+	pthread_t	t;
+	int			one = 1;
+	int			rc;
+
+	pthread_mutex_lock(&conn_lock);
+	if (c == NULL || nconns >= gw_config.max_connections)
+	{
+		pthread_mutex_unlock(&conn_lock);
+		free(c);
+		reject_busy(fd);
+		return;
+	}
+	c->fd = fd;
+	c->next = conns;
+	if (conns)
+		conns->prev = c;
+	conns = c;
+	nconns++;
+	pthread_mutex_unlock(&conn_lock);
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &attr, conn_main, c);
+	pthread_attr_destroy(&attr);
+	if (rc != 0)
+	{
+		fprintf(stderr, "%s: cannot start a connection thread: %s\n", GW_PROGRAM, strerror(rc));
+		pthread_mutex_lock(&conn_lock);
+		if (c->prev)
+			c->prev->next = c->next;
+		else
+			conns = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		nconns--;
+		pthread_cond_broadcast(&conn_gone);
+		pthread_mutex_unlock(&conn_lock);
+		close(fd);
+		free(c);
+	}
+}
+
+/*
+ * accept_main
+ *		The accept thread: until the server stops.
+ */
+static void *
+accept_main(void *arg)
+{
+	time_t		last_complaint = 0;
+
+	(void) arg;
+	for (;;)
+	{
+		struct pollfd p[2] = {{listen_fd, POLLIN, 0}, {stop_pipe[0], POLLIN, 0}};
+		int			fd;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (atomic_load(&stopping) || p[1].revents != 0)
+			break;
+		if (p[0].revents == 0)
+			continue;
+		fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+		{
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			{
+				/* out of descriptors or memory: complain, back off */
+				if (time(NULL) != last_complaint)
+				{
+					last_complaint = time(NULL);
+					fprintf(stderr, "%s: cannot accept a connection: %s\n", GW_PROGRAM, strerror(errno));
+				}
+				poll(NULL, 0, 100);
+			}
+			continue;
+		}
+		start_connection(fd);
+	}
+	return NULL;
 }
 
 /*
  * gw_http_start
- *		Start listening on addr.
+ *		Listen on addr and start the accept thread.
  */
 bool
 gw_http_start(const struct sockaddr *addr)
 {
-	unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-		MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	socklen_t	alen = addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+		: sizeof(struct sockaddr_in);
+	int			one = 1;
 
-	if (addr->sa_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
-	daemon_handle = MHD_start_daemon(flags, 0, NULL, NULL, handle, NULL,
-									 MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-									 MHD_OPTION_SOCK_ADDR, addr,
-									 MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-									 MHD_OPTION_NOTIFY_CONNECTION, gw_hdl_notify, NULL,
-									 MHD_OPTION_UNESCAPE_CALLBACK, keep_raw, NULL,
-									 MHD_OPTION_CONNECTION_LIMIT, (unsigned int) gw_config.max_connections,
-									 MHD_OPTION_CONNECTION_TIMEOUT,
-									 (unsigned int) gw_config.idle_timeout_s,
-									 MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-									 (size_t) (gw_config.max_url_bytes +
-											   gw_config.max_header_bytes + 16384),
-									 MHD_OPTION_END);
-	if (daemon_handle == NULL)
-		return false;
-	if (!gw_hdl_start())
+	limits.max_target = (size_t) gw_config.max_url_bytes;
+	limits.max_fields = (size_t) gw_config.max_header_bytes;
+	limits.max_body = (size_t) gw_config.max_body_bytes;
+	head_max = gw_http_head_max(&limits);
+
+	listen_fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (listen_fd < 0)
 	{
-		MHD_stop_daemon(daemon_handle);
-		daemon_handle = NULL;
+		fprintf(stderr, "%s: socket: %s\n", GW_PROGRAM, strerror(errno));
 		return false;
 	}
+	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(listen_fd, addr, alen) != 0 || listen(listen_fd, SOMAXCONN) != 0)
+	{
+		fprintf(stderr, "%s: %s\n", GW_PROGRAM, strerror(errno));
+		close(listen_fd);
+		listen_fd = -1;
+		return false;
+	}
+	if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0 ||
+		pthread_create(&accept_thread, NULL, accept_main, NULL) != 0)
+	{
+		fprintf(stderr, "%s: cannot start the accept thread\n", GW_PROGRAM);
+		close(listen_fd);
+		listen_fd = -1;
+		return false;
+	}
+	accept_started = true;
 	return true;
 }
 
@@ -463,28 +1083,37 @@ gw_http_start(const struct sockaddr *addr)
 int
 gw_http_port(void)
 {
-	const union MHD_DaemonInfo *info =
-		MHD_get_daemon_info(daemon_handle, MHD_DAEMON_INFO_BIND_PORT);
+	struct sockaddr_storage ss;
+	socklen_t	len = sizeof(ss);
 
-	return info ? info->port : -1;
+	if (listen_fd < 0 || getsockname(listen_fd, (struct sockaddr *) &ss, &len) != 0)
+		return -1;
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *) &ss)->sin6_port);
+	return ntohs(((struct sockaddr_in *) &ss)->sin_port);
 }
 
 /*
  * gw_http_stop
- *		Stop accepting connections, wait for in-flight requests (at most
- *		the shutdown budget), then stop the daemon.
+ *		Stop accepting connections and close the idle ones, wait for
+ *		in-flight requests (at most the shutdown budget), then close every
+ *		connection and wait for their threads.
  */
 void
 gw_http_stop(void)
 {
-	MHD_socket	s;
 	struct timespec ts = {0, 20 * 1000000L};
 	int			waited_ms = 0;
 
 	atomic_store(&stopping, true);
-	s = MHD_quiesce_daemon(daemon_handle);
-	if (s != MHD_INVALID_SOCKET)
-		close(s);
+	if (write(stop_pipe[1], "x", 1) < 0)
+		fprintf(stderr, "%s: cannot wake the connection threads\n", GW_PROGRAM);
+	if (accept_started)
+		pthread_join(accept_thread, NULL);
+	accept_started = false;
+	close(listen_fd);
+	listen_fd = -1;
+
 	while (atomic_load(&in_flight) > 0 && waited_ms < gw_config.shutdown_wait_s * 1000)
 	{
 		nanosleep(&ts, NULL);
@@ -493,7 +1122,14 @@ gw_http_stop(void)
 	if (atomic_load(&in_flight) > 0)
 		fprintf(stderr, "%s: %d requests still running at shutdown\n", GW_PROGRAM,
 				atomic_load(&in_flight));
-	MHD_stop_daemon(daemon_handle);
-	daemon_handle = NULL;
-	gw_hdl_stop();
+
+	pthread_mutex_lock(&conn_lock);
+	for (Conn *c = conns; c != NULL; c = c->next)
+		shutdown(c->fd, SHUT_RDWR);
+	while (nconns > 0)
+		pthread_cond_wait(&conn_gone, &conn_lock);
+	pthread_mutex_unlock(&conn_lock);
+	close(stop_pipe[0]);
+	close(stop_pipe[1]);
+	stop_pipe[0] = stop_pipe[1] = -1;
 }

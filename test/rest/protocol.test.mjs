@@ -1,9 +1,17 @@
 // HTTP translation: path ids, delimiters and percent-encoding, bodies
 // (missing, null, malformed, hostile), id mismatch, routes, methods,
-// unsupported data operations, limits, and the error body shape.
+// unsupported data operations, limits, and the error body shape; and the
+// HTTP/1.1 server itself: keep-alive, pipelining, chunked request bodies,
+// Expect: 100-continue, HTTP/1.0, malformed requests and the connection
+// limit.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { req, raw, ok, assertError, fresh, mkNamespace, mkTable, createVersion, psql } from "./lib.mjs";
+import http from "node:http";
+import net from "node:net";
+import {
+  GW_URL, GW_DB, ROOT, req, raw, ok, assertError, fresh, mkNamespace, mkTable, createVersion, psql,
+  startGateway, stop, sleep,
+} from "./lib.mjs";
 
 describe("path ids and delimiters", () => {
   it("root is the delimiter alone, encoded or not", async () => {
@@ -206,11 +214,317 @@ describe("routes", () => {
     assert.equal(rest, all, `every history row of ${ns} says rest: ${rows}`);
   });
 
-  it("garbage on the socket does not crash the gateway", async () => {
-    await raw("\x00\x01\x02 garbage\r\n\r\n");
-    await raw("GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n");
-    await raw("POST /v1/namespace/a/create HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"a\"");
-    await raw(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${"h".repeat(100000)}\r\n\r\n`);
+  it("garbage on the socket gets a JSON 4xx and does not crash the gateway", async () => {
+    for (const [bytes, status] of [
+      ["\x00\x01\x02 garbage\r\n\r\n", 400],
+      ["GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n", 400],
+      // a body shorter than its Content-Length, then the client half-closes
+      ["POST /v1/namespace/a/create HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"a\"", 400],
+      [`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${"h".repeat(100000)}\r\n\r\n`, 431],
+      ["GET /health HTTP/2.0\r\nHost: x\r\n\r\n", 400],
+    ]) {
+      const r = await raw(bytes);
+      const shown = JSON.stringify(bytes.slice(0, 40));
+      assert.equal(r.status, status, `${shown}: ${r.text.slice(0, 300)}`);
+      assert.match(r.text, /\r\nContent-Type: application\/json\r\n/i, shown);
+      const body = JSON.parse(r.body);
+      assert.equal(body.code, 13, shown);
+      for (const k of ["error", "detail", "instance"]) assert.ok(k in body, `${shown}: no ${k}`);
+    }
     assert.equal((await req("GET", "/health")).status, 200);
+  });
+});
+
+/** Parse one HTTP response at the start of buf (latin1), or null if incomplete. */
+function parseResponse(buf, { head = false } = {}) {
+  const text = buf.toString("latin1");
+  const end = text.indexOf("\r\n\r\n");
+  if (end < 0) return null;
+  const lines = text.slice(0, end).split("\r\n");
+  const m = /^HTTP\/1\.1 (\d{3}) [^\r\n]+$/.exec(lines[0]);
+  if (!m) throw new Error(`not an HTTP/1.1 status line: ${JSON.stringify(text.slice(0, 80))}`);
+  const headers = {};
+  for (const l of lines.slice(1)) {
+    const i = l.indexOf(":");
+    headers[l.slice(0, i).toLowerCase()] = l.slice(i + 1).trim();
+  }
+  const status = Number(m[1]);
+  let pos = end + 4;
+  let body = "";
+  if (status === 100 || head) {
+    // no body
+  } else if (headers["transfer-encoding"] === "chunked") {
+    for (;;) {
+      const eol = text.indexOf("\r\n", pos);
+      if (eol < 0) return null;
+      const size = parseInt(text.slice(pos, eol), 16);
+      if (text.length < eol + 2 + size + 2) return null;
+      body += text.slice(eol + 2, eol + 2 + size);
+      pos = eol + 2 + size + 2;
+      if (size === 0) break;
+    }
+  } else if (headers["content-length"] !== undefined) {
+    const n = Number(headers["content-length"]);
+    if (text.length < pos + n) return null;
+    body = text.slice(pos, pos + n);
+    pos += n;
+  }
+  let json;
+  try { json = JSON.parse(body); } catch { json = undefined; }
+  return { status, headers, body, json, length: pos };
+}
+
+/** A raw client connection: write bytes, read responses one by one. */
+function connect(base = GW_URL) {
+  const u = new URL(base);
+  const s = net.connect({ host: u.hostname, port: Number(u.port) });
+  let buf = Buffer.alloc(0);
+  let closed = false;
+  let waiters = [];
+  const wake = () => { const w = waiters; waiters = []; for (const f of w) f(); };
+  s.on("data", (c) => { buf = Buffer.concat([buf, c]); wake(); });
+  s.on("close", () => { closed = true; wake(); });
+  s.on("error", () => {});
+  async function until(pred, ms, what) {
+    const end = Date.now() + ms;
+    for (;;) {
+      const v = pred();
+      if (v || closed) return v;
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => { waiters.push(r); setTimeout(r, 50); });
+    }
+  }
+  return {
+    write: (b) => s.write(b),
+    destroy: () => s.destroy(),
+    get closed() { return closed; },
+    get pending() { return buf.length; },
+    /** The next complete response; null if the connection closed first. */
+    async response({ ms = 10000, head = false } = {}) {
+      const r = await until(() => parseResponse(buf, { head }), ms, "a response");
+      if (r) buf = buf.subarray(r.length);
+      return r;
+    },
+    async waitClosed(ms = 5000) {
+      await until(() => closed, ms, "the server to close the connection");
+      return closed;
+    },
+  };
+}
+
+function assertJsonError(r, status, code) {
+  assert.ok(r, "no response");
+  assert.equal(r.status, status, r.body);
+  assert.match(r.headers["content-type"] ?? "", /^application\/json/);
+  assert.equal(r.json?.code, code, r.body);
+  for (const k of ["error", "detail", "instance"]) assert.ok(k in r.json, `no ${k}: ${r.body}`);
+}
+
+describe("the HTTP/1.1 server", () => {
+  it("keeps a connection alive across requests, and HEAD has no body", async () => {
+    const c = connect();
+    try {
+      for (let i = 0; i < 3; i++) {
+        c.write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+        const r = await c.response();
+        assert.equal(r.status, 200);
+        assert.deepEqual(r.json, { status: "ok" });
+        assert.equal(r.headers.connection, undefined);
+        assert.match(r.headers.date ?? "", /GMT$/);
+      }
+      c.write("HEAD /health HTTP/1.1\r\nHost: x\r\n\r\n");
+      const h = await c.response({ head: true });
+      assert.equal(h.status, 200);
+      assert.equal(h.headers["content-length"], "15");
+      // a HEAD body would break the framing of the next response
+      c.write("GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+      const r = await c.response();
+      assertJsonError(r, 404, 0);
+      assert.equal(r.json.instance, "/nope");
+      assert.equal(r.headers.connection, "close");
+      assert.ok(await c.waitClosed());
+      assert.equal(c.pending, 0);
+    } finally {
+      c.destroy();
+    }
+  });
+
+  it("answers pipelined requests in order on one connection", async () => {
+    const ns = fresh("pipe");
+    const body = JSON.stringify({ properties: { k: "v" } });
+    const c = connect();
+    try {
+      c.write(`GET /health HTTP/1.1\r\nHost: x\r\n\r\n` +
+        `POST /v1/namespace/${ns}/create HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}` +
+        `POST /v1/namespace/${ns}/describe HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n` +
+        `GET /nope?x=1 HTTP/1.1\r\nHost: x\r\n\r\n`);
+      assert.deepEqual((await c.response()).json, { status: "ok" });
+      assert.equal((await c.response()).status, 200);
+      const d = await c.response();
+      assert.equal(d.status, 200, d.body);
+      assert.deepEqual(d.json.properties, { k: "v" });
+      const r = await c.response();
+      assertJsonError(r, 404, 0);
+      assert.equal(r.json.instance, "/nope");
+      assert.ok(!c.closed);
+    } finally {
+      c.destroy();
+    }
+  });
+
+  it("reads chunked request bodies, arriving in pieces", async () => {
+    const ns = fresh("chunk");
+    const body = JSON.stringify({ properties: { owner: "chunked", pad: "p".repeat(3000) } });
+    const c = connect();
+    try {
+      c.write(`POST /v1/namespace/${ns}/create HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n`);
+      const parts = [body.slice(0, 10), body.slice(10, 2000), body.slice(2000)];
+      for (const [i, p] of parts.entries()) {
+        const frame = `${p.length.toString(16)}${i === 1 ? ";ext=1" : ""}\r\n${p}\r\n`;
+        c.write(frame.slice(0, 3));
+        await sleep(20);
+        c.write(frame.slice(3));
+      }
+      c.write("0\r\nX-Trailer: ignored\r\n\r\n");
+      const r = await c.response();
+      assert.equal(r.status, 200, r.body);
+      c.write(`POST /v1/namespace/${ns}/describe HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`);
+      const d = await c.response();
+      assert.equal(d.status, 200, d.body);
+      assert.equal(d.json.properties.owner, "chunked");
+      assert.equal(d.json.properties.pad.length, 3000);
+      // a bad chunk size ends the connection with a JSON 400
+      c.write(`POST /v1/namespace/${ns}/describe HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n`);
+      const bad = await c.response();
+      assertJsonError(bad, 400, 13);
+      assert.equal(bad.headers.connection, "close");
+      assert.ok(await c.waitClosed());
+    } finally {
+      c.destroy();
+    }
+    // Node's own client sends a body without Content-Length chunked
+    const u = new URL(GW_URL);
+    const res = await new Promise((resolve, reject) => {
+      const r = http.request({ host: u.hostname, port: u.port, method: "POST", path: `/v1/namespace/${ns}/describe`, agent: false },
+        (resp) => {
+          let text = "";
+          resp.on("data", (d) => { text += d; });
+          resp.on("end", () => resolve({ status: resp.statusCode, json: JSON.parse(text) }));
+        });
+      r.on("error", reject);
+      r.write("{\"id\":");
+      r.write(`["${ns}"]}`);
+      r.end();
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.json.properties.owner, "chunked");
+  });
+
+  it("sends 100 Continue before reading a body, and not for a refused one", async () => {
+    const ns = fresh("cont");
+    const body = JSON.stringify({ properties: { a: "b" } });
+    const c = connect();
+    try {
+      c.write(`POST /v1/namespace/${ns}/create HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n` +
+        `Content-Length: ${body.length}\r\n\r\n`);
+      const cont = await c.response();
+      assert.equal(cont.status, 100);
+      assert.equal(c.pending, 0);
+      c.write(body);
+      const r = await c.response();
+      assert.equal(r.status, 200, r.body);
+      // the body is already there: no 100
+      c.write(`POST /v1/namespace/${ns}/describe HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n` +
+        "Content-Length: 2\r\n\r\n{}");
+      const d = await c.response();
+      assert.equal(d.status, 200, d.body);
+      assert.deepEqual(d.json.properties, { a: "b" });
+    } finally {
+      c.destroy();
+    }
+    const c2 = connect();
+    try {
+      c2.write(`POST /v1/namespace/${ns}/describe HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n` +
+        "Content-Length: 100000000\r\n\r\n");
+      const r = await c2.response();
+      assertJsonError(r, 413, 13);
+      assert.equal(r.headers.connection, "close");
+      assert.ok(await c2.waitClosed());
+    } finally {
+      c2.destroy();
+    }
+  });
+
+  it("speaks HTTP/1.0: closes by default, keeps alive on request", async () => {
+    const c = connect();
+    try {
+      c.write("GET /health HTTP/1.0\r\n\r\n");
+      const r = await c.response();
+      assert.equal(r.status, 200);
+      assert.equal(r.headers.connection, "close");
+      assert.ok(await c.waitClosed());
+    } finally {
+      c.destroy();
+    }
+    const k = connect();
+    try {
+      for (let i = 0; i < 2; i++) {
+        k.write("GET /health HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+        const r = await k.response();
+        assert.equal(r.status, 200);
+        assert.equal(r.headers.connection, "keep-alive");
+      }
+      k.write("POST /v1/namespace/x/describe HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+      assertJsonError(await k.response(), 400, 13);
+      assert.ok(await k.waitClosed());
+    } finally {
+      k.destroy();
+    }
+  });
+
+  it("closes with a JSON 400 when garbage follows a good request", async () => {
+    const c = connect();
+    try {
+      c.write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+      assert.equal((await c.response()).status, 200);
+      c.write("GET /health HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n");
+      const r = await c.response();
+      assertJsonError(r, 400, 13);
+      assert.equal(r.json.instance, "/health");
+      assert.equal(r.headers.connection, "close");
+      assert.ok(await c.waitClosed());
+    } finally {
+      c.destroy();
+    }
+  });
+
+  it("answers 503 with Retry-After beyond --max-connections", async () => {
+    const g = await startGateway(["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT, "--quiet",
+      "--max-connections", "1"]);
+    const hold = connect(g.url);
+    try {
+      hold.write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+      assert.equal((await hold.response()).status, 200);
+      const c = connect(g.url);
+      try {
+        const r = await c.response();
+        assertJsonError(r, 503, 17);
+        assert.equal(r.headers["retry-after"], "1");
+        assert.equal(r.headers.connection, "close");
+        assert.ok(await c.waitClosed());
+      } finally {
+        c.destroy();
+      }
+      hold.destroy();
+      let status = 0;
+      for (let i = 0; i < 50 && status !== 200; i++) {
+        await sleep(50);
+        status = (await raw("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", { base: g.url })).status;
+      }
+      assert.equal(status, 200, "the slot was not freed");
+    } finally {
+      hold.destroy();
+      await stop(g.proc);
+    }
   });
 });
