@@ -9,6 +9,10 @@ SELECT lance_namespace.lance_set_root_location(:'root');
 SELECT lance_namespace.lance_create_namespace(ARRAY['bench']);
 SELECT count(*) FROM (SELECT lance_namespace.lance_declare_table(ARRAY['bench', 'a' || i])
                         FROM generate_series(0, :ntables - 1) i) s;
+-- (c) the tables that the hand-written floor (pgbench/plain_append*.sql)
+-- appends to.
+SELECT count(*) FROM (SELECT lance_namespace.lance_declare_table(ARRAY['bench', 'p' || i])
+                        FROM generate_series(0, :ntables - 1) i) s;
 SELECT lance_namespace.lance_declare_table(ARRAY['bench', 'hot']);
 SELECT lance_namespace.lance_create_table_version(ARRAY['bench', 'hot'], 0, '/bench/hot.lance/_versions/stg-0', 100);
 SELECT lance_namespace.lance_declare_table(ARRAY['bench', 'read']);

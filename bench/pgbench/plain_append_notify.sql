@@ -1,0 +1,32 @@
+-- (c) the work of lance_create_table_version written out by hand as one
+-- statement on the extension's own tables: resolve the table with a key
+-- share lock, insert the version (the FK, the row trigger and the primary
+-- key apply) and its history row.  No validation, no function call, no SPI:
+-- the floor of what these guarantees cost.  (b)/(c) is the implementation's
+-- own overhead.  Client N appends to bench$pN.  This variant also queues
+-- the change feed's NOTIFY, as lance_create_table_version does with
+-- lance_namespace.change_feed = on.
+\set v :v + 1
+WITH e AS (
+	SELECT id, location FROM lance_namespace.entries
+	 WHERE path = ARRAY['bench', 'p' || :client_id] COLLATE "C" FOR KEY SHARE),
+v AS (
+	INSERT INTO lance_namespace.versions (table_id, branch, version, manifest_path,
+		staging_manifest_path, manifest_size, naming_scheme, timestamp_millis)
+	SELECT e.id, 'main', :v, e.location || '/_versions/' || (18446744073709551615 - :v) || '.manifest',
+		'/bench/p.lance/_versions/x-staging', 100, 'V2', (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint
+	  FROM e
+	ON CONFLICT (table_id, branch, version) DO NOTHING
+	RETURNING version, manifest_path, manifest_size, e_tag, timestamp_millis, metadata),
+h AS (
+	INSERT INTO lance_namespace.history (operation, id, detail)
+	SELECT 'CreateTableVersion', ARRAY['bench', 'p' || :client_id],
+		jsonb_build_object('branch', 'main', 'version', v.version, 'manifest_path', v.manifest_path)
+	  FROM v),
+n AS (
+	SELECT pg_notify('lance_namespace_commits', json_build_object('id', ARRAY['bench', 'p' || :client_id],
+		'table', 'bench$p' || :client_id, 'branch', 'main', 'version', v.version,
+		'manifest_path', v.manifest_path, 'timestamp_millis', v.timestamp_millis,
+		'transaction_id', pg_current_xact_id()::text)::text) AS notified
+	  FROM v)
+SELECT v.* FROM v, n;
