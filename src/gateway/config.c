@@ -48,6 +48,8 @@ static const char *usage_text =
 "                            credentials (default: such requests get 401)\n"
 "  --force-insecure-bind     allow a non-loopback address without --api-key\n"
 "                            or --db-auth\n"
+"  --manifest-copy           finalize manifests by copying the staging file\n"
+"                            instead of hard-linking it to the canonical name\n"
 "  --quiet                   no access log\n"
 "  --help, --version\n"
 "\n"
@@ -59,7 +61,7 @@ static const char *usage_text =
 "LANCE_GATEWAY_MAX_CONNECTIONS,\n"
 "LANCE_GATEWAY_RETRIES, LANCE_GATEWAY_API_KEY, LANCE_GATEWAY_DB_AUTH=1,\n"
 "LANCE_GATEWAY_ANON_ROLE,\n"
-"LANCE_GATEWAY_FORCE_INSECURE_BIND=1.\n";
+"LANCE_GATEWAY_FORCE_INSECURE_BIND=1, LANCE_GATEWAY_MANIFEST_COPY=1.\n";
 
 enum
 {
@@ -67,7 +69,7 @@ enum
 	OPT_MAX_URL, OPT_MAX_CONN, OPT_RETRIES, OPT_SHUTDOWN, OPT_STARTUP,
 	OPT_API_KEY, OPT_DB_AUTH, OPT_ANON_ROLE, OPT_INSECURE, OPT_QUIET, OPT_HELP,
 	OPT_VERSION, OPT_MAX_HEADER, OPT_MAX_BATCH, OPT_REQ_TIMEOUT,
-	OPT_IDLE_TIMEOUT
+	OPT_IDLE_TIMEOUT, OPT_MANIFEST_COPY
 };
 
 /*
@@ -192,6 +194,9 @@ apply(int opt, const char *name, const char *value)
 		case OPT_QUIET:
 			gw_config.quiet = true;
 			break;
+		case OPT_MANIFEST_COPY:
+			gw_config.manifest_copy = (value == NULL || strcmp(value, "0") != 0);
+			break;
 	}
 }
 
@@ -224,6 +229,7 @@ gw_config_load(int argc, char **argv)
 		{"anon-role", required_argument, NULL, OPT_ANON_ROLE},
 		{"force-insecure-bind", no_argument, NULL, OPT_INSECURE},
 		{"quiet", no_argument, NULL, OPT_QUIET},
+		{"manifest-copy", no_argument, NULL, OPT_MANIFEST_COPY},
 		{"help", no_argument, NULL, OPT_HELP},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{NULL, 0, NULL, 0}
@@ -250,6 +256,7 @@ gw_config_load(int argc, char **argv)
 		{"LANCE_GATEWAY_DB_AUTH", OPT_DB_AUTH},
 		{"LANCE_GATEWAY_ANON_ROLE", OPT_ANON_ROLE},
 		{"LANCE_GATEWAY_FORCE_INSECURE_BIND", OPT_INSECURE},
+		{"LANCE_GATEWAY_MANIFEST_COPY", OPT_MANIFEST_COPY},
 	};
 	int			opt;
 

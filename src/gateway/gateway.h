@@ -52,6 +52,7 @@ typedef struct GwConfig
 	int			startup_wait_s; /* how long to wait for the database */
 	bool		force_insecure_bind;
 	bool		quiet;			/* no access log */
+	bool		manifest_copy;	/* copy staging manifests, never hard-link */
 } GwConfig;
 
 /* An error to send back: Lance error code, HTTP status and texts. */

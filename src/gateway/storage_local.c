@@ -444,7 +444,7 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 
 	{
 		struct stat insb;
-		int			linked = fstat(in, &insb) == 0 ?
+		int			linked = !gw_config.manifest_copy && fstat(in, &insb) == 0 ?
 			link_canonical(in, &insb, cdir, canonical, synced, written, err) : 0;
 
 		ok = linked > 0 || (linked == 0 && write_canonical(in, cdir, canonical, size, written, err));

@@ -152,10 +152,12 @@ export async function mkTable(ns, name = fresh("t")) {
 }
 
 /** Create a version through the gateway with a fresh staging file. */
-export async function createVersion(t, version, { content, form = "rel", extra = {} } = {}) {
+export async function createVersion(t, version, { content, form = "rel", extra = {}, base = GW_URL } = {}) {
   const st = writeStaging(t.location, version, content);
+  st.ino = fs.statSync(st.abs).ino;
   const res = await req("POST", `/v1/table/${t.enc}/version/create?delimiter=%24`, {
     body: { version, manifest_path: form === "abs" ? st.abs : st.rel, naming_scheme: "V2", ...extra },
+    base,
   });
   return { res, st };
 }

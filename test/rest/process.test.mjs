@@ -7,8 +7,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
 import {
-  req, ok, assertError, fresh, mkNamespace, startGateway, stop, psql, psqlBackground, sleep,
-  GW_DB, ROOT, TMP, PG_BINDIR,
+  req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, versionsDir, v2Name,
+  startGateway, stop, psql, psqlBackground, sleep, GW_DB, ROOT, TMP, PG_BINDIR,
 } from "./lib.mjs";
 
 const base = ["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT];
@@ -118,6 +118,27 @@ describe("gateway process", () => {
       ok(await blocked);
     } finally {
       locker.kill();
+      await stop(g.proc);
+    }
+  });
+
+  it("--manifest-copy finalizes by copying: a new canonical inode with the staging bytes", async () => {
+    const g = await startGateway([...base, "--manifest-copy"]);
+    try {
+      const t = await mkTable(await mkNamespace());
+      const { res, st } = await createVersion(t, 1, { base: g.url, content: "copied manifest" });
+      assert.equal(res.status, 200, res.text);
+      const canon = path.join(versionsDir(t.location), v2Name(1));
+      assert.deepEqual(fs.readFileSync(canon), st.bytes);
+      assert.notEqual(fs.statSync(canon).ino, st.ino, "a copy, not a link");
+      assert.ok(!fs.existsSync(st.abs), "staging file removed after commit");
+      // an orphan canonical file (an attempt that did not commit) is replaced
+      const orphan = path.join(versionsDir(t.location), v2Name(2));
+      fs.writeFileSync(orphan, "orphan of a failed attempt");
+      const second = await createVersion(t, 2, { base: g.url, content: "the committed one" });
+      assert.equal(second.res.status, 200, second.res.text);
+      assert.deepEqual(fs.readFileSync(orphan), second.st.bytes);
+    } finally {
       await stop(g.proc);
     }
   });

@@ -23,6 +23,9 @@ describe("versions", () => {
     assert.equal(body.version.manifest_size, st.bytes.length, "size filled in from the file");
     assert.deepEqual(fs.readFileSync(canon), st.bytes);
     assert.ok(!fs.existsSync(st.abs), "staging file removed after commit");
+    const cs = fs.statSync(canon);
+    assert.equal(cs.ino, st.ino, "the canonical name is a hard link to the staging inode");
+    assert.equal(cs.nlink, 1, "only the canonical name is left");
 
     const abs = await createVersion(t, 2, { form: "abs" });
     assert.equal(ok(abs.res).version.manifest_path, canonicalOf(t, 2), "absolute in, absolute out");
@@ -32,6 +35,20 @@ describe("versions", () => {
     assert.equal(d.version.manifest_size, st.bytes.length);
     const desc = ok(await req("POST", `/v1/table/${t.enc}/describe`));
     assert.equal(desc.version, 2);
+  });
+
+  it("replaces an orphan canonical file (an attempt that did not commit) by a link", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    const canon = canonicalOf(t, 1);
+    fs.mkdirSync(path.dirname(canon), { recursive: true });
+    fs.writeFileSync(canon, "orphan of an attempt that did not commit");
+    const { res, st } = await createVersion(t, 1, { content: "the committed manifest" });
+    ok(res);
+    assert.deepEqual(fs.readFileSync(canon), st.bytes);
+    assert.equal(fs.statSync(canon).ino, st.ino);
+    assert.deepEqual(fs.readdirSync(path.dirname(canon)).filter((f) => f.startsWith(".gw-")), [],
+      "no temporary name left behind");
   });
 
   it("a duplicate version is 409 code 14 and describe returns the winner", async () => {
