@@ -49,6 +49,10 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# PGXS tracks no header dependencies: rebuild every object when a header
+# changes (the plan ids of spiutil.c are an enum in lance_namespace.h).
+$(OBJS): $(wildcard src/*.h)
+
 # The REST gateway is a separate program with its own rules.
 -include src/gateway/gateway.mk
 
