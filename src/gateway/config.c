@@ -19,6 +19,7 @@ GwConfig	gw_config;
 
 static const char *usage_text =
 "Usage: " GW_PROGRAM " [OPTION]...\n"
+"       " GW_PROGRAM " --sweep [--dry-run] [--sweep-min-age S] [OPTION]...\n"
 "Serve the Lance Namespace REST API from a PostgreSQL lance_namespace catalog.\n"
 "\n"
 "  --listen HOST:PORT        address to listen on (default 127.0.0.1:2333)\n"
@@ -51,6 +52,13 @@ static const char *usage_text =
 "  --manifest-copy           finalize manifests by copying the staging file\n"
 "                            instead of hard-linking it to the canonical name\n"
 "  --quiet                   no access log\n"
+"  --sweep                   do not serve: remove the manifest files that a\n"
+"                            crash can orphan under --root (temporary .gw-*.tmp\n"
+"                            files, canonical manifests of versions the catalog\n"
+"                            does not have), print them, and exit\n"
+"  --dry-run                 with --sweep: list those files, remove nothing\n"
+"  --sweep-min-age S         with --sweep: keep files changed less than S\n"
+"                            seconds ago (default 600)\n"
 "  --help, --version\n"
 "\n"
 "Environment: LANCE_GATEWAY_LISTEN, LANCE_GATEWAY_DB, LANCE_GATEWAY_ROOT,\n"
@@ -61,7 +69,8 @@ static const char *usage_text =
 "LANCE_GATEWAY_MAX_CONNECTIONS,\n"
 "LANCE_GATEWAY_RETRIES, LANCE_GATEWAY_API_KEY, LANCE_GATEWAY_DB_AUTH=1,\n"
 "LANCE_GATEWAY_ANON_ROLE,\n"
-"LANCE_GATEWAY_FORCE_INSECURE_BIND=1, LANCE_GATEWAY_MANIFEST_COPY=1.\n";
+"LANCE_GATEWAY_FORCE_INSECURE_BIND=1, LANCE_GATEWAY_MANIFEST_COPY=1,\n"
+"LANCE_GATEWAY_SWEEP_MIN_AGE.\n";
 
 enum
 {
@@ -69,7 +78,7 @@ enum
 	OPT_MAX_URL, OPT_MAX_CONN, OPT_RETRIES, OPT_SHUTDOWN, OPT_STARTUP,
 	OPT_API_KEY, OPT_DB_AUTH, OPT_ANON_ROLE, OPT_INSECURE, OPT_QUIET, OPT_HELP,
 	OPT_VERSION, OPT_MAX_HEADER, OPT_MAX_BATCH, OPT_REQ_TIMEOUT,
-	OPT_IDLE_TIMEOUT, OPT_MANIFEST_COPY
+	OPT_IDLE_TIMEOUT, OPT_MANIFEST_COPY, OPT_SWEEP, OPT_DRY_RUN, OPT_SWEEP_MIN_AGE
 };
 
 /*
@@ -197,6 +206,15 @@ apply(int opt, const char *name, const char *value)
 		case OPT_MANIFEST_COPY:
 			gw_config.manifest_copy = (value == NULL || strcmp(value, "0") != 0);
 			break;
+		case OPT_SWEEP:
+			gw_config.sweep = true;
+			break;
+		case OPT_DRY_RUN:
+			gw_config.dry_run = true;
+			break;
+		case OPT_SWEEP_MIN_AGE:
+			gw_config.sweep_min_age_s = (int) parse_long(name, value, 0, INT_MAX);
+			break;
 	}
 }
 
@@ -230,6 +248,9 @@ gw_config_load(int argc, char **argv)
 		{"force-insecure-bind", no_argument, NULL, OPT_INSECURE},
 		{"quiet", no_argument, NULL, OPT_QUIET},
 		{"manifest-copy", no_argument, NULL, OPT_MANIFEST_COPY},
+		{"sweep", no_argument, NULL, OPT_SWEEP},
+		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+		{"sweep-min-age", required_argument, NULL, OPT_SWEEP_MIN_AGE},
 		{"help", no_argument, NULL, OPT_HELP},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{NULL, 0, NULL, 0}
@@ -257,6 +278,7 @@ gw_config_load(int argc, char **argv)
 		{"LANCE_GATEWAY_ANON_ROLE", OPT_ANON_ROLE},
 		{"LANCE_GATEWAY_FORCE_INSECURE_BIND", OPT_INSECURE},
 		{"LANCE_GATEWAY_MANIFEST_COPY", OPT_MANIFEST_COPY},
+		{"LANCE_GATEWAY_SWEEP_MIN_AGE", OPT_SWEEP_MIN_AGE},
 	};
 	int			opt;
 
@@ -275,6 +297,7 @@ gw_config_load(int argc, char **argv)
 	gw_config.max_retries = 5;
 	gw_config.shutdown_wait_s = 30;
 	gw_config.startup_wait_s = 30;
+	gw_config.sweep_min_age_s = 600;
 
 	for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++)
 	{
@@ -318,6 +341,11 @@ gw_config_load(int argc, char **argv)
 	if (gw_config.anon_role != NULL && !gw_config.db_auth)
 	{
 		fprintf(stderr, "%s: --anon-role needs --db-auth\n", GW_PROGRAM);
+		exit(2);
+	}
+	if (gw_config.dry_run && !gw_config.sweep)
+	{
+		fprintf(stderr, "%s: --dry-run needs --sweep\n", GW_PROGRAM);
 		exit(2);
 	}
 	if (gw_config.root == NULL || gw_config.root[0] == '\0')

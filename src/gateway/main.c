@@ -3,7 +3,8 @@
  * main.c
  *	  lance-namespace-gateway: start-up checks (bind safety, catalog root,
  *	  database reachable), the HTTP server, and graceful shutdown on
- *	  SIGTERM/SIGINT.
+ *	  SIGTERM/SIGINT; or, with --sweep, the same catalog checks followed
+ *	  by one sweep of orphaned manifest files (sweep.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -27,6 +28,7 @@
 #include "feed.h"
 #include "http.h"
 #include "pool.h"
+#include "sweep.h"
 
 /*
  * die
@@ -190,16 +192,24 @@ main(int argc, char **argv)
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	json_object_seed(0);		/* before any thread creates JSON objects */
 	gw_config_load(argc, argv);
-	addr = resolve_listen();
+	addr = gw_config.sweep ? NULL : resolve_listen();
 	root = prepare_root();
 
 	gw_error_clear(&err);
 	gw_storage = gw_storage_local_create(root, &err);
 	if (gw_storage == NULL)
 		die("%s%s", err.message, "");
-	if (!gw_pool_init(gw_config.db, gw_config.pool_size))
+	if (!gw_pool_init(gw_config.db, gw_config.sweep ? 1 : gw_config.pool_size))
 		die("out of memory%s%s", "", "");
 	check_catalog(root);
+	if (gw_config.sweep)
+	{
+		int			status = gw_sweep_run(root);
+
+		gw_pool_shutdown();
+		free(root);
+		return status;
+	}
 	if (!gw_feed_start())
 		die("cannot start the change-feed listener%s%s", "", "");
 

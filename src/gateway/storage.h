@@ -19,6 +19,16 @@ typedef struct GwWritten
 	uint64_t	ino;
 } GwWritten;
 
+/* A regular file of a directory listing (see GwStorage.list). */
+typedef struct GwFileInfo
+{
+	char		name[256];		/* base name */
+	int64_t		age_ms;			/* since its inode last changed (ctime);
+								 * negative if that lies in the future */
+	uint64_t	dev;
+	uint64_t	ino;
+} GwFileInfo;
+
 typedef struct GwStorage GwStorage;
 
 struct GwStorage
@@ -55,6 +65,25 @@ struct GwStorage
 
 	/* Remove a staging object once its version committed (best effort). */
 	void		(*remove) (GwStorage *st, const char *path);
+
+	/*
+	 * List the regular files of directory dir (confined like every path;
+	 * other kinds of entries, symbolic links included, are left out).  A
+	 * directory that does not exist lists nothing.  *files is a malloc'd
+	 * array of *nfiles entries sorted by name (free it), NULL if none.
+	 */
+	bool		(*list) (GwStorage *st, const char *dir, GwFileInfo **files, int *nfiles,
+						 GwError *err);
+
+	/*
+	 * Remove the file of dir that list reported as file, provided that it
+	 * is still that regular file (same identity) and still at least
+	 * min_age_ms old, and make the removal durable.  Returns 1 when it was
+	 * removed, 0 when it is gone or changed (left alone), -1 on an error
+	 * (err set).
+	 */
+	int			(*remove_listed) (GwStorage *st, const char *dir, const GwFileInfo *file,
+								  int64_t min_age_ms, GwError *err);
 
 	void	   *priv;
 };

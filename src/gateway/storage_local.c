@@ -10,10 +10,14 @@
  *	  copied and no inode is created.  Where a hard link cannot be made (a
  *	  file the gateway may not link, another file system) the staging bytes
  *	  are copied to a temporary file in the same directory, fsync'd and
- *	  renamed into place, and the directory fsync'd.
+ *	  renamed into place, and the directory fsync'd.  For --sweep
+ *	  (sweep.c) it lists the regular files of a directory and removes one
+ *	  of them, by name relative to the opened directory, only if it is
+ *	  still the file that was listed.
  *
  *-------------------------------------------------------------------------
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "storage.h"
@@ -53,14 +58,13 @@ dir_of(const char *path, char *buf, size_t buflen)
 }
 
 /*
- * check_path
- *		Confinement rules shared by every operation (see file header).
+ * check_lexical
+ *		The rules on the text of a path: absolute, under the root, no empty,
+ *		"." or ".." component.
  */
 static bool
-check_path(LocalStorage *ls, const char *path, GwError *err)
+check_lexical(LocalStorage *ls, const char *path, GwError *err)
 {
-	char		dir[PATH_MAX];
-	char		real[PATH_MAX];
 	size_t		len = strlen(path);
 	const char *p;
 
@@ -92,20 +96,51 @@ check_path(LocalStorage *ls, const char *path, GwError *err)
 			break;
 		p = slash + 1;
 	}
-	dir_of(path, dir, sizeof(dir));
+	return true;
+}
+
+/*
+ * check_real_dir
+ *		A directory must be reachable without a symbolic link: its real path
+ *		is its lexical path.  errno is kept from a failed realpath().
+ */
+static bool
+check_real_dir(const char *dir, GwError *err)
+{
+	char		real[PATH_MAX];
+
 	if (realpath(dir, real) == NULL)
 	{
+		int			saved = errno;
+
 		gw_error_set(err, GW_ERR_INVALID_INPUT, "manifest directory %s is not accessible", dir);
-		gw_error_detail(err, "%s", strerror(errno));
+		gw_error_detail(err, "%s", strerror(saved));
+		errno = saved;
 		return false;
 	}
 	if (strcmp(real, dir) != 0)
 	{
 		gw_error_set(err, GW_ERR_INVALID_INPUT,
 					 "manifest directory %s leaves the table location through a symbolic link", dir);
+		errno = EINVAL;
 		return false;
 	}
 	return true;
+}
+
+/*
+ * check_path
+ *		Confinement rules shared by every operation (see file header).
+ */
+static bool
+check_path(LocalStorage *ls, const char *path, GwError *err)
+{
+	char		dir[PATH_MAX];
+
+	if (!check_lexical(ls, path, err))
+		return false;
+	dir_of(path, dir, sizeof(dir));
+	return check_real_dir(dir, err);
 }
 
 /*
@@ -491,6 +526,202 @@ local_remove(GwStorage *st, const char *path)
 }
 
 /*
+ * open_dir
+ *		Open a directory that passes the confinement rules, without
+ *		following a symbolic link in its last component.  Returns the
+ *		descriptor, or -1 with err set (errno ENOENT when it does not exist).
+ */
+static int
+open_dir(LocalStorage *ls, const char *dir, GwError *err)
+{
+	int			fd;
+
+	if (!check_lexical(ls, dir, err))
+	{
+		errno = EINVAL;
+		return -1;
+	}
+	if (!check_real_dir(dir, err))
+		return -1;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+	{
+		int			saved = errno;
+
+		gw_error_set(err, GW_ERR_INTERNAL, "cannot open the directory %s", dir);
+		gw_error_detail(err, "%s", strerror(saved));
+		errno = saved;
+	}
+	return fd;
+}
+
+/*
+ * age_ms
+ *		Milliseconds since the inode of sb last changed (its ctime: a new
+ *		name, link or rename sets it, so a file that just got its name is
+ *		young even if its bytes are old).
+ */
+static int64_t
+age_ms(const struct stat *sb)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (int64_t) (now.tv_sec - sb->st_ctim.tv_sec) * 1000 +
+		(now.tv_nsec - sb->st_ctim.tv_nsec) / 1000000;
+}
+
+/*
+ * cmp_file
+ *		qsort comparator of GwFileInfo by name.
+ */
+static int
+cmp_file(const void *a, const void *b)
+{
+	return strcmp(((const GwFileInfo *) a)->name, ((const GwFileInfo *) b)->name);
+}
+
+/*
+ * local_list
+ *		See GwStorage.list.  Entries are examined with fstatat() relative to
+ *		the opened directory, never following a symbolic link.
+ */
+static bool
+local_list(GwStorage *st, const char *dir, GwFileInfo **files, int *nfiles, GwError *err)
+{
+	LocalStorage *ls = st->priv;
+	GwFileInfo *out = NULL;
+	int			n = 0;
+	int			cap = 0;
+	DIR		   *d;
+	int			fd;
+
+	*files = NULL;
+	*nfiles = 0;
+	fd = open_dir(ls, dir, err);
+	if (fd < 0)
+		return errno == ENOENT;
+	d = fdopendir(fd);
+	if (d == NULL)
+	{
+		int			saved = errno;
+
+		gw_error_set(err, GW_ERR_INTERNAL, "cannot read the directory %s", dir);
+		gw_error_detail(err, "%s", strerror(saved));
+		close(fd);
+		return false;
+	}
+	for (;;)
+	{
+		struct dirent *de;
+		struct stat sb;
+		size_t		len;
+
+		errno = 0;
+		de = readdir(d);
+		if (de == NULL)
+			break;
+		len = strlen(de->d_name);
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+			len >= sizeof(out->name))
+			continue;
+		if (fstatat(fd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(sb.st_mode))
+			continue;			/* gone since, or not a regular file */
+		if (n == cap)
+		{
+			int			ncap = cap ? cap * 2 : 64;
+			GwFileInfo *grown = realloc(out, ncap * sizeof(GwFileInfo));
+
+			if (grown == NULL)
+			{
+				gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+				free(out);
+				closedir(d);
+				return false;
+			}
+			out = grown;
+			cap = ncap;
+		}
+		memcpy(out[n].name, de->d_name, len + 1);
+		out[n].age_ms = age_ms(&sb);
+		out[n].dev = sb.st_dev;
+		out[n].ino = sb.st_ino;
+		n++;
+	}
+	if (errno != 0)
+	{
+		int			saved = errno;
+
+		gw_error_set(err, GW_ERR_INTERNAL, "cannot read the directory %s", dir);
+		gw_error_detail(err, "%s", strerror(saved));
+		free(out);
+		closedir(d);
+		return false;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(out, n, sizeof(GwFileInfo), cmp_file);
+	*files = out;
+	*nfiles = n;
+	return true;
+}
+
+/*
+ * local_remove_listed
+ *		See GwStorage.remove_listed.  The name is looked up and unlinked
+ *		relative to the opened directory, so no path component can be
+ *		swapped for a symbolic link in between.
+ */
+static int
+local_remove_listed(GwStorage *st, const char *dir, const GwFileInfo *file,
+					int64_t min_age_ms, GwError *err)
+{
+	LocalStorage *ls = st->priv;
+	struct stat sb;
+	int			fd;
+	int			rc = 0;
+
+	if (file->name[0] == '\0' || strchr(file->name, '/') != NULL ||
+		strcmp(file->name, ".") == 0 || strcmp(file->name, "..") == 0)
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "invalid file name in %s: %s", dir, file->name);
+		return -1;
+	}
+	fd = open_dir(ls, dir, err);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (fstatat(fd, file->name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode) &&
+		(uint64_t) sb.st_dev == file->dev && (uint64_t) sb.st_ino == file->ino &&
+		age_ms(&sb) >= min_age_ms)
+	{
+		if (unlinkat(fd, file->name, 0) != 0)
+		{
+			int			saved = errno;
+
+			if (saved != ENOENT)
+			{
+				gw_error_set(err, GW_ERR_INTERNAL, "cannot remove %s/%s", dir, file->name);
+				gw_error_detail(err, "%s", strerror(saved));
+				rc = -1;
+			}
+		}
+		else if (fsync(fd) != 0)
+		{
+			int			saved = errno;
+
+			gw_error_set(err, GW_ERR_INTERNAL, "removed %s/%s but cannot fsync the directory",
+						 dir, file->name);
+			gw_error_detail(err, "%s", strerror(saved));
+			rc = -1;
+		}
+		else
+			rc = 1;
+	}
+	close(fd);
+	return rc;
+}
+
+/*
  * gw_storage_local_create
  *		A local backend confined to root (which must exist).
  */
@@ -520,6 +751,8 @@ gw_storage_local_create(const char *root, GwError *err)
 	st->sync_staging = local_sync_staging;
 	st->discard = local_discard;
 	st->remove = local_remove;
+	st->list = local_list;
+	st->remove_listed = local_remove_listed;
 	st->priv = ls;
 	return st;
 }

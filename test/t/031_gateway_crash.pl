@@ -13,6 +13,14 @@
 #    already committed and removed its staging file).
 # Orphan canonical files (written, then the gateway died before COMMIT) are
 # counted and reported; see RELIABILITY.md.
+#
+# Then `lance-namespace-gateway --sweep` removes the orphans of the crash
+# phase and planted ones (a canonical file of a version above the latest
+# with no row, V2 and V1 names, on main and on a branch, and a
+# .gw-99999-1.tmp), and keeps everything else: staging files, a symbolic
+# link with a canonical name, orphans below the latest version, the files of
+# a branch and of a table with no catalog version, every committed
+# version's file, and any file younger than --sweep-min-age.
 use strict;
 use warnings;
 
@@ -25,6 +33,7 @@ use Test::More;
 use Time::HiRes qw(time sleep);
 use LanceGatewayTest;
 use File::Path ();
+use IPC::Run ();
 use JSON::PP;
 
 my $bin = gateway_bin();
@@ -45,9 +54,10 @@ $node->safe_psql('postgres',
 	"SELECT lance_namespace.lance_set_root_location('$root')");
 my $loc = setup_tables($node, 'postgres', $root, 3);
 
+my $db = 'host=' . $node->host . ' port=' . $node->port . ' dbname=postgres';
 my $gw = LanceGatewayTest::Gateway->start(
 	bin   => $bin,
-	db    => 'host=' . $node->host . ' port=' . $node->port . ' dbname=postgres',
+	db    => $db,
 	root  => $root,
 	log   => "$PostgreSQL::Test::Utils::log_path/031_gateway.log",
 	args  => [ '--pool', '4', '--pool-wait-ms', '2000', '--quiet' ],
@@ -124,9 +134,152 @@ is($node->safe_psql('postgres',
 	q{SELECT count(*) FROM lance_namespace.table_versions WHERE name = 'load$w1' AND version = 3}),
 	'0', '... and records nothing');
 
+# --sweep: the orphans of the crash phase (above) and planted ones.
+my $before = verify_catalog($node, 'postgres', $loc, $res);
+note sprintf('before the sweep: %d orphan canonical files, %d temporary files',
+	$before->{orphan_canonical}, $before->{leftover_tmp});
+
+# Version 6 of load$w1 commits through the gateway: main's latest is 6.
+$staging = "$tloc/_versions/" . canonical_name(6) . '-00000000-0000-4000-8000-000000000006';
+write_file($staging, LanceGatewayTest::manifest_bytes($staging));
+($rel = $staging) =~ s{^/}{};
+is($http->post($vurl, { content => qq({"version":6,"manifest_path":"$rel"}) })->{status},
+	200, 'sweep: version 6 commits');
+
+# Branch b1 (from main's 6) has version 7 in the catalog; branch b2 has none.
+$node->safe_psql('postgres', q{
+	SELECT lance_namespace.lance_create_table_branch(ARRAY['load','w1'], 'b1');
+	SELECT lance_namespace.lance_create_table_branch(ARRAY['load','w1'], 'b2');});
+my $bdir = "$tloc/tree/b1/_versions";
+my $b2dir = "$tloc/tree/b2/_versions";
+File::Path::make_path($bdir, $b2dir);
+my $bstaging = "$bdir/" . canonical_name(7) . '-00000000-0000-4000-8000-000000000007';
+$node->safe_psql('postgres',
+	"SELECT lance_namespace.lance_create_table_version(ARRAY['load','w1'], 7, '$bstaging', "
+	  . "NULL, NULL, NULL, 'V2', 'b1')");
+my $bcanon = $node->safe_psql('postgres',
+	q{SELECT manifest_path FROM lance_namespace.table_versions
+	   WHERE name = 'load$w1' AND branch = 'b1' AND version = 7});
+$bcanon =~ s{^file://}{};
+is($bcanon, "$bdir/" . canonical_name(7), 'sweep: a branch keeps its versions in tree/<branch>/_versions');
+write_file($bcanon, "version 7 of branch b1\n");
+
+# A table with no catalog version, with a file that looks like an orphan
+# (the history of a registered table looks the same).
+my $w2 = $node->safe_psql('postgres',
+	"SELECT location FROM lance_namespace.lance_declare_table(ARRAY['load','w2'])");
+$w2 =~ s{^file://}{};
+File::Path::make_path("$w2/_versions");
+
+my $vd = "$tloc/_versions";
+my %gone = (
+	"$vd/" . canonical_name(7) => 'main, V2 name, above the latest',
+	"$vd/8.manifest"           => 'main, V1 name, above the latest',
+	"$bdir/" . canonical_name(8) => 'branch b1, above its latest',
+	"$vd/.gw-99999-1.tmp"      => 'temporary name');
+my %kept = (
+	"$vd/" . canonical_name(4) => 'main, below the latest',
+	"$vd/" . canonical_name(9) . '-00000000-0000-4000-8000-000000000009' => 'staging file',
+	"$vd/0009.manifest"        => 'not a canonical name',
+	"$bdir/" . canonical_name(5) => 'branch b1, below its latest',
+	"$b2dir/" . canonical_name(7) => 'branch b2, no catalog version',
+	"$w2/_versions/" . canonical_name(1) => 'table with no catalog version');
+write_file($_, "planted: $gone{$_}\n") foreach keys %gone;
+write_file($_, "planted: $kept{$_}\n") foreach keys %kept;
+my $target = "$work/symlink-target";
+write_file($target, "not the sweep's\n");
+my $link = "$vd/" . canonical_name(10);
+symlink($target, $link) or die "symlink: $!";
+
+# Every file of a committed version (main and branches), which must stay.
+my @committed;
+foreach my $l (split /\n/, $node->safe_psql('postgres',
+		q{SELECT manifest_path FROM lance_namespace.table_versions ORDER BY 1}))
+{
+	(my $f = $l) =~ s{^file://}{};
+	push @committed, $f;
+}
+ok(!(grep { !-f $_ } @committed), 'sweep: every committed version has its file before the sweep');
+
+my $orphans = $before->{orphan_canonical} + 3;
+my $temps = $before->{leftover_tmp} + 1;
+
+# A large minimum age keeps everything (the planted files are seconds old).
+my ($st, $out) = run_sweep('--sweep-min-age', '100000');
+is($st, 0, 'sweep (min age 100000 s): exit 0');
+like($out, qr/^sweep: 0 temporary and 0 orphaned manifests removed, 5 tables scanned$/m,
+	'sweep (min age 100000 s): nothing removed, 5 tables scanned');
+ok(!(grep { !-e $_ } keys %gone, keys %kept), 'sweep (min age 100000 s): every file is kept');
+
+# --dry-run lists, removes nothing.
+($st, $out) = run_sweep('--sweep-min-age', '0', '--dry-run');
+is($st, 0, 'sweep --dry-run: exit 0');
+like($out, qr/^sweep: $temps temporary and $orphans orphaned manifests would be removed, 5 tables scanned \(dry run\)$/m,
+	"sweep --dry-run: $temps temporary and $orphans orphaned manifests listed");
+foreach my $f (sort keys %gone)
+{
+	like($out, qr/^would remove (temporary file|orphaned manifest) \Q$f\E( |$)/m, "sweep --dry-run lists $gone{$f}");
+}
+like($out, qr/^would remove orphaned manifest \Q$bdir\E\/\d{20}\.manifest \(table load\$w1, branch b1, version 8\)$/m,
+	'sweep --dry-run: the branch orphan is version 8 of branch b1');
+like($out, qr/^would remove orphaned manifest \Q$vd\E\/8\.manifest \(table load\$w1, branch main, version 8\)$/m,
+	'sweep --dry-run: the V1 name is parsed');
+ok(!(grep { !-e $_ } keys %gone, keys %kept), 'sweep --dry-run: every file is kept');
+
+# The sweep.
+($st, $out) = run_sweep('--sweep-min-age', '0');
+is($st, 0, 'sweep: exit 0');
+like($out, qr/^sweep: $temps temporary and $orphans orphaned manifests removed, 5 tables scanned$/m,
+	"sweep: $temps temporary and $orphans orphaned manifests removed");
+foreach my $f (sort keys %gone)
+{
+	ok(!-e $f, "sweep removed: $gone{$f}");
+	like($out, qr/^removed (temporary file|orphaned manifest) \Q$f\E( |$)/m, "sweep reports: $gone{$f}");
+}
+foreach my $f (sort keys %kept)
+{
+	ok(-f $f, "sweep kept: $kept{$f}");
+}
+ok(-l $link && -f $target, 'sweep kept: a symbolic link with a canonical name, and its target');
+my @missing = grep { !-f $_ } @committed;
+is(scalar @missing, 0, 'sweep kept every committed version\'s file') or note "missing: @missing";
+
+my $after = verify_catalog($node, 'postgres', $loc, $res);
+check_no_loss('031_gateway_crash (after the sweep)', $CLIENTS, $after, $res);
+is($after->{orphan_canonical}, 2,
+	'after the sweep: the only canonical names without a row are the one below the latest and the symbolic link');
+is($after->{leftover_tmp}, 0, 'after the sweep: no temporary file is left');
+
+($st, $out) = run_sweep('--sweep-min-age', '0');
+is($st, 0, 'second sweep: exit 0');
+like($out, qr/^sweep: 0 temporary and 0 orphaned manifests removed, 5 tables scanned$/m,
+	'second sweep: nothing left to remove');
+
+# An unreachable database is an error.
+($st) = run_sweep_db('host=127.0.0.1 port=1 dbname=postgres', '--startup-timeout', '0');
+isnt($st, 0, 'sweep: an unreachable database is an error');
+
 is($gw->stop, 0, 'the gateway stops cleanly');
 $node->stop;
 done_testing();
+
+# Run the gateway's --sweep against this catalog; returns (exit status, stdout).
+sub run_sweep
+{
+	return run_sweep_db($db, @_);
+}
+
+sub run_sweep_db
+{
+	my ($conninfo, @args) = @_;
+	my ($o, $e) = ('', '');
+	my @cmd = ($bin, '--sweep', '--db', $conninfo, '--root', $root,
+		'--startup-timeout', '10', @args);
+	IPC::Run::run(\@cmd, '<', \undef, '>', \$o, '2>', \$e, IPC::Run::timeout(120));
+	my $status = $? >> 8;
+	note "--sweep @args: exit $status\n$o$e";
+	return ($status, $o);
+}
 
 sub write_file
 {

@@ -1,0 +1,488 @@
+/*-------------------------------------------------------------------------
+ *
+ * sweep.c
+ *	  lance-namespace-gateway --sweep: remove the manifest files that a
+ *	  crash can orphan (RELIABILITY.md, "Windows where a file can be
+ *	  orphaned").  For every table of the catalog whose location lies under
+ *	  --root, the sweep lists its _versions directory and those of its
+ *	  branches (<location>/tree/<branch>/_versions) and removes
+ *
+ *	  - temporary names ".gw-<pid>-<n>.tmp", which a gateway gives a
+ *		manifest for an instant while it replaces an orphan or copies a
+ *		staging file;
+ *	  - canonical manifest names, "<20 digits>.manifest" (V2, the digits
+ *		are 2^64-1 minus the version) or "<version>.manifest" (V1), of a
+ *		version that the catalog does not have.
+ *
+ *	  Nothing else is touched: staging files ("<canonical>-<uuid>") belong
+ *	  to their writers, and entries that are not regular files (symbolic
+ *	  links included) are left alone.  Every path goes through the storage
+ *	  layer's confinement rules (under the root, no symbolic link in a
+ *	  directory, regular files only, names resolved relative to the opened
+ *	  directory without following symbolic links).
+ *
+ *	  Why removing a canonical file cannot lose a committed version:
+ *
+ *	  - A gateway gives a manifest its canonical name after the catalog
+ *		inserted the version's row and before COMMIT.  That transaction
+ *		holds a FOR KEY SHARE lock on the table's row of entries (taken when
+ *		the table is resolved, and by the foreign key of versions) until it
+ *		ends.  The sweep works on one table at a time inside a READ
+ *		COMMITTED transaction that holds FOR UPDATE on that row: it waits
+ *		for every such transaction to end (for at most the lock timeout;
+ *		then the table is skipped and the sweep fails), and no new version
+ *		of the table can be inserted before it is done.  Each statement
+ *		after the lock sees every row that will exist for the files already
+ *		there.
+ *	  - A canonical file is removed only if, checked right before it is
+ *		unlinked (one query per file, the same for every file), the catalog
+ *		has no row for that table, branch and version, and the version is
+ *		greater than the latest version the catalog records for the branch.
+ *		A branch with no version in the catalog is left alone, and so are
+ *		files below the latest version: they can be the history of a table
+ *		registered with existing data, or versions deleted from the catalog
+ *		on purpose (DeleteTableVersions removes records, not files).  An
+ *		orphan of a crash is above the latest version: the next commit of
+ *		that version replaces it, and a writer moves on to the next version
+ *		only once this one is committed.
+ *	  - A file must not have changed for --sweep-min-age seconds (default
+ *		600).  A canonical name exists only for an instant before its
+ *		COMMIT, and a temporary name only within one request, so the file
+ *		of a request in flight is young.  This also covers a writer that
+ *		does not go through the gateway and names its manifest before its
+ *		catalog transaction begins, which the lock cannot see.  The age is
+ *		that of the ctime, not the mtime: a hard link or a rename (how the
+ *		gateway names a manifest) sets the ctime but keeps the mtime of the
+ *		staging file's bytes.
+ *	  - row_security is off in the sweep's session, so a role subject to
+ *		row level security gets an error rather than fewer rows.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "commit.h"
+#include "pool.h"
+#include "sweep.h"
+
+/* How long the sweep waits for the transactions in flight on a table. */
+#define SWEEP_LOCK_TIMEOUT "10s"
+
+#define SQL_SESSION \
+	"SELECT pg_catalog.set_config('search_path', 'pg_catalog', false)," \
+	" pg_catalog.set_config('row_security', 'off', false)," \
+	" pg_catalog.set_config('lock_timeout', '" SWEEP_LOCK_TIMEOUT "', false)"
+
+#define SQL_TABLES \
+	"SELECT e.id, e.location, lance_namespace.lance_format_id(e.path)" \
+	" FROM lance_namespace.entries e WHERE e.kind = 't' ORDER BY e.id"
+
+#define SQL_LOCK_TABLE \
+	"SELECT e.location FROM lance_namespace.entries e" \
+	" WHERE e.id = $1::bigint AND e.kind = 't' FOR UPDATE"
+
+#define SQL_BRANCHES \
+	"SELECT b.name FROM lance_namespace.branches b" \
+	" WHERE b.table_id = $1::bigint ORDER BY b.name"
+
+#define SQL_CHECK_VERSION \
+	"SELECT EXISTS (SELECT 1 FROM lance_namespace.versions v" \
+	"  WHERE v.table_id = $1::bigint AND v.branch = $2::text AND v.version = $3::bigint)," \
+	" (SELECT max(v.version) FROM lance_namespace.versions v" \
+	"  WHERE v.table_id = $1::bigint AND v.branch = $2::text)"
+
+typedef enum NameKind
+{
+	NAME_OTHER,					/* not ours: never touched */
+	NAME_TEMPORARY,				/* .gw-<pid>-<n>.tmp */
+	NAME_CANONICAL				/* V1 or V2 manifest name */
+} NameKind;
+
+typedef struct Sweep
+{
+	PGconn	   *conn;
+	const char *root;			/* real path of --root */
+	size_t		rootlen;
+	int64_t		min_age_ms;
+	bool		dry_run;
+	long		ntemporary;
+	long		norphaned;
+	long		ntables;
+	bool		failed;
+} Sweep;
+
+/*
+ * report
+ *		Print an error of the sweep and remember that it failed.
+ */
+static void
+report(Sweep *sw, const char *context, const char *message, const char *detail)
+{
+	fprintf(stderr, "%s: sweep: %s: %s%s%s\n", GW_PROGRAM, context, message,
+			detail && detail[0] ? ": " : "", detail ? detail : "");
+	sw->failed = true;
+}
+
+/*
+ * run
+ *		Execute one statement.  Returns its result, or NULL after reporting
+ *		the error.
+ */
+static PGresult *
+run(Sweep *sw, const char *context, const char *sql, int nparams,
+	const char *const *params)
+{
+	PGresult   *res = PQexecParams(sw->conn, sql, nparams, NULL, params, NULL, NULL, 0);
+	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+	const char *primary;
+	const char *sqlstate;
+	char		message[1024];
+	size_t		n;
+
+	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+		return res;
+	primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	snprintf(message, sizeof(message), "%s", primary ? primary : PQerrorMessage(sw->conn));
+	n = strlen(message);
+	while (n > 0 && (message[n - 1] == '\n' || message[n - 1] == ' '))
+		message[--n] = '\0';
+	report(sw, context, message,
+		   sqlstate && strcmp(sqlstate, "42501") == 0 ?
+		   "run the sweep as the catalog's owner or a superuser: it must see every row "
+		   "(row level security) and lock the tables it works on" :
+		   sqlstate && strcmp(sqlstate, "55P03") == 0 ?
+		   "a transaction held the table for longer than " SWEEP_LOCK_TIMEOUT
+		   "; the table was skipped, run the sweep again" : NULL);
+	PQclear(res);
+	return NULL;
+}
+
+/*
+ * parse_digits
+ *		The value of n decimal digits at s; false if it exceeds 2^64-1.
+ */
+static bool
+parse_digits(const char *s, size_t n, uint64_t *value)
+{
+	uint64_t	v = 0;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		unsigned	d = (unsigned) (s[i] - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	*value = v;
+	return true;
+}
+
+/*
+ * classify
+ *		What a file name of a _versions directory is to the sweep.  For a
+ *		canonical name, *version gets the version it names: exactly the
+ *		names the catalog computes (version_ops.c), so "007.manifest" or a
+ *		20-digit name beyond the bigint range are not canonical.
+ */
+static NameKind
+classify(const char *name, int64_t *version)
+{
+	size_t		digits = strspn(name, "0123456789");
+	uint64_t	v = 0;
+
+	if (strncmp(name, ".gw-", 4) == 0)
+	{
+		const char *p = name + 4;
+		size_t		n = strspn(p, "0123456789");
+
+		if (n == 0 || p[n] != '-')
+			return NAME_OTHER;
+		p += n + 1;
+		n = strspn(p, "0123456789");
+		return n > 0 && strcmp(p + n, ".tmp") == 0 ? NAME_TEMPORARY : NAME_OTHER;
+	}
+	if (digits == 0 || strcmp(name + digits, ".manifest") != 0)
+		return NAME_OTHER;
+	if (digits == 20)
+	{
+		/* V2: zero-padded 2^64-1 - version */
+		if (!parse_digits(name, digits, &v) || UINT64_MAX - v > (uint64_t) INT64_MAX)
+			return NAME_OTHER;
+		*version = (int64_t) (UINT64_MAX - v);
+		return NAME_CANONICAL;
+	}
+	/* V1: the version in decimal, no leading zero */
+	if (digits > 19 || (digits > 1 && name[0] == '0') ||
+		!parse_digits(name, digits, &v) || v > (uint64_t) INT64_MAX)
+		return NAME_OTHER;
+	*version = (int64_t) v;
+	return NAME_CANONICAL;
+}
+
+/*
+ * concat
+ *		a b c as one malloc'd string (NULL when out of memory).
+ */
+static char *
+concat(const char *a, const char *b, const char *c)
+{
+	size_t		n = strlen(a) + strlen(b) + strlen(c) + 1;
+	char	   *s = malloc(n);
+
+	if (s != NULL)
+		snprintf(s, n, "%s%s%s", a, b, c);
+	return s;
+}
+
+/*
+ * table_dir
+ *		The local directory of a table location (a path or file:// URI)
+ *		that lies under the root, malloc'd without trailing slashes; NULL
+ *		for any other location.
+ */
+static char *
+table_dir(const Sweep *sw, const char *location)
+{
+	size_t		len;
+
+	if (strncmp(location, "file://", 7) == 0)
+		location += 7;
+	len = strlen(location);
+	while (len > 1 && location[len - 1] == '/')
+		len--;
+	if (location[0] != '/' || len <= sw->rootlen ||
+		!(sw->rootlen == 1 ||
+		  (strncmp(location, sw->root, sw->rootlen) == 0 && location[sw->rootlen] == '/')))
+		return NULL;
+	return strndup(location, len);
+}
+
+/*
+ * check_version
+ *		Whether the canonical file of version may go: the catalog has no row
+ *		for it and it is above the branch's latest version.  False (with
+ *		the error reported) if the catalog could not be asked.
+ */
+static bool
+check_version(Sweep *sw, const char *context, const char *table_id, const char *branch,
+			  int64_t version, bool *removable)
+{
+	char		vtext[32];
+	const char *params[3] = {table_id, branch, vtext};
+	PGresult   *res;
+
+	*removable = false;
+	snprintf(vtext, sizeof(vtext), "%" PRId64, version);
+	res = run(sw, context, SQL_CHECK_VERSION, 3, params);
+	if (res == NULL)
+		return false;
+	if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "f") == 0 &&
+		!PQgetisnull(res, 0, 1))
+		*removable = version > strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+	PQclear(res);
+	return true;
+}
+
+/*
+ * sweep_dir
+ *		Remove (or, in a dry run, list) the orphaned files of one versions
+ *		directory of a table.  Returns false if the catalog could not be
+ *		asked (the caller gives up on the table).
+ */
+static bool
+sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *branch,
+		  const char *dir)
+{
+	const char *verb = sw->dry_run ? "would remove" : "removed";
+	GwFileInfo *files;
+	int			nfiles;
+	GwError		err;
+	bool		ok = true;
+
+	gw_error_clear(&err);
+	if (!gw_storage->list(gw_storage, dir, &files, &nfiles, &err))
+	{
+		report(sw, table_name, err.message, err.detail);
+		return true;
+	}
+	for (int i = 0; i < nfiles; i++)
+	{
+		const GwFileInfo *f = &files[i];
+		int64_t		version = -1;
+		NameKind	kind = classify(f->name, &version);
+		bool		removable;
+		int			rc = 1;
+
+		if (kind == NAME_OTHER || f->age_ms < sw->min_age_ms)
+			continue;
+		if (kind == NAME_CANONICAL)
+		{
+			/* the catalog decides, right before the file goes */
+			if (!check_version(sw, table_name, table_id, branch, version, &removable))
+			{
+				ok = false;
+				break;
+			}
+			if (!removable)
+				continue;
+		}
+		if (!sw->dry_run)
+		{
+			gw_error_clear(&err);
+			rc = gw_storage->remove_listed(gw_storage, dir, f, sw->min_age_ms, &err);
+			if (rc < 0)
+				report(sw, table_name, err.message, err.detail);
+		}
+		if (rc <= 0)
+			continue;			/* an error, or the file changed: kept */
+		if (kind == NAME_TEMPORARY)
+		{
+			sw->ntemporary++;
+			printf("%s temporary file %s/%s\n", verb, dir, f->name);
+		}
+		else
+		{
+			sw->norphaned++;
+			printf("%s orphaned manifest %s/%s (table %s, branch %s, version %" PRId64 ")\n",
+				   verb, dir, f->name, table_name, branch, version);
+		}
+	}
+	free(files);
+	return ok;
+}
+
+/*
+ * sweep_table
+ *		Sweep the versions directories of one table (main and every branch)
+ *		while holding FOR UPDATE on its row of entries; see the file header.
+ */
+static void
+sweep_table(Sweep *sw, const char *table_id, const char *table_name)
+{
+	const char *params[1] = {table_id};
+	PGresult   *res;
+	char	   *dir = NULL;
+	char	   *vdir;
+	bool		ok;
+
+	res = run(sw, table_name, "BEGIN ISOLATION LEVEL READ COMMITTED", 0, NULL);
+	if (res == NULL)
+		return;
+	PQclear(res);
+	res = run(sw, table_name, SQL_LOCK_TABLE, 1, params);
+	if (res == NULL)
+		goto done;
+	/* the location again, under the lock: it may have changed */
+	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+		dir = table_dir(sw, PQgetvalue(res, 0, 0));
+	PQclear(res);
+	if (dir == NULL)
+		goto done;				/* dropped, or moved away from the root */
+
+	vdir = concat(dir, "/_versions", "");
+	if (vdir == NULL)
+	{
+		report(sw, table_name, "out of memory", NULL);
+		goto done;
+	}
+	ok = sweep_dir(sw, table_id, table_name, "main", vdir);
+	free(vdir);
+	if (!ok)
+		goto done;
+
+	res = run(sw, table_name, SQL_BRANCHES, 1, params);
+	if (res == NULL)
+		goto done;
+	for (int i = 0; ok && i < PQntuples(res); i++)
+	{
+		const char *branch = PQgetvalue(res, i, 0);
+		char	   *tree = concat(dir, "/tree/", branch);
+
+		vdir = tree ? concat(tree, "/_versions", "") : NULL;
+		free(tree);
+		if (vdir == NULL)
+		{
+			report(sw, table_name, "out of memory", NULL);
+			break;
+		}
+		ok = sweep_dir(sw, table_id, table_name, branch, vdir);
+		free(vdir);
+	}
+	PQclear(res);
+	sw->ntables++;
+
+done:
+	free(dir);
+	if (PQstatus(sw->conn) == CONNECTION_OK && PQtransactionStatus(sw->conn) != PQTRANS_IDLE)
+	{
+		/* COMMIT of a failed transaction rolls it back */
+		res = run(sw, table_name, "COMMIT", 0, NULL);
+		PQclear(res);
+	}
+}
+
+/*
+ * gw_sweep_run
+ *		One sweep over the catalog's tables under root (a real path, checked
+ *		against the catalog by the caller).  Prints one line per file and a
+ *		summary; returns the exit status (0, or 1 after any error).
+ */
+int
+gw_sweep_run(const char *root)
+{
+	Sweep		sw;
+	GwConn	   *c;
+	GwError		err;
+	PGresult   *res;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	memset(&sw, 0, sizeof(sw));
+	sw.root = root;
+	sw.rootlen = strlen(root);
+	sw.min_age_ms = (int64_t) gw_config.sweep_min_age_s * 1000;
+	sw.dry_run = gw_config.dry_run;
+
+	gw_error_clear(&err);
+	c = gw_pool_acquire(gw_config.pool_wait_ms, &err);
+	if (c == NULL)
+	{
+		report(&sw, "cannot use the catalog database", err.message, err.detail);
+		return 1;
+	}
+	sw.conn = c->conn;
+
+	res = run(&sw, "session", SQL_SESSION, 0, NULL);
+	if (res != NULL)
+	{
+		PQclear(res);
+		res = run(&sw, "listing the tables", SQL_TABLES, 0, NULL);
+	}
+	for (int i = 0; res != NULL && i < PQntuples(res); i++)
+	{
+		char	   *dir;
+
+		if (PQstatus(sw.conn) != CONNECTION_OK)
+		{
+			report(&sw, "catalog database", "the connection was lost", NULL);
+			break;
+		}
+		if (PQgetisnull(res, i, 1) || (dir = table_dir(&sw, PQgetvalue(res, i, 1))) == NULL)
+			continue;			/* not under the root: not the gateway's */
+		free(dir);
+		sweep_table(&sw, PQgetvalue(res, i, 0), PQgetvalue(res, i, 2));
+	}
+	PQclear(res);
+
+	printf("sweep: %ld temporary and %ld orphaned manifests %s, %ld tables scanned%s\n",
+		   sw.ntemporary, sw.norphaned, sw.dry_run ? "would be removed" : "removed",
+		   sw.ntables, sw.dry_run ? " (dry run)" : "");
+	gw_pool_discard(c);
+	return sw.failed ? 1 : 0;
+}

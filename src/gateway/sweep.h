@@ -1,0 +1,16 @@
+/*-------------------------------------------------------------------------
+ *
+ * sweep.h
+ *	  lance-namespace-gateway --sweep: removing the manifest files that a
+ *	  crash can orphan.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCE_GATEWAY_SWEEP_H
+#define LANCE_GATEWAY_SWEEP_H
+
+#include "gateway.h"
+
+extern int	gw_sweep_run(const char *root);
+
+#endif							/* LANCE_GATEWAY_SWEEP_H */
