@@ -92,35 +92,6 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		11, {INT8OID, TEXTOID, INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID, JSONBOID, TEXTOID,
 		TEXTARRAYOID, JSONBOID}
 	},
-	/*
-	 * CreateTableVersion on the main branch in one statement: resolve the
-	 * table (key-share lock, as PLAN_RESOLVE_ENTRY_KEY_SHARE), insert the
-	 * version at its canonical path and, only when it inserted, the history
-	 * row.  $3 is the manifest's name under the table location, joined as
-	 * lance_join_path() does.  No row means "not that simple" (no such
-	 * table, not visible, or the version exists): the caller then takes the
-	 * statement-by-statement path, which reports exactly why.
-	 */
-	[PLAN_INSERT_MAIN_VERSION] = {
-		"WITH e AS ("
-		" SELECT id, location FROM lance_namespace.entries"
-		" WHERE path = $1 COLLATE \"C\" AND kind = 't' FOR KEY SHARE),"
-		" v AS ("
-		" INSERT INTO lance_namespace.versions"
-		" (table_id, branch, version, manifest_path, staging_manifest_path,"
-		"  manifest_size, e_tag, metadata, naming_scheme, timestamp_millis)"
-		" SELECT e.id, 'main', $2, pg_catalog.rtrim(e.location, '/') || '/' || $3,"
-		"  $4, $5, $6, $7, $8, (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint"
-		" FROM e"
-		" ON CONFLICT (table_id, branch, version) DO NOTHING"
-		" RETURNING " VERSION_COLUMNS "),"
-		" h AS (INSERT INTO lance_namespace.history (operation, id, detail)"
-		"  SELECT 'CreateTableVersion', $1, pg_catalog.jsonb_build_object("
-		"  'branch', 'main', 'version', v.version, 'manifest_path', v.manifest_path)"
-		"  FROM v)"
-		" SELECT " VERSION_COLUMNS " FROM v",
-		8, {TEXTARRAYOID, INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID, JSONBOID, TEXTOID}
-	},
 	[PLAN_GET_VERSION] = {
 		"SELECT " VERSION_COLUMNS ", staging_manifest_path"
 		" FROM lance_namespace.versions"

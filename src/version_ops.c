@@ -80,27 +80,21 @@ lance_validate_version_request(const char *op, LanceVersionRequest *req)
 }
 
 /*
- * manifest_name
- *		A version's manifest relative to its table (or branch) directory.
- *		V2: _versions/<20-digit zero-padded (2^64-1 - version)>.manifest
- *		V1: _versions/<version>.manifest
- */
-static char *
-manifest_name(const char *scheme, int64 version)
-{
-	if (strcmp(scheme, "V1") == 0)
-		return psprintf("_versions/%" PRId64 ".manifest", version);
-	return psprintf("_versions/%020" PRIu64 ".manifest", UINT64_MAX - (uint64) version);
-}
-
-/*
  * canonical_manifest_path
- *		<location>/<manifest_name>.
+ *		V2: <location>/_versions/<20-digit zero-padded (2^64-1 - version)>.manifest
+ *		V1: <location>/_versions/<version>.manifest
  */
 static char *
 canonical_manifest_path(const char *location, const char *scheme, int64 version)
 {
-	return lance_join_path(location, manifest_name(scheme, version));
+	char		name[64];
+
+	if (strcmp(scheme, "V1") == 0)
+		snprintf(name, sizeof(name), "_versions/%" PRId64 ".manifest", version);
+	else
+		snprintf(name, sizeof(name), "_versions/%020" PRIu64 ".manifest",
+				 UINT64_MAX - (uint64) version);
+	return lance_join_path(location, name);
 }
 
 /*
@@ -151,49 +145,6 @@ same_manifest(LanceVersionRequest *req)
 }
 
 /*
- * insert_main_version
- *		The common case of CreateTableVersion in one statement: a new
- *		version on the main branch of a table that exists.  Returns the new
- *		version, or NULL when nothing was inserted (the caller then finds
- *		out why, statement by statement).
- */
-static HeapTuple
-insert_main_version(LanceVersionRequest *req, TupleDesc tupdesc, MemoryContext outcxt)
-{
-	Datum		values[8];
-	char		nulls[8] = "        ";
-	bool		isnull;
-	int64		ts;
-	char	   *canonical;
-	HeapTuple	tuple;
-
-	values[0] = PointerGetDatum(req->id);
-	values[1] = Int64GetDatum(req->version);
-	values[2] = CStringGetTextDatum(manifest_name(req->naming_scheme, req->version));
-	values[3] = CStringGetTextDatum(req->manifest_path);
-	values[4] = Int64GetDatum(req->manifest_size);
-	if (!req->has_size)
-		nulls[4] = 'n';
-	if (req->e_tag != NULL)
-		values[5] = CStringGetTextDatum(req->e_tag);
-	else
-		nulls[5] = 'n';
-	if (req->metadata != NULL)
-		values[6] = JsonbPGetDatum(req->metadata);
-	else
-		nulls[6] = 'n';
-	values[7] = CStringGetTextDatum(req->naming_scheme);
-
-	if (lance_exec(PLAN_INSERT_MAIN_VERSION, values, nulls, false, 1) != 1)
-		return NULL;
-	ts = DatumGetInt64(lance_spi_value(0, 5, &isnull));
-	canonical = TextDatumGetCString(lance_spi_value(0, 2, &isnull));
-	tuple = version_tuple(0, tupdesc, outcxt);
-	lance_version_committed(req->id, LANCE_MAIN_BRANCH, req->version, canonical, ts);
-	return tuple;
-}
-
-/*
  * lance_create_version_core
  *		The one implementation of CreateTableVersion.  Must be called while
  *		connected to SPI.  Returns the new version, or the existing one when
@@ -212,13 +163,6 @@ lance_create_version_core(const char *op, LanceVersionRequest *req,
 	int			attempt;
 
 	lance_validate_version_request(op, req);
-	if (req->branch == NULL || strcmp(req->branch, LANCE_MAIN_BRANCH) == 0)
-	{
-		HeapTuple	tuple = insert_main_version(req, tupdesc, outcxt);
-
-		if (tuple != NULL)
-			return tuple;
-	}
 	lance_resolve_table(op, req->id, LANCE_LOCK_KEY_SHARE, &table);
 	lance_resolve_branch(op, table.id, req->branch, LANCE_LOCK_KEY_SHARE, &branch);
 	if (!branch.is_main && req->version <= branch.parent_version)
