@@ -850,6 +850,25 @@ linger(int fd)
 }
 
 /*
+ * forget_connection
+ *		Take c out of the list of open connections and wake gw_http_stop.
+ */
+static void
+forget_connection(Conn *c)
+{
+	pthread_mutex_lock(&conn_lock);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	nconns--;
+	pthread_cond_broadcast(&conn_gone);
+	pthread_mutex_unlock(&conn_lock);
+}
+
+/*
  * conn_main
  *		A connection's thread: requests until the connection ends.
  */
@@ -869,16 +888,7 @@ conn_main(void *arg)
 	if (next == NEXT_LINGER)
 		linger(c->fd);
 
-	pthread_mutex_lock(&conn_lock);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	nconns--;
-	pthread_cond_broadcast(&conn_gone);
-	pthread_mutex_unlock(&conn_lock);
+	forget_connection(c);
 	close(c->fd);
 	free(c->buf);
 	free(c);
@@ -978,16 +988,7 @@ start_connection(int fd)
 	if (rc != 0)
 	{
 		fprintf(stderr, "%s: cannot start a connection thread: %s\n", GW_PROGRAM, strerror(rc));
-		pthread_mutex_lock(&conn_lock);
-		if (c->prev)
-			c->prev->next = c->next;
-		else
-			conns = c->next;
-		if (c->next)
-			c->next->prev = c->prev;
-		nconns--;
-		pthread_cond_broadcast(&conn_gone);
-		pthread_mutex_unlock(&conn_lock);
+		forget_connection(c);
 		close(fd);
 		free(c);
 	}

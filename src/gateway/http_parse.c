@@ -83,22 +83,6 @@ is_ctl(unsigned char c)
 }
 
 /*
- * hexval
- *		Value of one hex digit, or -1.
- */
-static int
-hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/*
  * gw_http_head_max
  *		The most bytes a head within the limits can take: a buffer of this
  *		size always lets gw_http_parse_head() decide.
@@ -588,7 +572,7 @@ gw_http_chunked(GwHttpChunked *c, char *buf, size_t len, const GwHttpLimits *lim
 		switch (c->state)
 		{
 			case CH_SIZE:
-				if ((v = hexval(ch)) < 0)
+				if ((v = gw_hexval(ch)) < 0)
 					return fail(err, 400, "malformed chunk size");
 				c->size = (size_t) v;
 				c->digits = 1;
@@ -597,7 +581,7 @@ gw_http_chunked(GwHttpChunked *c, char *buf, size_t len, const GwHttpLimits *lim
 				c->in++;
 				break;
 			case CH_SIZE_MORE:
-				if ((v = hexval(ch)) >= 0)
+				if ((v = gw_hexval(ch)) >= 0)
 				{
 					if (++c->digits > 16)
 						return fail(err, 400, "chunk size is too large");

@@ -16,11 +16,11 @@
 #include "name_rules.h"
 
 /*
- * hexval
+ * gw_hexval
  *		Value of one hex digit, or -1.
  */
-static int
-hexval(char c)
+int
+gw_hexval(unsigned char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -118,8 +118,8 @@ gw_percent_decode(const char *s, size_t len, bool plus_is_space, GwError *err)
 				gw_error_set(err, GW_ERR_INVALID_INPUT, "malformed percent-encoding in request target");
 				return NULL;
 			}
-			hi = hexval(s[i + 1]);
-			lo = hexval(s[i + 2]);
+			hi = gw_hexval((unsigned char) s[i + 1]);
+			lo = gw_hexval((unsigned char) s[i + 2]);
 			if (hi < 0 || lo < 0)
 			{
 				free(out);
