@@ -19,6 +19,14 @@ typedef struct GwWritten
 	uint64_t	ino;
 } GwWritten;
 
+/*
+ * Temporary names that finalize gives a manifest for an instant:
+ * GW_TMP_PREFIX "<pid>-<n>" GW_TMP_SUFFIX, in the manifest's directory
+ * (sweep.c recognises them).
+ */
+#define GW_TMP_PREFIX ".gw-"
+#define GW_TMP_SUFFIX ".tmp"
+
 /* A regular file of a directory listing (see GwStorage.list). */
 typedef struct GwFileInfo
 {

@@ -252,6 +252,21 @@ fsync_dir(const char *dir)
 }
 
 /*
+ * temp_name
+ *		A fresh temporary name in dir (see GW_TMP_PREFIX); false if it does
+ *		not fit in size bytes.
+ */
+static bool
+temp_name(const char *dir, char *buf, size_t size)
+{
+	int			n = snprintf(buf, size, "%s/" GW_TMP_PREFIX "%ld-%lu" GW_TMP_SUFFIX,
+							 dir, (long) getpid(),
+							 (unsigned long) atomic_fetch_add(&tmp_counter, 1));
+
+	return n >= 0 && (size_t) n < size;
+}
+
+/*
  * write_canonical
  *		Copy in to a temporary file beside canonical and rename it there.
  */
@@ -262,11 +277,8 @@ write_canonical(int in, const char *dir, const char *canonical, int64_t size,
 	char		tmp[PATH_MAX];
 	struct stat sb;
 	int			out;
-	int			n;
 
-	n = snprintf(tmp, sizeof(tmp), "%s/.gw-%ld-%lu.tmp", dir, (long) getpid(),
-				 (unsigned long) atomic_fetch_add(&tmp_counter, 1));
-	if (n < 0 || (size_t) n >= sizeof(tmp))
+	if (!temp_name(dir, tmp, sizeof(tmp)))
 	{
 		gw_error_set(err, GW_ERR_INVALID_INPUT, "manifest directory path is too long");
 		return false;
@@ -325,7 +337,6 @@ link_canonical(int in, const struct stat *insb, const char *dir, const char *can
 {
 	char		proc[64];
 	char		tmp[PATH_MAX];
-	int			n;
 	bool		already = synced->created && synced->dev == (uint64_t) insb->st_dev &&
 		synced->ino == (uint64_t) insb->st_ino;
 
@@ -340,9 +351,7 @@ link_canonical(int in, const struct stat *insb, const char *dir, const char *can
 	{
 		if (errno != EEXIST)
 			return 0;
-		n = snprintf(tmp, sizeof(tmp), "%s/.gw-%ld-%lu.tmp", dir, (long) getpid(),
-					 (unsigned long) atomic_fetch_add(&tmp_counter, 1));
-		if (n < 0 || (size_t) n >= sizeof(tmp) ||
+		if (!temp_name(dir, tmp, sizeof(tmp)) ||
 			linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) != 0)
 			return 0;
 		if (rename(tmp, canonical) != 0)

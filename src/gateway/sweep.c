@@ -197,16 +197,16 @@ classify(const char *name, int64_t *version)
 	size_t		digits = strspn(name, "0123456789");
 	uint64_t	v = 0;
 
-	if (strncmp(name, ".gw-", 4) == 0)
+	if (strncmp(name, GW_TMP_PREFIX, strlen(GW_TMP_PREFIX)) == 0)
 	{
-		const char *p = name + 4;
+		const char *p = name + strlen(GW_TMP_PREFIX);
 		size_t		n = strspn(p, "0123456789");
 
 		if (n == 0 || p[n] != '-')
 			return NAME_OTHER;
 		p += n + 1;
 		n = strspn(p, "0123456789");
-		return n > 0 && strcmp(p + n, ".tmp") == 0 ? NAME_TEMPORARY : NAME_OTHER;
+		return n > 0 && strcmp(p + n, GW_TMP_SUFFIX) == 0 ? NAME_TEMPORARY : NAME_OTHER;
 	}
 	if (digits == 0 || strcmp(name + digits, ".manifest") != 0)
 		return NAME_OTHER;
