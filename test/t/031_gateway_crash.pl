@@ -42,17 +42,7 @@ plan skip_all => 'lance-namespace-gateway not found' unless $bin;
 my $LOAD_SECONDS = $ENV{LANCE_FAULT_SECONDS} // 12;
 my $CLIENTS = 6;
 
-my $node = PostgreSQL::Test::Cluster->new('gw_crash');
-$node->init;
-$node->append_conf('postgresql.conf', "max_connections = 50\n");
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION lance_namespace');
-
-my $root = PostgreSQL::Test::Utils::tempdir('lance_root');
-my $work = PostgreSQL::Test::Utils::tempdir('load');
-$node->safe_psql('postgres',
-	"SELECT lance_namespace.lance_set_root_location('$root')");
-my $loc = setup_tables($node, 'postgres', $root, 3);
+my ($node, $root, $work, $loc) = fault_cluster('gw_crash');
 
 my $db = 'host=' . $node->host . ' port=' . $node->port . ' dbname=postgres';
 my $gw = LanceGatewayTest::Gateway->start(

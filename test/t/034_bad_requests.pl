@@ -361,18 +361,21 @@ sub read_reply
 	return $buf;
 }
 
+# trickle_expect_408($what, $prefix, $slow): send $prefix at once, then
+# $slow a byte every 0.25 s; the gateway must answer a JSON 408 (code 13)
+# soon after the 3 s deadline.
+sub trickle_expect_408
 {
+	my ($what, $prefix, $slow) = @_;
 	my $s = raw_connect();
-	my $body = '{"pad":"' . ('x' x 200) . '"}';
 	my $t0 = time();
-	print $s "POST /v1/namespace/ghost/describe HTTP/1.1\r\nHost: x\r\n"
-	  . 'Content-Length: ' . length($body) . "\r\n\r\n";
 	my $got = '';
+	print $s $prefix;
 	$s->blocking(0);
-	for my $i (0 .. length($body) - 1)
+	for my $i (0 .. length($slow) - 1)
 	{
 		last if time() - $t0 > 15;
-		syswrite($s, substr($body, $i, 1));
+		syswrite($s, substr($slow, $i, 1));
 		sleep(0.25);
 		my $n = sysread($s, my $chunk, 65536);
 		$got .= $chunk if $n;
@@ -380,35 +383,23 @@ sub read_reply
 	}
 	$got .= read_reply($s, 2) unless $got =~ /\r\n\r\n.*\}/s;
 	my $elapsed = time() - $t0;
-	like($got, qr{^HTTP/1\.1 408 }, sprintf('a trickling body gets 408 (after %.1f s)', $elapsed));
+	like($got, qr{^HTTP/1\.1 408 }, sprintf('%s get 408 (after %.1f s)', $what, $elapsed));
 	like($got, qr/"code":13/, '... as a JSON error with code 13');
 	ok($elapsed < 10, '... soon after the 3 s deadline');
 	close($s);
 }
 
-# A client trickling its request headers gets 408 too.
 {
-	my $s = raw_connect();
-	my $head = "GET /v1/namespace/load/list HTTP/1.1\r\nHost: x\r\nX-Slow: " . ('y' x 200) . "\r\n\r\n";
-	my $t0 = time();
-	my $got = '';
-	$s->blocking(0);
-	for my $i (0 .. length($head) - 1)
-	{
-		last if time() - $t0 > 15;
-		syswrite($s, substr($head, $i, 1));
-		sleep(0.25);
-		my $n = sysread($s, my $chunk, 65536);
-		$got .= $chunk if $n;
-		last if (defined $n && $n == 0) || $got =~ /\r\n\r\n.*\}/s;
-	}
-	$got .= read_reply($s, 2) unless $got =~ /\r\n\r\n.*\}/s;
-	my $elapsed = time() - $t0;
-	like($got, qr{^HTTP/1\.1 408 }, sprintf('trickling headers get 408 (after %.1f s)', $elapsed));
-	like($got, qr/"code":13/, '... as a JSON error with code 13');
-	ok($elapsed < 10, '... soon after the 3 s deadline');
-	close($s);
+	my $body = '{"pad":"' . ('x' x 200) . '"}';
+	trickle_expect_408('a trickling body',
+		"POST /v1/namespace/ghost/describe HTTP/1.1\r\nHost: x\r\n"
+		  . 'Content-Length: ' . length($body) . "\r\n\r\n",
+		$body);
 }
+
+# A client trickling its request headers gets 408 too.
+trickle_expect_408('trickling headers', '',
+	"GET /v1/namespace/load/list HTTP/1.1\r\nHost: x\r\nX-Slow: " . ('y' x 200) . "\r\n\r\n");
 
 # An idle connection (nothing sent) is closed after --idle-timeout.
 {

@@ -33,11 +33,13 @@ use Socket qw(IPPROTO_TCP TCP_NODELAY);
 use JSON::PP;
 use Math::BigInt;
 use POSIX ();
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils ();
 use Time::HiRes qw(time sleep);
 use Test::More;
 
-our @EXPORT = qw(gateway_bin http_client raw_http setup_tables start_load stop_load
-  verify_catalog check_no_loss canonical_name slurp);
+our @EXPORT = qw(gateway_bin http_client raw_http setup_tables fault_cluster start_load
+  stop_load verify_catalog check_no_loss canonical_name slurp);
 
 my $json = JSON::PP->new->canonical->allow_nonref;
 
@@ -156,6 +158,26 @@ sub setup_tables
 		$loc{"load\$t$i"} = $l;
 	}
 	return \%loc;
+}
+
+# A started cluster for a fault test: the extension in database postgres,
+# a catalog root and namespace "load" with tables t1..t3.  Returns
+# ($node, $root, $work, $loc): $work is a scratch directory for the load's
+# clients, $loc as from setup_tables.
+sub fault_cluster
+{
+	my ($name) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf', "max_connections = 50\n");
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION lance_namespace');
+
+	my $root = PostgreSQL::Test::Utils::tempdir('lance_root');
+	my $work = PostgreSQL::Test::Utils::tempdir('load');
+	$node->safe_psql('postgres',
+		"SELECT lance_namespace.lance_set_root_location('$root')");
+	return ($node, $root, $work, setup_tables($node, 'postgres', $root, 3));
 }
 
 # ---------------------------------------------------------------------
