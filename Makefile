@@ -16,6 +16,7 @@ OBJS = \
 	src/namespace_ops.o \
 	src/table_ops.o \
 	src/version_ops.o \
+	src/rest_bindings.o \
 	src/version_check.o \
 	src/history.o \
 	src/branch_ops.o \

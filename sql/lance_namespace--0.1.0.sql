@@ -889,6 +889,11 @@ SET search_path = pg_catalog, pg_temp;
  * call, which was about half of a REST read's backend CPU, while PL/pgSQL
  * keeps the compiled function and its plan for the session.  Each body is
  * one RETURN of one schema-qualified query, under the pinned search_path.
+ *
+ * The three bindings of the version routes, which carry every LanceDB
+ * commit and read, are C (src/rest_bindings.c): they read the request with
+ * the same helpers as req_* and call the C implementations of the
+ * operations directly, with one search_path set-up per call instead of six.
  * ------------------------------------------------------------------------ */
 
 CREATE FUNCTION lance_namespace.rest_create_namespace(request jsonb)
@@ -1092,56 +1097,22 @@ END
 $body$;
 
 CREATE FUNCTION lance_namespace.rest_create_table_version(request jsonb)
-RETURNS jsonb LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $body$
-BEGIN
-	RETURN (
-		SELECT pg_catalog.jsonb_build_object('version', pg_catalog.jsonb_strip_nulls(pg_catalog.to_jsonb(r)))
-			 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('transaction_id', lance_namespace.lance_current_transaction_id())
-		  FROM lance_namespace.lance_create_table_version(
-				id => lance_namespace.req_text_array(request, 'id'),
-				version => lance_namespace.req_bigint(request, 'version'),
-				manifest_path => lance_namespace.req_text(request, 'manifest_path'),
-				manifest_size => lance_namespace.req_bigint(request, 'manifest_size'),
-				e_tag => lance_namespace.req_text(request, 'e_tag'),
-				metadata => lance_namespace.req_json(request, 'metadata'),
-				naming_scheme => lance_namespace.req_text(request, 'naming_scheme'),
-				branch => lance_namespace.req_text(request, 'branch')) r);
-END
-$body$;
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_rest_create_table_version'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
 
 CREATE FUNCTION lance_namespace.rest_describe_table_version(request jsonb)
-RETURNS jsonb LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $body$
-BEGIN
-	RETURN (
-		SELECT pg_catalog.jsonb_build_object('version', pg_catalog.jsonb_strip_nulls(pg_catalog.to_jsonb(r)))
-		  FROM lance_namespace.lance_describe_table_version(
-				id => lance_namespace.req_text_array(request, 'id'),
-				version => lance_namespace.req_bigint(request, 'version'),
-				branch => lance_namespace.req_text(request, 'branch')) r);
-END
-$body$;
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_rest_describe_table_version'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
 
 CREATE FUNCTION lance_namespace.rest_list_table_versions(request jsonb)
-RETURNS jsonb LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $body$
-BEGIN
-	RETURN (
-		SELECT pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
-				'versions', pg_catalog.to_jsonb(r.versions),
-				'page_token', r.page_token))
-		  FROM lance_namespace.lance_list_table_versions(
-				id => lance_namespace.req_text_array(request, 'id'),
-				branch => lance_namespace.req_text(request, 'branch'),
-				page_token => lance_namespace.req_text(request, 'page_token'),
-				"limit" => lance_namespace.req_int(request, 'limit'),
-				descending => COALESCE(lance_namespace.req_bool(request, 'descending'), false)) r);
-END
-$body$;
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_rest_list_table_versions'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
 
 CREATE FUNCTION lance_namespace.rest_batch_delete_table_versions(request jsonb)
 RETURNS jsonb LANGUAGE plpgsql VOLATILE

@@ -111,10 +111,22 @@ ArrayType *
 lance_id_arg(FunctionCallInfo fcinfo, int argno, const char *op,
 			 const char *what, bool allow_root)
 {
-	if (PG_ARGISNULL(argno))
+	return lance_require_id(op, what,
+							PG_ARGISNULL(argno) ? NULL : PG_GETARG_ARRAYTYPE_P(argno),
+							allow_root);
+}
+
+/*
+ * lance_require_id
+ *		Validate an identifier that must be given; NULL is InvalidInput.
+ */
+ArrayType *
+lance_require_id(const char *op, const char *what, ArrayType *id, bool allow_root)
+{
+	if (id == NULL)
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("%s: %s must not be NULL", op, what));
-	return lance_validate_id(op, what, PG_GETARG_ARRAYTYPE_P(argno), allow_root);
+	return lance_validate_id(op, what, id, allow_root);
 }
 
 /*

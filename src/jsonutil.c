@@ -3,10 +3,11 @@
  * jsonutil.c
  *	  jsonb arguments: string maps, and typed reads of request fields.
  *
- * The req_* functions serve the REST bindings in SQL: each reads one field
- * of a request object and raises InvalidInput, naming the field, when the
- * JSON type is wrong.  Numbers and booleans are also accepted as strings,
- * because REST query parameters arrive as strings.
+ * The lance_request_* functions read one field of a REST request object
+ * and raise InvalidInput, naming the field, when the JSON type is wrong.
+ * Numbers and booleans are also accepted as strings, because REST query
+ * parameters arrive as strings.  The C bindings (rest_bindings.c) call them
+ * directly; the req_* SQL functions expose them to the bindings in SQL.
  *
  *-------------------------------------------------------------------------
  */
@@ -101,30 +102,20 @@ lance_check_string_map(const char *op, const char *field, Jsonb *jb)
 }
 
 /*
- * request_field
+ * lance_request_field
  *		Look up field in a request object.  Returns false when the request
- *		is NULL, or the field is absent or JSON null.
+ *		is NULL or JSON null, or the field is absent or JSON null; a request
+ *		that is not an object is InvalidInput.
  */
-static bool
-request_field(FunctionCallInfo fcinfo, char **field, JsonbValue *out)
+bool
+lance_request_field(Jsonb *req, const char *field, JsonbValue *out)
 {
-	Jsonb	   *req;
-	text	   *key;
-
-	if (PG_ARGISNULL(1))
-		lance_error(LANCE_INVALID_INPUT, errmsg("request field name must not be NULL"));
-	key = PG_GETARG_TEXT_PP(1);
-	*field = text_to_cstring(key);
-	if (PG_ARGISNULL(0))
-		return false;
-	req = PG_GETARG_JSONB_P(0);
-	if (lance_jsonb_is_null(req))
+	if (req == NULL || lance_jsonb_is_null(req))
 		return false;
 	if (!JB_ROOT_IS_OBJECT(req))
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("request body must be a JSON object"));
-	if (!getKeyJsonValueFromContainer(&req->root, VARDATA_ANY(key),
-									  VARSIZE_ANY_EXHDR(key), out))
+	if (!getKeyJsonValueFromContainer(&req->root, field, strlen(field), out))
 		return false;
 	return out->type != jbvNull;
 }
@@ -152,17 +143,34 @@ parse_int64(const char *str, int64 *result)
 }
 
 /*
- * request_int64
- *		Read an integer field given as a JSON number or a string.
+ * lance_request_text
+ *		A string field of a request, or NULL when absent.
  */
-static bool
-request_int64(FunctionCallInfo fcinfo, int64 *result)
+char *
+lance_request_text(Jsonb *req, const char *field)
 {
 	JsonbValue	v;
-	char	   *field;
+
+	if (!lance_request_field(req, field, &v))
+		return NULL;
+	if (v.type != jbvString)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("request field \"%s\" must be a string", field));
+	return pnstrdup(v.val.string.val, v.val.string.len);
+}
+
+/*
+ * lance_request_int64
+ *		An integer field of a request, given as a JSON number or a string;
+ *		false when absent.
+ */
+bool
+lance_request_int64(Jsonb *req, const char *field, int64 *result)
+{
+	JsonbValue	v;
 	char	   *str;
 
-	if (!request_field(fcinfo, &field, &v))
+	if (!lance_request_field(req, field, &v))
 		return false;
 	if (v.type == jbvNumeric)
 		str = DatumGetCString(DirectFunctionCall1(numeric_out,
@@ -179,86 +187,73 @@ request_int64(FunctionCallInfo fcinfo, int64 *result)
 	return true;
 }
 
-PG_FUNCTION_INFO_V1(lance_req_text);
-
 /*
- * req_text(request jsonb, field text) returns text
+ * lance_request_int32
+ *		lance_request_int64 within the 32-bit range.
  */
-Datum
-lance_req_text(PG_FUNCTION_ARGS)
-{
-	JsonbValue	v;
-	char	   *field;
-
-	if (!request_field(fcinfo, &field, &v))
-		PG_RETURN_NULL();
-	if (v.type != jbvString)
-		lance_error(LANCE_INVALID_INPUT,
-					errmsg("request field \"%s\" must be a string", field));
-	PG_RETURN_TEXT_P(cstring_to_text_with_len(v.val.string.val, v.val.string.len));
-}
-
-PG_FUNCTION_INFO_V1(lance_req_bigint);
-
-/*
- * req_bigint(request jsonb, field text) returns bigint
- */
-Datum
-lance_req_bigint(PG_FUNCTION_ARGS)
+bool
+lance_request_int32(Jsonb *req, const char *field, int32 *result)
 {
 	int64		val;
 
-	if (!request_int64(fcinfo, &val))
-		PG_RETURN_NULL();
-	PG_RETURN_INT64(val);
-}
-
-PG_FUNCTION_INFO_V1(lance_req_int);
-
-/*
- * req_int(request jsonb, field text) returns integer
- */
-Datum
-lance_req_int(PG_FUNCTION_ARGS)
-{
-	int64		val;
-
-	if (!request_int64(fcinfo, &val))
-		PG_RETURN_NULL();
+	if (!lance_request_int64(req, field, &val))
+		return false;
 	if (val < INT_MIN || val > INT_MAX)
 		lance_error(LANCE_INVALID_INPUT,
-					errmsg("request field \"%s\" is out of the 32-bit integer range",
-						   text_to_cstring(PG_GETARG_TEXT_PP(1))));
-	PG_RETURN_INT32((int32) val);
+					errmsg("request field \"%s\" is out of the 32-bit integer range", field));
+	*result = (int32) val;
+	return true;
 }
 
-PG_FUNCTION_INFO_V1(lance_req_bool);
-
 /*
- * req_bool(request jsonb, field text) returns boolean
+ * lance_request_bool
+ *		A boolean field of a request: true or false, or one of the strings
+ *		"true", "false", "1" and "0"; false when absent.
  */
-Datum
-lance_req_bool(PG_FUNCTION_ARGS)
+bool
+lance_request_bool(Jsonb *req, const char *field, bool *result)
 {
 	JsonbValue	v;
-	char	   *field;
 
-	if (!request_field(fcinfo, &field, &v))
-		PG_RETURN_NULL();
+	if (!lance_request_field(req, field, &v))
+		return false;
 	if (v.type == jbvBool)
-		PG_RETURN_BOOL(v.val.boolean);
+	{
+		*result = v.val.boolean;
+		return true;
+	}
 	if (v.type == jbvString)
 	{
 		char	   *s = pnstrdup(v.val.string.val, v.val.string.len);
 
 		if (pg_strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0)
-			PG_RETURN_BOOL(true);
+		{
+			*result = true;
+			return true;
+		}
 		if (pg_strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0)
-			PG_RETURN_BOOL(false);
+		{
+			*result = false;
+			return true;
+		}
 	}
 	lance_error(LANCE_INVALID_INPUT,
 				errmsg("request field \"%s\" must be a boolean", field));
-	PG_RETURN_NULL();			/* not reached */
+	return false;				/* not reached */
+}
+
+/*
+ * lance_request_json
+ *		Any field of a request as jsonb, or NULL when absent or JSON null.
+ */
+Jsonb *
+lance_request_json(Jsonb *req, const char *field)
+{
+	JsonbValue	v;
+
+	if (!lance_request_field(req, field, &v))
+		return NULL;
+	return JsonbValueToJsonb(&v);
 }
 
 /*
@@ -300,21 +295,110 @@ json_text_array(JsonbValue *vp, const char *field)
 }
 
 /*
+ * lance_request_text_array
+ *		An array-of-strings field of a request as text[], or NULL when
+ *		absent.
+ */
+ArrayType *
+lance_request_text_array(Jsonb *req, const char *field)
+{
+	JsonbValue	v;
+
+	if (!lance_request_field(req, field, &v))
+		return NULL;
+	return json_text_array(&v, field);
+}
+
+/*
  * lance_request_id
  *		The "id" field of a request object as text[]; NULL when absent.
  */
 ArrayType *
 lance_request_id(Jsonb *req)
 {
-	JsonbValue	v;
+	return lance_request_text_array(req, "id");
+}
 
-	if (req == NULL || lance_jsonb_is_null(req))
-		return NULL;
-	if (!JB_ROOT_IS_OBJECT(req))
-		lance_error(LANCE_INVALID_INPUT, errmsg("request body must be a JSON object"));
-	if (!getKeyJsonValueFromContainer(&req->root, "id", 2, &v) || v.type == jbvNull)
-		return NULL;
-	return json_text_array(&v, "id");
+/*
+ * sql_request
+ *		The (request jsonb, field text) arguments of a req_* function; a
+ *		NULL field name is InvalidInput.
+ */
+static Jsonb *
+sql_request(FunctionCallInfo fcinfo, char **field)
+{
+	if (PG_ARGISNULL(1))
+		lance_error(LANCE_INVALID_INPUT, errmsg("request field name must not be NULL"));
+	*field = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	return PG_ARGISNULL(0) ? NULL : PG_GETARG_JSONB_P(0);
+}
+
+PG_FUNCTION_INFO_V1(lance_req_text);
+
+/*
+ * req_text(request jsonb, field text) returns text
+ */
+Datum
+lance_req_text(PG_FUNCTION_ARGS)
+{
+	char	   *field;
+	Jsonb	   *req = sql_request(fcinfo, &field);
+	char	   *val = lance_request_text(req, field);
+
+	if (val == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(cstring_to_text(val));
+}
+
+PG_FUNCTION_INFO_V1(lance_req_bigint);
+
+/*
+ * req_bigint(request jsonb, field text) returns bigint
+ */
+Datum
+lance_req_bigint(PG_FUNCTION_ARGS)
+{
+	char	   *field;
+	Jsonb	   *req = sql_request(fcinfo, &field);
+	int64		val;
+
+	if (!lance_request_int64(req, field, &val))
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(val);
+}
+
+PG_FUNCTION_INFO_V1(lance_req_int);
+
+/*
+ * req_int(request jsonb, field text) returns integer
+ */
+Datum
+lance_req_int(PG_FUNCTION_ARGS)
+{
+	char	   *field;
+	Jsonb	   *req = sql_request(fcinfo, &field);
+	int32		val;
+
+	if (!lance_request_int32(req, field, &val))
+		PG_RETURN_NULL();
+	PG_RETURN_INT32(val);
+}
+
+PG_FUNCTION_INFO_V1(lance_req_bool);
+
+/*
+ * req_bool(request jsonb, field text) returns boolean
+ */
+Datum
+lance_req_bool(PG_FUNCTION_ARGS)
+{
+	char	   *field;
+	Jsonb	   *req = sql_request(fcinfo, &field);
+	bool		val;
+
+	if (!lance_request_bool(req, field, &val))
+		PG_RETURN_NULL();
+	PG_RETURN_BOOL(val);
 }
 
 PG_FUNCTION_INFO_V1(lance_req_text_array);
@@ -326,12 +410,13 @@ PG_FUNCTION_INFO_V1(lance_req_text_array);
 Datum
 lance_req_text_array(PG_FUNCTION_ARGS)
 {
-	JsonbValue	v;
 	char	   *field;
+	Jsonb	   *req = sql_request(fcinfo, &field);
+	ArrayType  *val = lance_request_text_array(req, field);
 
-	if (!request_field(fcinfo, &field, &v))
+	if (val == NULL)
 		PG_RETURN_NULL();
-	PG_RETURN_ARRAYTYPE_P(json_text_array(&v, field));
+	PG_RETURN_ARRAYTYPE_P(val);
 }
 
 PG_FUNCTION_INFO_V1(lance_req_json);
@@ -343,12 +428,13 @@ PG_FUNCTION_INFO_V1(lance_req_json);
 Datum
 lance_req_json(PG_FUNCTION_ARGS)
 {
-	JsonbValue	v;
 	char	   *field;
+	Jsonb	   *req = sql_request(fcinfo, &field);
+	Jsonb	   *val = lance_request_json(req, field);
 
-	if (!request_field(fcinfo, &field, &v))
+	if (val == NULL)
 		PG_RETURN_NULL();
-	PG_RETURN_JSONB_P(JsonbValueToJsonb(&v));
+	PG_RETURN_JSONB_P(val);
 }
 
 /*

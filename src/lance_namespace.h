@@ -74,6 +74,8 @@ extern const char *lance_error_name_of(int code);
 
 /* ident.c */
 extern void lance_validate_name(const char *op, const char *what, const char *name, int len);
+extern ArrayType *lance_require_id(const char *op, const char *what, ArrayType *id,
+								   bool allow_root);
 extern ArrayType *lance_validate_id(const char *op, const char *what,
 									ArrayType *id, bool allow_root);
 extern ArrayType *lance_id_arg(FunctionCallInfo fcinfo, int argno, const char *op,
@@ -92,6 +94,13 @@ extern Jsonb *lance_string_map_arg(FunctionCallInfo fcinfo, int argno, const cha
 extern bool lance_jsonb_is_null(Jsonb *jb);
 extern Jsonb *lance_empty_object(void);
 extern ArrayType *lance_request_id(Jsonb *req);
+extern bool lance_request_field(Jsonb *req, const char *field, JsonbValue *out);
+extern char *lance_request_text(Jsonb *req, const char *field);
+extern bool lance_request_int64(Jsonb *req, const char *field, int64 *result);
+extern bool lance_request_int32(Jsonb *req, const char *field, int32 *result);
+extern bool lance_request_bool(Jsonb *req, const char *field, bool *result);
+extern Jsonb *lance_request_json(Jsonb *req, const char *field);
+extern ArrayType *lance_request_text_array(Jsonb *req, const char *field);
 extern void lance_check_string_map(const char *op, const char *field, Jsonb *jb);
 extern bool lance_json_field(Jsonb *obj, const char *key, JsonbValue *out);
 extern char *lance_json_text(Jsonb *obj, const char *key, const char *op);
@@ -103,6 +112,7 @@ extern Jsonb *lance_json_value(Jsonb *obj, const char *key);
 extern char *lance_page_token_encode(char kind, const char *value);
 extern char *lance_page_token_decode(char kind, const char *token, const char *op);
 extern int	lance_page_limit(FunctionCallInfo fcinfo, int argno, const char *op);
+extern int	lance_check_page_limit(bool has_limit, int32 limit, const char *op);
 
 /* spiutil.c */
 typedef enum LancePlanId
@@ -245,7 +255,13 @@ typedef struct LanceVersionRequest
 } LanceVersionRequest;
 
 extern void lance_validate_version_request(const char *op, LanceVersionRequest *req);
+extern void lance_create_version_spi(const char *op, LanceVersionRequest *req);
 extern HeapTuple lance_create_version_core(const char *op, LanceVersionRequest *req,
 										   TupleDesc tupdesc, MemoryContext outcxt);
+extern void lance_describe_version_spi(const char *op, ArrayType *id, bool has_version,
+									   int64 version, const char *branch_name);
+extern int	lance_list_versions_spi(const char *op, ArrayType *id, const char *branch_name,
+									const char *token, int limit, bool descending,
+									MemoryContext cxt, char **next_token);
 
 #endif							/* LANCE_NAMESPACE_H */

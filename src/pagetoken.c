@@ -79,11 +79,19 @@ lance_page_token_decode(char kind, const char *token, const char *op)
 int
 lance_page_limit(FunctionCallInfo fcinfo, int argno, const char *op)
 {
-	int32		limit;
+	return lance_check_page_limit(!PG_ARGISNULL(argno),
+								  PG_ARGISNULL(argno) ? 0 : PG_GETARG_INT32(argno), op);
+}
 
-	if (PG_ARGISNULL(argno))
+/*
+ * lance_check_page_limit
+ *		lance_page_limit for a limit that is given (has_limit) or not.
+ */
+int
+lance_check_page_limit(bool has_limit, int32 limit, const char *op)
+{
+	if (!has_limit)
 		return LANCE_DEFAULT_PAGE_SIZE;
-	limit = PG_GETARG_INT32(argno);
 	if (limit < 0)
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("%s: limit must not be negative", op));

@@ -145,15 +145,15 @@ same_manifest(LanceVersionRequest *req)
 }
 
 /*
- * lance_create_version_core
+ * lance_create_version_spi
  *		The one implementation of CreateTableVersion.  Must be called while
- *		connected to SPI.  Returns the new version, or the existing one when
- *		the same manifest is repeated (a retry after a lost reply); a
- *		different manifest for an existing version is ConcurrentModification.
+ *		connected to SPI.  Leaves as row 0 of the SPI result the new version,
+ *		or the existing one when the same manifest is repeated (a retry after
+ *		a lost reply); a different manifest for an existing version is
+ *		ConcurrentModification.
  */
-HeapTuple
-lance_create_version_core(const char *op, LanceVersionRequest *req,
-						  TupleDesc tupdesc, MemoryContext outcxt)
+void
+lance_create_version_spi(const char *op, LanceVersionRequest *req)
 {
 	LanceEntry	table;
 	LanceBranch branch;
@@ -202,10 +202,9 @@ lance_create_version_core(const char *op, LanceVersionRequest *req,
 		{
 			bool		isnull;
 			int64		ts = DatumGetInt64(lance_spi_value(0, 5, &isnull));
-			HeapTuple	tuple = version_tuple(0, tupdesc, outcxt);
 
 			lance_version_committed(req->id, branch.name, req->version, canonical, ts);
-			return tuple;
+			return;
 		}
 		if (lance_exec(PLAN_GET_VERSION, values, NULL, false, 1) == 1)
 		{
@@ -215,13 +214,25 @@ lance_create_version_core(const char *op, LanceVersionRequest *req,
 								   op, req->version, lance_id_to_cstring(req->id, "$")),
 							errdetail("The catalog holds a different manifest for this version."),
 							errhint("Describe the table's latest version and retry at the next one."));
-			return version_tuple(0, tupdesc, outcxt);
+			return;
 		}
 	}
 	lance_error(LANCE_CONCURRENT_MODIFICATION,
 				errmsg("%s: version " INT64_FORMAT " of table \"%s\" was changed concurrently",
 					   op, req->version, lance_id_to_cstring(req->id, "$")));
-	return NULL;				/* not reached */
+}
+
+/*
+ * lance_create_version_core
+ *		lance_create_version_spi, the version formed as a table_version
+ *		tuple in outcxt.
+ */
+HeapTuple
+lance_create_version_core(const char *op, LanceVersionRequest *req,
+						  TupleDesc tupdesc, MemoryContext outcxt)
+{
+	lance_create_version_spi(op, req);
+	return version_tuple(0, tupdesc, outcxt);
 }
 
 /*
@@ -271,6 +282,34 @@ lance_create_table_version(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(tuple));
 }
 
+/*
+ * lance_describe_version_spi
+ *		DescribeTableVersion while connected to SPI: leaves the version (the
+ *		given one, or the latest when !has_version) as row 0 of the SPI
+ *		result.  branch NULL is main.
+ */
+void
+lance_describe_version_spi(const char *op, ArrayType *id, bool has_version,
+						   int64 version, const char *branch_name)
+{
+	LanceEntry	table;
+	LanceBranch branch;
+
+	if (has_version && version < 0)
+		lance_error(LANCE_INVALID_INPUT, errmsg("%s: version must not be negative", op));
+	lance_resolve_table(op, id, LANCE_LOCK_NONE, &table);
+	lance_resolve_branch(op, table.id, branch_name, LANCE_LOCK_NONE, &branch);
+	if (lance_find_version(table.id, &branch, !has_version, version, NULL))
+		return;
+	if (!has_version)
+		lance_error(LANCE_TABLE_VERSION_NOT_FOUND,
+					errmsg("%s: table \"%s\" has no versions", op,
+						   lance_id_to_cstring(id, "$")));
+	lance_error(LANCE_TABLE_VERSION_NOT_FOUND,
+				errmsg("%s: version " INT64_FORMAT " of table \"%s\" not found",
+					   op, version, lance_id_to_cstring(id, "$")));
+}
+
 PG_FUNCTION_INFO_V1(lance_describe_table_version);
 
 /*
@@ -284,30 +323,66 @@ lance_describe_table_version(PG_FUNCTION_ARGS)
 	MemoryContext outer = CurrentMemoryContext;
 	ArrayType  *id = lance_id_arg(fcinfo, 0, op, "id", false);
 	TupleDesc	tupdesc = result_tupdesc(fcinfo);
-	LanceEntry	table;
-	LanceBranch branch;
 	HeapTuple	tuple;
 
-	if (!PG_ARGISNULL(1) && PG_GETARG_INT64(1) < 0)
-		lance_error(LANCE_INVALID_INPUT, errmsg("%s: version must not be negative", op));
-
 	SPI_connect();
-	lance_resolve_table(op, id, LANCE_LOCK_NONE, &table);
-	lance_resolve_branch(op, table.id, lance_text_arg(fcinfo, 2), LANCE_LOCK_NONE, &branch);
-	if (!lance_find_version(table.id, &branch, PG_ARGISNULL(1),
-							PG_ARGISNULL(1) ? 0 : PG_GETARG_INT64(1), NULL))
-	{
-		if (PG_ARGISNULL(1))
-			lance_error(LANCE_TABLE_VERSION_NOT_FOUND,
-						errmsg("%s: table \"%s\" has no versions", op,
-							   lance_id_to_cstring(id, "$")));
-		lance_error(LANCE_TABLE_VERSION_NOT_FOUND,
-					errmsg("%s: version " INT64_FORMAT " of table \"%s\" not found",
-						   op, PG_GETARG_INT64(1), lance_id_to_cstring(id, "$")));
-	}
+	lance_describe_version_spi(op, id, !PG_ARGISNULL(1),
+							   PG_ARGISNULL(1) ? 0 : PG_GETARG_INT64(1),
+							   lance_text_arg(fcinfo, 2));
 	tuple = version_tuple(0, tupdesc, outer);
 	SPI_finish();
 	PG_RETURN_DATUM(HeapTupleGetDatum(tuple));
+}
+
+/*
+ * lance_list_versions_spi
+ *		ListTableVersions while connected to SPI: the page is the first rows
+ *		of the SPI result, and their number is returned.  *next_token is set,
+ *		in cxt, to the page token of the next page, or NULL after the last.
+ */
+int
+lance_list_versions_spi(const char *op, ArrayType *id, const char *branch_name,
+						const char *token, int limit, bool descending,
+						MemoryContext cxt, char **next_token)
+{
+	char		kind = descending ? 'd' : 'a';
+	const char *after = lance_page_token_decode(kind, token, op);
+	int64		bound = descending ? PG_INT64_MAX : -1;
+	LanceEntry	table;
+	LanceBranch branch;
+	Datum		args[4];
+	int			n = 0;
+
+	if (after != NULL)
+	{
+		char	   *end;
+
+		bound = strtoll(after, &end, 10);
+		if (*end != '\0')
+			lance_error(LANCE_INVALID_INPUT, errmsg("%s: invalid page_token", op));
+	}
+	lance_resolve_table(op, id, LANCE_LOCK_NONE, &table);
+	lance_resolve_branch(op, table.id, branch_name, LANCE_LOCK_NONE, &branch);
+	args[0] = Int64GetDatum(table.id);
+	args[1] = CStringGetTextDatum(branch.name);
+	args[2] = Int64GetDatum(bound);
+	args[3] = Int64GetDatum((int64) limit + 1);
+	if (limit > 0)
+		n = lance_exec(descending ? PLAN_LIST_VERSIONS_DESC : PLAN_LIST_VERSIONS_ASC,
+					   args, NULL, true, 0);
+	*next_token = NULL;
+	if (n > limit)
+	{
+		bool		isnull;
+		int64		last = DatumGetInt64(lance_spi_value(limit - 1, 1, &isnull));
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		/* resume strictly after the last version returned */
+		*next_token = lance_page_token_encode(kind, psprintf(INT64_FORMAT,
+															 descending ? last - 1 : last));
+		MemoryContextSwitchTo(old);
+	}
+	return Min(n, limit);
 }
 
 PG_FUNCTION_INFO_V1(lance_list_table_versions);
@@ -326,65 +401,33 @@ lance_list_table_versions(PG_FUNCTION_ARGS)
 	char	   *token = lance_text_arg(fcinfo, 2);
 	int			limit = lance_page_limit(fcinfo, 3, op);
 	bool		descending = !PG_ARGISNULL(4) && PG_GETARG_BOOL(4);
-	char		kind = descending ? 'd' : 'a';
 	TupleDesc	tupdesc = result_tupdesc(fcinfo);
 	Oid			elemtype = get_element_type(TupleDescAttr(tupdesc, 0)->atttypid);
-	TupleDesc	vdesc = lookup_rowtype_tupdesc_copy(elemtype, -1);
-	const char *after = lance_page_token_decode(kind, token, op);
-	int64		bound = descending ? PG_INT64_MAX : -1;
-	LanceEntry	table;
-	LanceBranch branch;
-	Datum		args[4];
+	TupleDesc	vdesc = BlessTupleDesc(lookup_rowtype_tupdesc_copy(elemtype, -1));
 	Datum		values[2];
 	bool		nulls[2] = {false, true};
 	Datum	   *items;
-	int			n = 0;
+	char	   *next;
+	int			n;
 	int			i;
 	Datum		result;
-
-	if (after != NULL)
-	{
-		char	   *end;
-
-		bound = strtoll(after, &end, 10);
-		if (*end != '\0')
-			lance_error(LANCE_INVALID_INPUT, errmsg("%s: invalid page_token", op));
-	}
-	vdesc = BlessTupleDesc(vdesc);
+	MemoryContext old;
 
 	SPI_connect();
-	lance_resolve_table(op, id, LANCE_LOCK_NONE, &table);
-	args[0] = Int64GetDatum(table.id);
-	lance_resolve_branch(op, table.id, lance_text_arg(fcinfo, 1), LANCE_LOCK_NONE, &branch);
-	args[1] = CStringGetTextDatum(branch.name);
-	args[2] = Int64GetDatum(bound);
-	args[3] = Int64GetDatum((int64) limit + 1);
-	if (limit > 0)
-		n = lance_exec(descending ? PLAN_LIST_VERSIONS_DESC : PLAN_LIST_VERSIONS_ASC,
-					   args, NULL, true, 0);
-	items = palloc(sizeof(Datum) * (Min(n, limit) + 1));
-	for (i = 0; i < n && i < limit; i++)
+	n = lance_list_versions_spi(op, id, lance_text_arg(fcinfo, 1), token, limit,
+								descending, outer, &next);
+	items = palloc(sizeof(Datum) * (n + 1));
+	for (i = 0; i < n; i++)
 		items[i] = HeapTupleGetDatum(version_tuple(i, vdesc, outer));
-	if (n > limit)
+	old = MemoryContextSwitchTo(outer);
+	values[0] = PointerGetDatum(construct_array(items, n, elemtype,
+												-1, false, TYPALIGN_DOUBLE));
+	if (next != NULL)
 	{
-		bool		isnull;
-		int64		last = DatumGetInt64(lance_spi_value(limit - 1, 1, &isnull));
-		MemoryContext old = MemoryContextSwitchTo(outer);
-
-		/* resume strictly after the last version returned */
-		values[1] = CStringGetTextDatum(lance_page_token_encode(kind,
-																psprintf(INT64_FORMAT,
-																		 descending ? last - 1 : last)));
+		values[1] = CStringGetTextDatum(next);
 		nulls[1] = false;
-		MemoryContextSwitchTo(old);
 	}
-	{
-		MemoryContext old = MemoryContextSwitchTo(outer);
-
-		values[0] = PointerGetDatum(construct_array(items, Min(n, limit), elemtype,
-													-1, false, TYPALIGN_DOUBLE));
-		MemoryContextSwitchTo(old);
-	}
+	MemoryContextSwitchTo(old);
 	result = lance_form_result(tupdesc, values, nulls, outer);
 	SPI_finish();
 	PG_RETURN_DATUM(result);

@@ -1,0 +1,248 @@
+/*-------------------------------------------------------------------------
+ *
+ * rest_bindings.c
+ *	  The REST bindings of the hot version routes in C:
+ *	  rest_create_table_version, rest_describe_table_version and
+ *	  rest_list_table_versions.
+ *
+ * Each takes the request object the gateway (or PostgREST) passes and
+ * returns the response body as jsonb, exactly as the other bindings, which
+ * are written in PL/pgSQL, do: the same request fields, read by the same
+ * lance_request_* helpers, and the operation's result with JSON nulls left
+ * out.  Written in C because these routes carry every LanceDB commit and
+ * read, and a binding in PL/pgSQL cost as much CPU as the catalog work: it
+ * went through the SQL function and five request helpers, each of them a
+ * function call that sets and restores search_path.  These call the
+ * operations' own C implementations (version_ops.c) instead.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/numeric.h"
+
+#include "lance_namespace.h"
+
+/* The table_version columns, in the order of the SPI results' first six */
+static const char *const version_keys[] = {
+	"version", "manifest_path", "manifest_size", "e_tag", "timestamp_millis", "metadata"
+};
+
+/*
+ * push_key
+ *		Push an object key.
+ */
+static void
+push_key(JsonbParseState **st, const char *key)
+{
+	JsonbValue	k;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	pushJsonbValue(st, WJB_KEY, &k);
+}
+
+/*
+ * push_text_value
+ *		Push a string value.
+ */
+static void
+push_text_value(JsonbParseState **st, const char *s)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) s;
+	v.val.string.len = strlen(s);
+	pushJsonbValue(st, WJB_VALUE, &v);
+}
+
+/*
+ * push_version
+ *		Push row of the last SPI result as a table_version object, without
+ *		its NULL fields (as jsonb_strip_nulls(to_jsonb(version)) would).
+ */
+static void
+push_version(JsonbParseState **st, int row)
+{
+	int			col;
+
+	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+	for (col = 0; col < lengthof(version_keys); col++)
+	{
+		bool		isnull;
+		Datum		d = lance_spi_value(row, col + 1, &isnull);
+		JsonbValue	v;
+
+		if (isnull)
+			continue;
+		push_key(st, version_keys[col]);
+		switch (SPI_gettypeid(SPI_tuptable->tupdesc, col + 1))
+		{
+			case INT8OID:
+				v.type = jbvNumeric;
+				v.val.numeric = int64_to_numeric(DatumGetInt64(d));
+				break;
+			case TEXTOID:
+				v.type = jbvString;
+				v.val.string.val = TextDatumGetCString(d);
+				v.val.string.len = strlen(v.val.string.val);
+				break;
+			case JSONBOID:
+				{
+					Jsonb	   *jb = DatumGetJsonbP(d);
+
+					/* metadata is a flat object of strings: no nulls inside */
+					v.type = jbvBinary;
+					v.val.binary.data = &jb->root;
+					v.val.binary.len = VARSIZE(jb) - VARHDRSZ;
+				}
+				break;
+			default:
+				elog(ERROR, "unexpected type %u of table_version column \"%s\"",
+					 SPI_gettypeid(SPI_tuptable->tupdesc, col + 1), version_keys[col]);
+		}
+		pushJsonbValue(st, WJB_VALUE, &v);
+	}
+	pushJsonbValue(st, WJB_END_OBJECT, NULL);
+}
+
+/*
+ * request_arg
+ *		The request argument; NULL when SQL NULL.
+ */
+static Jsonb *
+request_arg(FunctionCallInfo fcinfo)
+{
+	return PG_ARGISNULL(0) ? NULL : PG_GETARG_JSONB_P(0);
+}
+
+PG_FUNCTION_INFO_V1(lance_rest_create_table_version);
+
+/*
+ * rest_create_table_version(request jsonb) returns jsonb
+ *		{"version": {...}, "transaction_id": "..."}
+ */
+Datum
+lance_rest_create_table_version(PG_FUNCTION_ARGS)
+{
+	const char *op = "CreateTableVersion";
+	MemoryContext outer = CurrentMemoryContext;
+	Jsonb	   *request = request_arg(fcinfo);
+	LanceVersionRequest req;
+	JsonbParseState *st = NULL;
+	JsonbValue *res;
+	Jsonb	   *result;
+
+	req.id = lance_request_text_array(request, "id");
+	req.has_version = lance_request_int64(request, "version", &req.version);
+	req.manifest_path = lance_request_text(request, "manifest_path");
+	req.has_size = lance_request_int64(request, "manifest_size", &req.manifest_size);
+	req.e_tag = lance_request_text(request, "e_tag");
+	req.metadata = lance_request_json(request, "metadata");
+	req.naming_scheme = lance_request_text(request, "naming_scheme");
+	req.branch = lance_request_text(request, "branch");
+	req.id = lance_require_id(op, "id", req.id, false);
+
+	SPI_connect();
+	lance_create_version_spi(op, &req);
+	MemoryContextSwitchTo(outer);
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	push_key(&st, "version");
+	push_version(&st, 0);
+	push_key(&st, "transaction_id");
+	push_text_value(&st, lance_transaction_id());
+	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	result = JsonbValueToJsonb(res);	/* before SPI's memory goes */
+	SPI_finish();
+	PG_RETURN_JSONB_P(result);
+}
+
+PG_FUNCTION_INFO_V1(lance_rest_describe_table_version);
+
+/*
+ * rest_describe_table_version(request jsonb) returns jsonb
+ *		{"version": {...}}
+ */
+Datum
+lance_rest_describe_table_version(PG_FUNCTION_ARGS)
+{
+	const char *op = "DescribeTableVersion";
+	MemoryContext outer = CurrentMemoryContext;
+	Jsonb	   *request = request_arg(fcinfo);
+	ArrayType  *id = lance_request_text_array(request, "id");
+	int64		version = 0;
+	bool		has_version = lance_request_int64(request, "version", &version);
+	char	   *branch = lance_request_text(request, "branch");
+	JsonbParseState *st = NULL;
+	JsonbValue *res;
+	Jsonb	   *result;
+
+	id = lance_require_id(op, "id", id, false);
+	SPI_connect();
+	lance_describe_version_spi(op, id, has_version, version, branch);
+	MemoryContextSwitchTo(outer);
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	push_key(&st, "version");
+	push_version(&st, 0);
+	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	result = JsonbValueToJsonb(res);	/* before SPI's memory goes */
+	SPI_finish();
+	PG_RETURN_JSONB_P(result);
+}
+
+PG_FUNCTION_INFO_V1(lance_rest_list_table_versions);
+
+/*
+ * rest_list_table_versions(request jsonb) returns jsonb
+ *		{"versions": [...], "page_token": "..."}, page_token only when
+ *		another page follows.
+ */
+Datum
+lance_rest_list_table_versions(PG_FUNCTION_ARGS)
+{
+	const char *op = "ListTableVersions";
+	MemoryContext outer = CurrentMemoryContext;
+	Jsonb	   *request = request_arg(fcinfo);
+	ArrayType  *id = lance_request_text_array(request, "id");
+	char	   *branch = lance_request_text(request, "branch");
+	char	   *token = lance_request_text(request, "page_token");
+	int32		limit = 0;
+	bool		has_limit = lance_request_int32(request, "limit", &limit);
+	bool		descending = false;
+	JsonbParseState *st = NULL;
+	JsonbValue *res;
+	Jsonb	   *result;
+	char	   *next;
+	int			n;
+	int			i;
+
+	lance_request_bool(request, "descending", &descending);
+	id = lance_require_id(op, "id", id, false);
+	limit = lance_check_page_limit(has_limit, limit, op);
+
+	SPI_connect();
+	n = lance_list_versions_spi(op, id, branch, token, limit, descending, outer, &next);
+	MemoryContextSwitchTo(outer);
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	push_key(&st, "versions");
+	pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	for (i = 0; i < n; i++)
+		push_version(&st, i);
+	pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	if (next != NULL)
+	{
+		push_key(&st, "page_token");
+		push_text_value(&st, next);
+	}
+	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	result = JsonbValueToJsonb(res);	/* before SPI's memory goes */
+	SPI_finish();
+	PG_RETURN_JSONB_P(result);
+}
