@@ -148,6 +148,33 @@ SELECT jsonb_path_query_array(r, '$.versions[*].version') AS versions, r ? 'page
 SELECT lance_namespace.rest_list_table_versions('{"id": ["r1", "reg"]}');
 SELECT lance_try($$SELECT lance_namespace.rest_list_table_versions('{"id": ["r1", "t"], "descending": "down"}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_list_table_versions('{"id": ["r1", "t"], "limit": 1.5}')$$);
+-- The version bindings are C: each must answer exactly as the SQL function
+-- it binds, with NULL fields left out.
+SELECT lance_namespace.rest_describe_table_version('{"id": ["r1", "t"], "version": 1}')
+       = jsonb_build_object('version', jsonb_strip_nulls(to_jsonb(v))) AS describe_same
+  FROM lance_namespace.lance_describe_table_version('{r1,t}', 1) v;
+SELECT lance_namespace.rest_list_table_versions('{"id": ["r1", "t"], "limit": 1, "descending": false}')
+       = jsonb_strip_nulls(jsonb_build_object('versions', to_jsonb(l.versions), 'page_token', l.page_token)) AS list_same
+  FROM lance_namespace.lance_list_table_versions('{r1,t}', "limit" => 1) l;
+-- paging through the binding: each page_token leads to the next version
+WITH RECURSIVE pages(n, r) AS (
+	SELECT 1, lance_namespace.rest_list_table_versions('{"id": ["r1", "t"], "limit": 1}')
+	UNION ALL
+	SELECT n + 1, lance_namespace.rest_list_table_versions(
+		jsonb_build_object('id', '["r1", "t"]'::jsonb, 'limit', 1, 'page_token', r->>'page_token'))
+	  FROM pages WHERE r ? 'page_token')
+SELECT n, jsonb_path_query_array(r, '$.versions[*].version') AS versions FROM pages ORDER BY n;
+SELECT lance_namespace.rest_list_table_versions('{"id": ["r1", "t"], "limit": 0}');
+SELECT jsonb_array_length(r->'versions') AS n
+  FROM lance_namespace.rest_list_table_versions('{"id": ["r1", "t"], "limit": null, "branch": null, "page_token": null}') r;
+SELECT (r->'version'->'version') AS latest
+  FROM lance_namespace.rest_describe_table_version('{"id": ["r1", "t"], "version": null}') r;
+SELECT lance_try($$SELECT lance_namespace.rest_list_table_versions('{"id": ["r1", "t"], "limit": -1}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_list_table_versions('{"id": ["r1", "t"], "page_token": "bm9wZQ=="}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_describe_table_version(NULL)$$);
+SELECT lance_try($$SELECT lance_namespace.rest_describe_table_version('[1]')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_list_table_versions('{"id": []}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('null')$$);
 SELECT lance_namespace.rest_batch_create_table_versions('{"entries": []}') - 'transaction_id';
 SELECT jsonb_path_query_array(r, '$.versions[*].version') AS versions,
        jsonb_path_query_array(r, '$.versions[*].manifest_path') AS paths

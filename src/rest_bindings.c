@@ -34,33 +34,18 @@ static const char *const version_keys[] = {
 };
 
 /*
- * push_key
- *		Push an object key.
+ * push_string
+ *		Push a string as seq (WJB_KEY, WJB_VALUE or WJB_ELEM).
  */
 static void
-push_key(JsonbParseState **st, const char *key)
-{
-	JsonbValue	k;
-
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = strlen(key);
-	pushJsonbValue(st, WJB_KEY, &k);
-}
-
-/*
- * push_text_value
- *		Push a string value.
- */
-static void
-push_text_value(JsonbParseState **st, const char *s)
+push_string(JsonbParseState **st, JsonbIteratorToken seq, const char *s)
 {
 	JsonbValue	v;
 
 	v.type = jbvString;
 	v.val.string.val = (char *) s;
 	v.val.string.len = strlen(s);
-	pushJsonbValue(st, WJB_VALUE, &v);
+	pushJsonbValue(st, seq, &v);
 }
 
 /*
@@ -82,7 +67,7 @@ push_version(JsonbParseState **st, int row)
 
 		if (isnull)
 			continue;
-		push_key(st, version_keys[col]);
+		push_string(st, WJB_KEY, version_keys[col]);
 		switch (SPI_gettypeid(SPI_tuptable->tupdesc, col + 1))
 		{
 			case INT8OID:
@@ -114,6 +99,34 @@ push_version(JsonbParseState **st, int row)
 }
 
 /*
+ * version_response
+ *		Finish an operation that left one version as row 0 of the SPI
+ *		result: {"version": {...}}, with "transaction_id" when with_txid,
+ *		formed in outer; then disconnect from SPI.
+ */
+static Jsonb *
+version_response(MemoryContext outer, bool with_txid)
+{
+	JsonbParseState *st = NULL;
+	JsonbValue *res;
+	Jsonb	   *result;
+
+	MemoryContextSwitchTo(outer);
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	push_string(&st, WJB_KEY, "version");
+	push_version(&st, 0);
+	if (with_txid)
+	{
+		push_string(&st, WJB_KEY, "transaction_id");
+		push_string(&st, WJB_VALUE, lance_transaction_id());
+	}
+	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	result = JsonbValueToJsonb(res);	/* before SPI's memory goes */
+	SPI_finish();
+	return result;
+}
+
+/*
  * request_arg
  *		The request argument; NULL when SQL NULL.
  */
@@ -136,9 +149,6 @@ lance_rest_create_table_version(PG_FUNCTION_ARGS)
 	MemoryContext outer = CurrentMemoryContext;
 	Jsonb	   *request = request_arg(fcinfo);
 	LanceVersionRequest req;
-	JsonbParseState *st = NULL;
-	JsonbValue *res;
-	Jsonb	   *result;
 
 	req.id = lance_request_text_array(request, "id");
 	req.has_version = lance_request_int64(request, "version", &req.version);
@@ -152,16 +162,7 @@ lance_rest_create_table_version(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	lance_create_version_spi(op, &req);
-	MemoryContextSwitchTo(outer);
-	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-	push_key(&st, "version");
-	push_version(&st, 0);
-	push_key(&st, "transaction_id");
-	push_text_value(&st, lance_transaction_id());
-	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
-	result = JsonbValueToJsonb(res);	/* before SPI's memory goes */
-	SPI_finish();
-	PG_RETURN_JSONB_P(result);
+	PG_RETURN_JSONB_P(version_response(outer, true));
 }
 
 PG_FUNCTION_INFO_V1(lance_rest_describe_table_version);
@@ -180,21 +181,11 @@ lance_rest_describe_table_version(PG_FUNCTION_ARGS)
 	int64		version = 0;
 	bool		has_version = lance_request_int64(request, "version", &version);
 	char	   *branch = lance_request_text(request, "branch");
-	JsonbParseState *st = NULL;
-	JsonbValue *res;
-	Jsonb	   *result;
 
 	id = lance_require_id(op, "id", id, false);
 	SPI_connect();
 	lance_describe_version_spi(op, id, has_version, version, branch);
-	MemoryContextSwitchTo(outer);
-	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-	push_key(&st, "version");
-	push_version(&st, 0);
-	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
-	result = JsonbValueToJsonb(res);	/* before SPI's memory goes */
-	SPI_finish();
-	PG_RETURN_JSONB_P(result);
+	PG_RETURN_JSONB_P(version_response(outer, false));
 }
 
 PG_FUNCTION_INFO_V1(lance_rest_list_table_versions);
@@ -231,15 +222,15 @@ lance_rest_list_table_versions(PG_FUNCTION_ARGS)
 	n = lance_list_versions_spi(op, id, branch, token, limit, descending, outer, &next);
 	MemoryContextSwitchTo(outer);
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-	push_key(&st, "versions");
+	push_string(&st, WJB_KEY, "versions");
 	pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
 	for (i = 0; i < n; i++)
 		push_version(&st, i);
 	pushJsonbValue(&st, WJB_END_ARRAY, NULL);
 	if (next != NULL)
 	{
-		push_key(&st, "page_token");
-		push_text_value(&st, next);
+		push_string(&st, WJB_KEY, "page_token");
+		push_string(&st, WJB_VALUE, next);
 	}
 	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	result = JsonbValueToJsonb(res);	/* before SPI's memory goes */
