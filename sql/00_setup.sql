@@ -41,7 +41,7 @@ SELECT lance_namespace.lance_error_name(NULL) IS NULL AS null_name;
 SELECT s, lance_namespace.lance_error_code(s)
   FROM unnest(ARRAY['LN000', 'LN001', 'LN002', 'LN003', 'LN004', 'LN005', 'LN011',
                     'LN013', 'LN014', 'LN022', 'LN023', 'LN024', 'LN099', 'LNX01',
-                    '42501', '28000', '28P01', '40001', '40P01', '23505', '55P03',
+                    '42501', '28000', '28P01', '40001', '40P01', '23505', '23503', '55P03',
                     '22P02', '22003', '42P02', '42883', '42725', '08006', '53300',
                     '57P01', '25006', '57014', 'XX000', '42P01', '', 'LN0013']) s;
 SELECT lance_namespace.lance_error_code(NULL) IS NULL AS null_code;

@@ -8,16 +8,20 @@
  * objects they depend on with FOR KEY SHARE, which keeps them from being
  * dropped or renamed until the writer commits; a concurrent drop makes the
  * lookup wait, and then find nothing, so the writer reports "not found"
- * instead of failing on a foreign key.
+ * instead of failing on a foreign key.  CreateTableVersion is the exception
+ * (lance_commit_lock): the hottest writer leaves the lock to the foreign key.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rls.h"
 
 #include "lance_namespace.h"
 
@@ -76,6 +80,30 @@ lance_check_lock_denied(const char *op, ArrayType *id, LanceLock lock)
 		lance_error(LANCE_PERMISSION_DENIED,
 					errmsg("%s: permission denied to change \"%s\"", op,
 						   lance_id_to_cstring(id, "$")));
+}
+
+/*
+ * lance_commit_lock
+ *		The lock that CreateTableVersion takes on the table's entry while
+ *		resolving it.  For a role that row level security does not apply to
+ *		(the catalog's owner, as the gateway connects by default) none: the
+ *		versions foreign key locks the entry (FOR KEY SHARE) when, and only
+ *		when, a version row is inserted, so a writer that loses a race for a
+ *		version neither locks nor writes anything and commits without a WAL
+ *		flush.  A concurrent drop then fails the foreign key (23503,
+ *		ConcurrentModification).  Under row level security the locking
+ *		lookup stays: it is what tells a role that may read but not write
+ *		the table PermissionDenied, before anything is inserted.
+ */
+LanceLock
+lance_commit_lock(void)
+{
+	Oid			nsp = get_namespace_oid("lance_namespace", false);
+	Oid			entries = get_relname_relid("entries", nsp);
+
+	if (!OidIsValid(entries) || check_enable_rls(entries, InvalidOid, true) == RLS_ENABLED)
+		return LANCE_LOCK_KEY_SHARE;
+	return LANCE_LOCK_NONE;
 }
 
 /*

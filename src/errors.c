@@ -79,7 +79,8 @@ sqlstate_to_lance_code(const char *s)
 	if (strcmp(s, "28000") == 0 || strcmp(s, "28P01") == 0)
 		return LANCE_UNAUTHENTICATED;
 	if (strcmp(s, "40001") == 0 || strcmp(s, "40P01") == 0 ||
-		strcmp(s, "23505") == 0 || strcmp(s, "55P03") == 0)
+		strcmp(s, "23505") == 0 || strcmp(s, "23503") == 0 ||
+		strcmp(s, "55P03") == 0)
 		return LANCE_CONCURRENT_MODIFICATION;
 	if (strncmp(s, "22", 2) == 0 || strcmp(s, "42P02") == 0 ||
 		strcmp(s, "42883") == 0 || strcmp(s, "42725") == 0)

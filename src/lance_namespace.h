@@ -196,6 +196,7 @@ extern void lance_resolve_table(const char *op, ArrayType *id, LanceLock lock,
 								LanceEntry *entry);
 extern void lance_raise_missing_table(const char *op, ArrayType *id);
 extern void lance_check_lock_denied(const char *op, ArrayType *id, LanceLock lock);
+extern LanceLock lance_commit_lock(void);
 extern void lance_raise_name_taken(const char *op, ArrayType *id, int64 parent_id,
 								   const char *name, char kind);
 extern char *lance_get_setting(const char *name);

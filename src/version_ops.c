@@ -163,7 +163,7 @@ lance_create_version_spi(const char *op, LanceVersionRequest *req)
 	int			attempt;
 
 	lance_validate_version_request(op, req);
-	lance_resolve_table(op, req->id, LANCE_LOCK_KEY_SHARE, &table);
+	lance_resolve_table(op, req->id, lance_commit_lock(), &table);
 	lance_resolve_branch(op, table.id, req->branch, LANCE_LOCK_KEY_SHARE, &branch);
 	if (!branch.is_main && req->version <= branch.parent_version)
 		lance_error(LANCE_INVALID_INPUT,

@@ -125,7 +125,7 @@ gw_code_for_sqlstate(const char *sqlstate)
 	if (strcmp(sqlstate, "42501") == 0)
 		return GW_ERR_PERMISSION_DENIED;
 	if (strcmp(sqlstate, "40001") == 0 || strcmp(sqlstate, "40P01") == 0 ||
-		strcmp(sqlstate, "23505") == 0)
+		strcmp(sqlstate, "23505") == 0 || strcmp(sqlstate, "23503") == 0)
 		return GW_ERR_CONCURRENT_MOD;
 	if (strncmp(sqlstate, "22", 2) == 0)
 		return GW_ERR_INVALID_INPUT;
