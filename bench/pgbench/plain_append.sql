@@ -1,13 +1,15 @@
 -- (c) the work of lance_create_table_version written out by hand as one
--- statement on the extension's own tables: resolve the table with a key
--- share lock, insert the version (the FK, the row trigger and the primary
--- key apply) and its history row.  No validation, no function call, no SPI:
+-- statement on the extension's own tables: resolve the table (no row lock,
+-- as lance_create_table_version for a role outside row level security: the
+-- FK check locks the entry when the version row goes in), insert the
+-- version (the FK, the row trigger and the primary key apply) and its
+-- history row.  No validation, no function call, no SPI:
 -- the floor of what these guarantees cost.  (b)/(c) is the implementation's
 -- own overhead.  Client N appends to bench$pN.
 \set v :v + 1
 WITH e AS (
 	SELECT id, location FROM lance_namespace.entries
-	 WHERE path = ARRAY['bench', 'p' || :client_id] COLLATE "C" FOR KEY SHARE),
+	 WHERE path = ARRAY['bench', 'p' || :client_id] COLLATE "C"),
 v AS (
 	INSERT INTO lance_namespace.versions (table_id, branch, version, manifest_path,
 		staging_manifest_path, manifest_size, naming_scheme, timestamp_millis)
