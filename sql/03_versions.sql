@@ -246,6 +246,12 @@ SELECT lance_try($$SELECT * FROM lance_namespace.lance_batch_create_table_versio
 SELECT lance_try($$SELECT * FROM lance_namespace.lance_batch_create_table_versions('[{"id": ["vs", "b1"], "version": 7, "manifest_path": "/x", "e_tag": 1}]')$$);
 SELECT name, version FROM lance_namespace.table_versions WHERE id[2] IN ('b1', 'b2') ORDER BY name, version;
 
+-- A table declared earlier in the same statement is found by
+-- CreateTableVersion: its lookup takes a fresh snapshot, as a writer must,
+-- although it takes no lock.
+WITH d AS MATERIALIZED (SELECT (lance_namespace.lance_declare_table('{vs,same}', '/data/same')).location)
+SELECT d.location, (lance_namespace.lance_create_table_version('{vs,same}', 1, '/s/same-1')).version FROM d;
+
 -- clean up
 SELECT * FROM lance_namespace.lance_drop_namespace('{vs}', NULL, 'Cascade');
 SELECT count(*) AS entries_left FROM lance_namespace.entries;

@@ -73,7 +73,7 @@ lance_check_lock_denied(const char *op, ArrayType *id, LanceLock lock)
 	 * A non-read-only execution takes a fresh snapshot, as the locking
 	 * lookup did, so such a row is "not found", not "permission denied".
 	 */
-	if (lock == LANCE_LOCK_NONE)
+	if (lock == LANCE_LOCK_NONE || lock == LANCE_LOCK_NONE_FRESH)
 		return;
 	values[0] = PointerGetDatum(id);
 	if (lance_exec(PLAN_RESOLVE_ENTRY, values, NULL, false, 1) > 0)
@@ -93,7 +93,9 @@ lance_check_lock_denied(const char *op, ArrayType *id, LanceLock lock)
  *		flush.  A concurrent drop then fails the foreign key (23503,
  *		ConcurrentModification).  Under row level security the locking
  *		lookup stays: it is what tells a role that may read but not write
- *		the table PermissionDenied, before anything is inserted.
+ *		the table PermissionDenied, before anything is inserted.  Either way
+ *		the lookup reads with a fresh snapshot, so a table declared earlier
+ *		in the same statement is found.
  */
 LanceLock
 lance_commit_lock(void)
@@ -103,7 +105,7 @@ lance_commit_lock(void)
 
 	if (!OidIsValid(entries) || check_enable_rls(entries, InvalidOid, true) == RLS_ENABLED)
 		return LANCE_LOCK_KEY_SHARE;
-	return LANCE_LOCK_NONE;
+	return LANCE_LOCK_NONE_FRESH;
 }
 
 /*

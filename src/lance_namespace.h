@@ -184,7 +184,9 @@ typedef struct LanceEntry
 
 typedef enum LanceLock
 {
-	LANCE_LOCK_NONE,
+	LANCE_LOCK_NONE,			/* read with the statement's snapshot */
+	LANCE_LOCK_NONE_FRESH,		/* no lock, but a fresh snapshot, as writers
+								 * read */
 	LANCE_LOCK_KEY_SHARE,
 	LANCE_LOCK_FOR_UPDATE
 } LanceLock;
