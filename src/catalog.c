@@ -91,7 +91,10 @@ lance_check_lock_denied(const char *op, ArrayType *id, LanceLock lock)
  *		when, a version row is inserted, so a writer that loses a race for a
  *		version neither locks nor writes anything and commits without a WAL
  *		flush.  A concurrent drop then fails the foreign key (23503,
- *		ConcurrentModification).  Under row level security the locking
+ *		ConcurrentModification), and a re-registration that commits between
+ *		the lookup and the insert leaves the version's canonical path under
+ *		the location the writer saw (where its staging manifest is) instead
+ *		of the new one.  Under row level security the locking
  *		lookup stays: it is what tells a role that may read but not write
  *		the table PermissionDenied, before anything is inserted.  Either way
  *		the lookup reads with a fresh snapshot, so a table declared earlier
