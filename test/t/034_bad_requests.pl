@@ -345,22 +345,6 @@ sub raw_connect
 		Proto => 'tcp', Timeout => 5) || die "connect: $!";
 }
 
-sub read_reply
-{
-	my ($s, $limit) = @_;
-	my $buf = '';
-	my $end = time() + $limit;
-	$s->blocking(0);
-	while (time() < $end)
-	{
-		my $n = sysread($s, my $chunk, 65536);
-		if (defined $n && $n == 0) { last }
-		$buf .= $chunk if defined $n;
-		sleep(0.05);
-	}
-	return $buf;
-}
-
 # trickle_expect_408($what, $prefix, $slow): send $prefix at once, then
 # $slow a byte every 0.25 s; the gateway must answer a JSON 408 (code 13)
 # soon after the 3 s deadline.
@@ -381,7 +365,7 @@ sub trickle_expect_408
 		$got .= $chunk if $n;
 		last if (defined $n && $n == 0) || $got =~ /\r\n\r\n.*\}/s;
 	}
-	$got .= read_reply($s, 2) unless $got =~ /\r\n\r\n.*\}/s;
+	$got .= (read_to_close($s, 2))[0] unless $got =~ /\r\n\r\n.*\}/s;
 	my $elapsed = time() - $t0;
 	like($got, qr{^HTTP/1\.1 408 }, sprintf('%s get 408 (after %.1f s)', $what, $elapsed));
 	like($got, qr/"code":13/, '... as a JSON error with code 13');
@@ -405,7 +389,7 @@ trickle_expect_408('trickling headers', '',
 {
 	my $s = raw_connect();
 	my $t0 = time();
-	my $got = read_reply($s, 10);
+	my $got = (read_to_close($s, 10))[0];
 	my $elapsed = time() - $t0;
 	ok($elapsed < 9, sprintf('an idle connection is closed (after %.1f s)', $elapsed));
 	close($s);
