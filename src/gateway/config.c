@@ -51,6 +51,9 @@ static const char *usage_text =
 "                            or --db-auth\n"
 "  --manifest-copy           finalize manifests by copying the staging file\n"
 "                            instead of hard-linking it to the canonical name\n"
+"  --no-openat2              open manifest directories one component at a\n"
+"                            time (O_NOFOLLOW) instead of with openat2, as the\n"
+"                            gateway does by itself where the kernel refuses it\n"
 "  --quiet                   no access log\n"
 "  --sweep                   do not serve: remove the manifest files that a\n"
 "                            crash can orphan under --root (temporary .gw-*.tmp\n"
@@ -78,7 +81,8 @@ enum
 	OPT_MAX_URL, OPT_MAX_CONN, OPT_RETRIES, OPT_SHUTDOWN, OPT_STARTUP,
 	OPT_API_KEY, OPT_DB_AUTH, OPT_ANON_ROLE, OPT_INSECURE, OPT_QUIET, OPT_HELP,
 	OPT_VERSION, OPT_MAX_HEADER, OPT_MAX_BATCH, OPT_REQ_TIMEOUT,
-	OPT_IDLE_TIMEOUT, OPT_MANIFEST_COPY, OPT_SWEEP, OPT_DRY_RUN, OPT_SWEEP_MIN_AGE
+	OPT_IDLE_TIMEOUT, OPT_MANIFEST_COPY, OPT_NO_OPENAT2, OPT_SWEEP, OPT_DRY_RUN,
+	OPT_SWEEP_MIN_AGE
 };
 
 /*
@@ -206,6 +210,9 @@ apply(int opt, const char *name, const char *value)
 		case OPT_MANIFEST_COPY:
 			gw_config.manifest_copy = (value == NULL || strcmp(value, "0") != 0);
 			break;
+		case OPT_NO_OPENAT2:
+			gw_config.no_openat2 = (value == NULL || strcmp(value, "0") != 0);
+			break;
 		case OPT_SWEEP:
 			gw_config.sweep = true;
 			break;
@@ -248,6 +255,7 @@ gw_config_load(int argc, char **argv)
 		{"force-insecure-bind", no_argument, NULL, OPT_INSECURE},
 		{"quiet", no_argument, NULL, OPT_QUIET},
 		{"manifest-copy", no_argument, NULL, OPT_MANIFEST_COPY},
+		{"no-openat2", no_argument, NULL, OPT_NO_OPENAT2},
 		{"sweep", no_argument, NULL, OPT_SWEEP},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 		{"sweep-min-age", required_argument, NULL, OPT_SWEEP_MIN_AGE},
@@ -278,6 +286,7 @@ gw_config_load(int argc, char **argv)
 		{"LANCE_GATEWAY_ANON_ROLE", OPT_ANON_ROLE},
 		{"LANCE_GATEWAY_FORCE_INSECURE_BIND", OPT_INSECURE},
 		{"LANCE_GATEWAY_MANIFEST_COPY", OPT_MANIFEST_COPY},
+		{"LANCE_GATEWAY_NO_OPENAT2", OPT_NO_OPENAT2},
 		{"LANCE_GATEWAY_SWEEP_MIN_AGE", OPT_SWEEP_MIN_AGE},
 	};
 	int			opt;

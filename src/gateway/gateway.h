@@ -53,6 +53,7 @@ typedef struct GwConfig
 	bool		force_insecure_bind;
 	bool		quiet;			/* no access log */
 	bool		manifest_copy;	/* copy staging manifests, never hard-link */
+	bool		no_openat2;		/* confine paths by walking, not openat2 */
 	bool		sweep;			/* --sweep: remove orphaned files, then exit */
 	bool		dry_run;		/* with --sweep: list, remove nothing */
 	int			sweep_min_age_s;	/* files younger than this are kept */

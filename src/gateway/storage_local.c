@@ -4,7 +4,11 @@
  *	  Local-filesystem storage backend.  Every path must be absolute, lie
  *	  under the catalog root, have no empty, "." or ".." components and no
  *	  symbolic link in its directories (its real path is its lexical path);
- *	  leaves must be regular files.  A canonical manifest is the staging
+ *	  leaves must be regular files.  The directory is opened once per
+ *	  operation, confined to the root in the same step that resolves it
+ *	  (open_confined_dir), and every file operation is then made relative
+ *	  to that descriptor, so a directory swapped for a symbolic link after
+ *	  the check cannot redirect it.  A canonical manifest is the staging
  *	  file's inode under a second name: the staging file is fsync'd, hard
  *	  linked to the canonical name, and the directory fsync'd; no bytes are
  *	  copied and no inode is created.  Where a hard link cannot be made (a
@@ -17,15 +21,18 @@
  *
  *-------------------------------------------------------------------------
  */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,7 +42,11 @@ typedef struct LocalStorage
 {
 	char		root[PATH_MAX];
 	size_t		rootlen;
+	int			rootfd;			/* O_PATH descriptor of root */
 } LocalStorage;
+
+/* 0: not tried yet, 1: openat2 works, -1: the kernel refuses it */
+static atomic_int have_openat2;
 
 static atomic_ulong tmp_counter;
 
@@ -100,47 +111,128 @@ check_lexical(LocalStorage *ls, const char *path, GwError *err)
 }
 
 /*
- * check_real_dir
- *		A directory must be reachable without a symbolic link: its real path
- *		is its lexical path.  errno is kept from a failed realpath().
+ * walk_nofollow
+ *		open_confined_dir without openat2 (kernels before 5.6, or a seccomp
+ *		filter that refuses it): each component below the root is opened
+ *		relative to the previous one with O_NOFOLLOW, which is as strict.
  */
-static bool
-check_real_dir(const char *dir, GwError *err)
+static int
+walk_nofollow(LocalStorage *ls, const char *rel)
 {
-	char		real[PATH_MAX];
+	char		comp[NAME_MAX + 1];
+	int			cur = ls->rootfd;
+	const char *p = rel;
 
-	if (realpath(dir, real) == NULL)
+	for (;;)
 	{
-		int			saved = errno;
+		const char *slash = strchr(p, '/');
+		size_t		n = slash ? (size_t) (slash - p) : strlen(p);
+		int			next;
+		int			saved;
 
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "manifest directory %s is not accessible", dir);
-		gw_error_detail(err, "%s", strerror(saved));
+		if (n > NAME_MAX)
+		{
+			errno = ENAMETOOLONG;
+			next = -1;
+		}
+		else
+		{
+			memcpy(comp, p, n);
+			comp[n] = '\0';
+			next = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		saved = errno;
+		if (next < 0 && saved == ENOTDIR)
+		{
+			struct stat sb;
+
+			/* O_DIRECTORY reports a symbolic link as "not a directory" */
+			if (fstatat(cur, comp, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode))
+				saved = ELOOP;
+		}
+		if (cur != ls->rootfd)
+			close(cur);
 		errno = saved;
-		return false;
+		if (next < 0 || slash == NULL)
+			return next;
+		cur = next;
+		p = slash + 1;
 	}
-	if (strcmp(real, dir) != 0)
-	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
-					 "manifest directory %s leaves the table location through a symbolic link", dir);
-		errno = EINVAL;
-		return false;
-	}
-	return true;
 }
 
 /*
- * check_path
- *		Confinement rules shared by every operation (see file header).
+ * open_confined_dir
+ *		Open dir, which passed check_lexical, without following a symbolic
+ *		link in any component below the root: openat2() from the root's
+ *		descriptor with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, so that the
+ *		check and the open are one step.  Returns the descriptor, or -1 with
+ *		err set (InvalidInput) and errno kept: ENOENT when a component does
+ *		not exist, EINVAL for a symbolic link.
  */
-static bool
-check_path(LocalStorage *ls, const char *path, GwError *err)
+static int
+open_confined_dir(LocalStorage *ls, const char *dir, GwError *err)
+{
+	const char *rel = dir[ls->rootlen] == '\0' ? "." : dir + ls->rootlen + 1;
+	int			fd = -1;
+
+	if (ls->rootlen == 1)
+		rel = dir[1] == '\0' ? "." : dir + 1;
+	if (atomic_load(&have_openat2) >= 0)
+	{
+		struct open_how how = {
+			.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		};
+
+		fd = (int) syscall(SYS_openat2, ls->rootfd, rel, &how, sizeof(how));
+		if (fd >= 0)
+			atomic_store(&have_openat2, 1);
+		else if ((errno == ENOSYS || errno == EPERM) && atomic_load(&have_openat2) == 0)
+			atomic_store(&have_openat2, -1);
+	}
+	if (fd < 0 && atomic_load(&have_openat2) < 0)
+		fd = strcmp(rel, ".") == 0 ?
+			openat(ls->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : walk_nofollow(ls, rel);
+	if (fd < 0)
+	{
+		int			saved = errno;
+
+		if (saved == ELOOP || saved == EXDEV)
+		{
+			gw_error_set(err, GW_ERR_INVALID_INPUT,
+						 "manifest directory %s leaves the table location through a symbolic link", dir);
+			saved = EINVAL;
+		}
+		else
+		{
+			gw_error_set(err, GW_ERR_INVALID_INPUT, "manifest directory %s is not accessible", dir);
+			gw_error_detail(err, "%s", strerror(saved));
+		}
+		errno = saved;
+	}
+	return fd;
+}
+
+/*
+ * open_parent
+ *		The confinement rules shared by every operation on a file (see the
+ *		file header): check path lexically and open its directory.  Returns
+ *		the directory's descriptor and points *base at the file's name, or
+ *		-1 with err set and errno kept (see open_confined_dir).
+ */
+static int
+open_parent(LocalStorage *ls, const char *path, const char **base, GwError *err)
 {
 	char		dir[PATH_MAX];
 
 	if (!check_lexical(ls, path, err))
-		return false;
+	{
+		errno = EINVAL;
+		return -1;
+	}
 	dir_of(path, dir, sizeof(dir));
-	return check_real_dir(dir, err);
+	*base = strrchr(path, '/') + 1;
+	return open_confined_dir(ls, dir, err);
 }
 
 /*
@@ -152,21 +244,25 @@ local_stat_staging(GwStorage *st, const char *path, int64_t *size, GwError *err)
 {
 	LocalStorage *ls = st->priv;
 	struct stat sb;
+	const char *base;
+	int			dfd = open_parent(ls, path, &base, err);
+	int			saved;
 
-	if (!check_path(ls, path, err))
+	if (dfd < 0)
 	{
 		errno = EINVAL;
 		return false;
 	}
-	if (lstat(path, &sb) != 0)
+	if (fstatat(dfd, base, &sb, AT_SYMLINK_NOFOLLOW) != 0)
 	{
-		int			saved = errno;
-
+		saved = errno;
+		close(dfd);
 		gw_error_set(err, GW_ERR_INVALID_INPUT, "staging manifest %s cannot be read", path);
 		gw_error_detail(err, "%s", strerror(saved));
 		errno = saved;
 		return false;
 	}
+	close(dfd);
 	if (!S_ISREG(sb.st_mode))
 	{
 		gw_error_set(err, GW_ERR_INVALID_INPUT, "staging manifest %s is not a regular file", path);
@@ -235,58 +331,36 @@ copy_fd(int in, int out, int64_t size)
 }
 
 /*
- * fsync_dir
- *		fsync a directory so that a rename or unlink in it is durable.
- */
-static bool
-fsync_dir(const char *dir)
-{
-	int			fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	bool		ok;
-
-	if (fd < 0)
-		return false;
-	ok = (fsync(fd) == 0);
-	close(fd);
-	return ok;
-}
-
-/*
  * temp_name
- *		A fresh temporary name in dir (see GW_TMP_PREFIX); false if it does
- *		not fit in size bytes.
+ *		A fresh temporary file name (see GW_TMP_PREFIX), relative to the
+ *		manifest's directory.
  */
-static bool
-temp_name(const char *dir, char *buf, size_t size)
+static void
+temp_name(char *buf, size_t size)
 {
-	int			n = snprintf(buf, size, "%s/" GW_TMP_PREFIX "%ld-%lu" GW_TMP_SUFFIX,
-							 dir, (long) getpid(),
-							 (unsigned long) atomic_fetch_add(&tmp_counter, 1));
-
-	return n >= 0 && (size_t) n < size;
+	snprintf(buf, size, GW_TMP_PREFIX "%ld-%lu" GW_TMP_SUFFIX, (long) getpid(),
+			 (unsigned long) atomic_fetch_add(&tmp_counter, 1));
 }
 
 /*
  * write_canonical
- *		Copy in to a temporary file beside canonical and rename it there.
+ *		Copy in to a temporary file beside the canonical name cbase in the
+ *		directory dfd and rename it there.  canonical is the full path, for
+ *		messages.
  */
 static bool
-write_canonical(int in, const char *dir, const char *canonical, int64_t size,
+write_canonical(int in, int dfd, const char *cbase, const char *canonical, int64_t size,
 				GwWritten *written, GwError *err)
 {
-	char		tmp[PATH_MAX];
+	char		tmp[64];
 	struct stat sb;
 	int			out;
 
-	if (!temp_name(dir, tmp, sizeof(tmp)))
-	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "manifest directory path is too long");
-		return false;
-	}
-	out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	temp_name(tmp, sizeof(tmp));
+	out = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (out < 0)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot create a temporary manifest in %s", dir);
+		gw_error_set(err, GW_ERR_INTERNAL, "cannot create a temporary manifest beside %s", canonical);
 		gw_error_detail(err, "%s", strerror(errno));
 		return false;
 	}
@@ -295,22 +369,22 @@ write_canonical(int in, const char *dir, const char *canonical, int64_t size,
 		gw_error_set(err, GW_ERR_INTERNAL, "cannot write the manifest %s", canonical);
 		gw_error_detail(err, "%s", strerror(errno));
 		close(out);
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
 		return false;
 	}
 	close(out);
-	if (rename(tmp, canonical) != 0)
+	if (renameat(dfd, tmp, dfd, cbase) != 0)
 	{
 		gw_error_set(err, GW_ERR_INTERNAL, "cannot rename the manifest into %s", canonical);
 		gw_error_detail(err, "%s", strerror(errno));
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
 		return false;
 	}
-	if (!fsync_dir(dir))
+	if (fsync(dfd) != 0)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot fsync the directory %s", dir);
+		gw_error_set(err, GW_ERR_INTERNAL, "cannot fsync the directory of %s", canonical);
 		gw_error_detail(err, "%s", strerror(errno));
-		unlink(canonical);
+		unlinkat(dfd, cbase, 0);
 		return false;
 	}
 	written->created = true;
@@ -322,21 +396,22 @@ write_canonical(int in, const char *dir, const char *canonical, int64_t size,
 /*
  * link_canonical
  *		Give the staging file's inode (in, already checked: a regular file
- *		of the expected size) the canonical name too.  The link is made
- *		through /proc/self/fd, so it names exactly the inode that was
- *		opened, checked and fsync'd, even if the staging path has been
- *		replaced since (for example by a symbolic link).  An existing
- *		canonical file (an orphan of an attempt that did not commit) is
- *		replaced atomically through a temporary name.  Returns 1 when the
- *		canonical name is durable, 0 when a link cannot be made here (the
- *		caller copies instead), -1 on an error (err set).
+ *		of the expected size) the canonical name cbase in the directory dfd
+ *		too.  The link is made through /proc/self/fd, so it names exactly
+ *		the inode that was opened, checked and fsync'd, even if the staging
+ *		path has been replaced since (for example by a symbolic link).  An
+ *		existing canonical file (an orphan of an attempt that did not
+ *		commit) is replaced atomically through a temporary name.  Returns 1
+ *		when the canonical name is durable, 0 when a link cannot be made
+ *		here (the caller copies instead), -1 on an error (err set).
  */
 static int
-link_canonical(int in, const struct stat *insb, const char *dir, const char *canonical,
-			   const GwWritten *synced, GwWritten *written, GwError *err)
+link_canonical(int in, const struct stat *insb, int dfd, const char *cbase,
+			   const char *canonical, const GwWritten *synced, GwWritten *written,
+			   GwError *err)
 {
 	char		proc[64];
-	char		tmp[PATH_MAX];
+	char		tmp[64];
 	bool		already = synced->created && synced->dev == (uint64_t) insb->st_dev &&
 		synced->ino == (uint64_t) insb->st_ino;
 
@@ -347,26 +422,26 @@ link_canonical(int in, const struct stat *insb, const char *dir, const char *can
 		gw_error_detail(err, "%s", strerror(errno));
 		return -1;
 	}
-	if (linkat(AT_FDCWD, proc, AT_FDCWD, canonical, AT_SYMLINK_FOLLOW) != 0)
+	if (linkat(AT_FDCWD, proc, dfd, cbase, AT_SYMLINK_FOLLOW) != 0)
 	{
 		if (errno != EEXIST)
 			return 0;
-		if (!temp_name(dir, tmp, sizeof(tmp)) ||
-			linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) != 0)
+		temp_name(tmp, sizeof(tmp));
+		if (linkat(AT_FDCWD, proc, dfd, tmp, AT_SYMLINK_FOLLOW) != 0)
 			return 0;
-		if (rename(tmp, canonical) != 0)
+		if (renameat(dfd, tmp, dfd, cbase) != 0)
 		{
 			gw_error_set(err, GW_ERR_INTERNAL, "cannot rename the manifest into %s", canonical);
 			gw_error_detail(err, "%s", strerror(errno));
-			unlink(tmp);
+			unlinkat(dfd, tmp, 0);
 			return -1;
 		}
 	}
-	if (!fsync_dir(dir))
+	if (fsync(dfd) != 0)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot fsync the directory %s", dir);
+		gw_error_set(err, GW_ERR_INTERNAL, "cannot fsync the directory of %s", canonical);
 		gw_error_detail(err, "%s", strerror(errno));
-		unlink(canonical);
+		unlinkat(dfd, cbase, 0);
 		return -1;
 	}
 	written->created = true;
@@ -385,12 +460,16 @@ local_sync_staging(GwStorage *st, const char *path, GwWritten *synced)
 {
 	GwError		err;
 	struct stat sb;
+	const char *base;
+	int			dfd;
 	int			fd;
 
 	memset(synced, 0, sizeof(*synced));
-	if (!check_path(st->priv, path, &err))
+	dfd = open_parent(st->priv, path, &base, &err);
+	if (dfd < 0)
 		return;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	close(dfd);
 	if (fd < 0)
 		return;
 	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && fsync(fd) == 0)
@@ -400,6 +479,36 @@ local_sync_staging(GwStorage *st, const char *path, GwWritten *synced)
 		synced->ino = sb.st_ino;
 	}
 	close(fd);
+}
+
+/*
+ * keep_identical
+ *		An identical canonical manifest (an idempotent retry) is kept: 1 if
+ *		cbase in dfd already holds the size bytes of in, 0 if it does not
+ *		exist or differs, -1 (err set) if it is not a regular file.
+ */
+static int
+keep_identical(int in, int dfd, const char *cbase, const char *canonical, int64_t size,
+			   GwError *err)
+{
+	struct stat sb;
+	int			cur;
+	bool		same;
+
+	if (fstatat(dfd, cbase, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+		return 0;
+	if (!S_ISREG(sb.st_mode))
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "canonical manifest %s exists and is not a regular file", canonical);
+		return -1;
+	}
+	cur = openat(dfd, cbase, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (cur < 0)
+		return 0;
+	same = ((int64_t) sb.st_size == size && same_content(in, cur, size));
+	close(cur);
+	return same ? 1 : 0;
 }
 
 /*
@@ -414,12 +523,15 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 	char		sdir[PATH_MAX];
 	char		cdir[PATH_MAX];
 	const char *base;
+	const char *cbase;
 	struct stat sb;
+	int			dfd;
 	int			in;
+	int			kept = 0;
 	bool		ok;
 
 	memset(written, 0, sizeof(*written));
-	if (!check_path(ls, canonical, err) || !check_path(ls, staging, err))
+	if (!check_lexical(ls, canonical, err) || !check_lexical(ls, staging, err))
 		return false;
 	dir_of(staging, sdir, sizeof(sdir));
 	dir_of(canonical, cdir, sizeof(cdir));
@@ -436,14 +548,19 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 					 "staging manifest %s must be in the table's directory %s", staging, cdir);
 		return false;
 	}
+	dfd = open_confined_dir(ls, cdir, err);
+	if (dfd < 0)
+		return false;
+	cbase = strrchr(canonical, '/') + 1;
 
-	in = open(staging, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	in = openat(dfd, strrchr(staging, '/') + 1, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (in < 0 || fstat(in, &sb) != 0 || !S_ISREG(sb.st_mode))
 	{
 		gw_error_set(err, GW_ERR_INVALID_INPUT, "staging manifest %s cannot be read", staging);
 		gw_error_detail(err, "%s", strerror(errno));
 		if (in >= 0)
 			close(in);
+		close(dfd);
 		return false;
 	}
 	if ((int64_t) sb.st_size != size)
@@ -451,49 +568,23 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 		gw_error_set(err, GW_ERR_INVALID_INPUT,
 					 "staging manifest %s is %lld bytes, manifest_size says %lld",
 					 staging, (long long) sb.st_size, (long long) size);
-		close(in);
-		return false;
+		ok = false;
 	}
-	if (strcmp(staging, canonical) == 0)
+	else if (strcmp(staging, canonical) == 0 ||
+			 (kept = keep_identical(in, dfd, cbase, canonical, size, err)) > 0)
+		ok = true;
+	else if (kept < 0)
+		ok = false;
+	else
 	{
-		close(in);
-		return true;
-	}
+		int			linked = gw_config.manifest_copy ? 0 :
+			link_canonical(in, &sb, dfd, cbase, canonical, synced, written, err);
 
-	/* An identical canonical manifest (an idempotent retry) is kept. */
-	if (lstat(canonical, &sb) == 0)
-	{
-		int			cur;
-
-		if (!S_ISREG(sb.st_mode))
-		{
-			gw_error_set(err, GW_ERR_INVALID_INPUT,
-						 "canonical manifest %s exists and is not a regular file", canonical);
-			close(in);
-			return false;
-		}
-		cur = open(canonical, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (cur >= 0)
-		{
-			bool		same = ((int64_t) sb.st_size == size && same_content(in, cur, size));
-
-			close(cur);
-			if (same)
-			{
-				close(in);
-				return true;
-			}
-		}
-	}
-
-	{
-		struct stat insb;
-		int			linked = !gw_config.manifest_copy && fstat(in, &insb) == 0 ?
-			link_canonical(in, &insb, cdir, canonical, synced, written, err) : 0;
-
-		ok = linked > 0 || (linked == 0 && write_canonical(in, cdir, canonical, size, written, err));
+		ok = linked > 0 ||
+			(linked == 0 && write_canonical(in, dfd, cbase, canonical, size, written, err));
 	}
 	close(in);
+	close(dfd);
 	return ok;
 }
 
@@ -505,19 +596,21 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 static void
 local_discard(GwStorage *st, const char *canonical, const GwWritten *written)
 {
+	GwError		err;
 	struct stat sb;
-	char		dir[PATH_MAX];
+	const char *base;
+	int			dfd;
 
-	(void) st;
 	if (!written->created)
 		return;
-	if (lstat(canonical, &sb) == 0 && (uint64_t) sb.st_dev == written->dev &&
-		(uint64_t) sb.st_ino == written->ino)
-	{
-		unlink(canonical);
-		dir_of(canonical, dir, sizeof(dir));
-		fsync_dir(dir);
-	}
+	dfd = open_parent(st->priv, canonical, &base, &err);
+	if (dfd < 0)
+		return;
+	if (fstatat(dfd, base, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+		(uint64_t) sb.st_dev == written->dev && (uint64_t) sb.st_ino == written->ino &&
+		unlinkat(dfd, base, 0) == 0)
+		fsync(dfd);
+	close(dfd);
 }
 
 /*
@@ -529,39 +622,31 @@ local_remove(GwStorage *st, const char *path)
 {
 	GwError		err;
 	struct stat sb;
+	const char *base;
+	int			dfd = open_parent(st->priv, path, &base, &err);
 
-	if (check_path(st->priv, path, &err) && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode))
-		unlink(path);
+	if (dfd < 0)
+		return;
+	if (fstatat(dfd, base, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode))
+		unlinkat(dfd, base, 0);
+	close(dfd);
 }
 
 /*
  * open_dir
- *		Open a directory that passes the confinement rules, without
- *		following a symbolic link in its last component.  Returns the
- *		descriptor, or -1 with err set (errno ENOENT when it does not exist).
+ *		Open a directory that passes the confinement rules (see
+ *		open_confined_dir).  Returns the descriptor, or -1 with err set
+ *		(errno ENOENT when it does not exist).
  */
 static int
 open_dir(LocalStorage *ls, const char *dir, GwError *err)
 {
-	int			fd;
-
 	if (!check_lexical(ls, dir, err))
 	{
 		errno = EINVAL;
 		return -1;
 	}
-	if (!check_real_dir(dir, err))
-		return -1;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-	{
-		int			saved = errno;
-
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot open the directory %s", dir);
-		gw_error_detail(err, "%s", strerror(saved));
-		errno = saved;
-	}
-	return fd;
+	return open_confined_dir(ls, dir, err);
 }
 
 /*
@@ -754,6 +839,17 @@ gw_storage_local_create(const char *root, GwError *err)
 		return NULL;
 	}
 	ls->rootlen = strlen(ls->root);
+	if (gw_config.no_openat2)
+		atomic_store(&have_openat2, -1);
+	ls->rootfd = open(ls->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (ls->rootfd < 0)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "root directory %s cannot be opened: %s",
+					 ls->root, strerror(errno));
+		free(st);
+		free(ls);
+		return NULL;
+	}
 	st->name = "local";
 	st->stat_staging = local_stat_staging;
 	st->finalize = local_finalize;

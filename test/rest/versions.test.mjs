@@ -6,10 +6,83 @@ import fs from "node:fs";
 import path from "node:path";
 import {
   req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, writeStaging,
-  versionsDir, v2Name, ROOT, TMP,
+  versionsDir, v2Name, startGateway, stop, GW_URL, GW_DB, ROOT, TMP,
 } from "./lib.mjs";
 
 const canonicalOf = (t, v) => path.join(versionsDir(t.location), v2Name(v));
+
+// Every staging path that leaves the table's _versions directory (by text,
+// by a symbolic link to a file, by a symbolic link in place of _versions) is
+// refused with 400 code 13, and nothing outside the root is touched.
+async function checkConfinement(base) {
+  const ns = await mkNamespace();
+  const t = await mkTable(ns);
+  const other = await mkTable(ns);
+  const vdir = versionsDir(t.location);
+  fs.mkdirSync(vdir, { recursive: true });
+  const outside = fs.mkdtempSync(path.join(TMP, "outside-"));
+  fs.writeFileSync(path.join(outside, "m"), "evil");
+  fs.writeFileSync(path.join(t.location, "not_versions.manifest"), "x");
+  const otherStaging = writeStaging(other.location, 1, "other");
+  fs.symlinkSync(path.join(outside, "m"), path.join(vdir, "link.manifest-1"));
+  const cases = [
+    "/etc/passwd",
+    "etc/passwd",
+    path.join(outside, "m"),
+    path.join(t.location, "not_versions.manifest"),
+    path.join(vdir, "..", "not_versions.manifest"),
+    `${vdir}/./x`,
+    otherStaging.abs,
+    path.join(vdir, "link.manifest-1"),
+    path.join(vdir, "does-not-exist.manifest-1"),
+    "",
+  ];
+  for (const p of cases) {
+    const res = await req("POST", `/v1/table/${t.enc}/version/create`, { body: { version: 1, manifest_path: p }, base });
+    assertError(res, 400, 13);
+  }
+  // a symlinked _versions directory that leaves the table
+  const t3 = await mkTable(ns);
+  fs.mkdirSync(t3.location, { recursive: true });
+  fs.symlinkSync(outside, versionsDir(t3.location));
+  const res = await req("POST", `/v1/table/${t3.enc}/version/create`, {
+    body: { version: 1, manifest_path: path.join(versionsDir(t3.location), "m") },
+    base,
+  });
+  assertError(res, 400, 13);
+  assert.match(res.json.error, /symbolic link/);
+  // a table directory that is itself a symbolic link, above _versions
+  const t4 = await mkTable(ns);
+  const elsewhere = fs.mkdtempSync(path.join(TMP, "elsewhere-"));
+  fs.mkdirSync(path.join(elsewhere, "_versions"));
+  fs.writeFileSync(path.join(elsewhere, "_versions", "stg.manifest-1"), "elsewhere");
+  fs.mkdirSync(path.dirname(t4.location), { recursive: true });
+  fs.symlinkSync(elsewhere, t4.location);
+  const res4 = await req("POST", `/v1/table/${t4.enc}/version/create`, {
+    body: { version: 1, manifest_path: path.join(versionsDir(t4.location), "stg.manifest-1") },
+    base,
+  });
+  assertError(res4, 400, 13);
+  assert.match(res4.json.error, /symbolic link/);
+  assert.deepEqual(fs.readdirSync(path.join(elsewhere, "_versions")), ["stg.manifest-1"]);
+  // a symbolic link that stays under the root: _versions of t5 is the
+  // directory of another table, so a commit would write into that table
+  const t5 = await mkTable(ns);
+  fs.mkdirSync(t5.location, { recursive: true });
+  fs.mkdirSync(path.dirname(otherStaging.abs), { recursive: true });
+  fs.symlinkSync(path.relative(t5.location, path.dirname(otherStaging.abs)), versionsDir(t5.location));
+  const res5 = await req("POST", `/v1/table/${t5.enc}/version/create`, {
+    body: { version: 1, manifest_path: path.join(versionsDir(t5.location), path.basename(otherStaging.abs)) },
+    base,
+  });
+  assertError(res5, 400, 13);
+  assert.match(res5.json.error, /symbolic link/);
+  assert.deepEqual(fs.readdirSync(path.dirname(otherStaging.abs)), [path.basename(otherStaging.abs)]);
+  assert.equal(fs.readFileSync(path.join(outside, "m"), "utf8"), "evil");
+  assert.deepEqual(fs.readdirSync(outside), ["m"]);
+  assertError(await req("POST", `/v1/table/${t.enc}/version/describe`, { body: { version: 1 }, base }), 404, 11);
+  assert.ok(fs.existsSync(otherStaging.abs));
+}
 
 describe("versions", () => {
   it("copies the staging manifest to the canonical path and answers in the client's form", async () => {
@@ -100,45 +173,22 @@ describe("versions", () => {
   });
 
   it("confines file access to the table's _versions directory", async () => {
-    const ns = await mkNamespace();
-    const t = await mkTable(ns);
-    const other = await mkTable(ns);
-    const vdir = versionsDir(t.location);
-    fs.mkdirSync(vdir, { recursive: true });
-    const outside = path.join(TMP, "outside");
-    fs.mkdirSync(outside, { recursive: true });
-    fs.writeFileSync(path.join(outside, "m"), "evil");
-    fs.writeFileSync(path.join(t.location, "not_versions.manifest"), "x");
-    const otherStaging = writeStaging(other.location, 1, "other");
-    fs.symlinkSync(path.join(outside, "m"), path.join(vdir, "link.manifest-1"));
-    const cases = [
-      "/etc/passwd",
-      "etc/passwd",
-      path.join(outside, "m"),
-      path.join(t.location, "not_versions.manifest"),
-      path.join(vdir, "..", "not_versions.manifest"),
-      `${vdir}/./x`,
-      otherStaging.abs,
-      path.join(vdir, "link.manifest-1"),
-      path.join(vdir, "does-not-exist.manifest-1"),
-      "",
-    ];
-    for (const p of cases) {
-      const res = await req("POST", `/v1/table/${t.enc}/version/create`, { body: { version: 1, manifest_path: p } });
-      assertError(res, 400, 13);
+    await checkConfinement(GW_URL);
+  });
+
+  it("confines file access the same way with --no-openat2 (the walk by O_NOFOLLOW)", async () => {
+    const g = await startGateway(["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT, "--no-openat2"]);
+    try {
+      await checkConfinement(g.url);
+      // and a version still commits through the fallback
+      const t = await mkTable(await mkNamespace());
+      const { res, st } = await createVersion(t, 1, { base: g.url, content: "walked" });
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(fs.readFileSync(canonicalOf(t, 1)), st.bytes);
+      assert.ok(!fs.existsSync(st.abs), "staging file removed after commit");
+    } finally {
+      await stop(g.proc);
     }
-    // a symlinked _versions directory that leaves the table
-    const t3 = await mkTable(ns);
-    fs.mkdirSync(t3.location, { recursive: true });
-    fs.symlinkSync(outside, versionsDir(t3.location));
-    const res = await req("POST", `/v1/table/${t3.enc}/version/create`, {
-      body: { version: 1, manifest_path: path.join(versionsDir(t3.location), "m") },
-    });
-    assertError(res, 400, 13);
-    assert.equal(fs.readFileSync(path.join(outside, "m"), "utf8"), "evil");
-    assert.deepEqual(fs.readdirSync(outside), ["m"]);
-    assertError(await req("POST", `/v1/table/${t.enc}/version/describe`, { body: { version: 1 } }), 404, 11);
-    assert.ok(fs.existsSync(otherStaging.abs));
   });
 
   it("version/create input errors are 400 code 13, missing tables 404 code 4", async () => {
