@@ -17,6 +17,7 @@ OBJS = \
 	src/table_ops.o \
 	src/version_ops.o \
 	src/rest_bindings.o \
+	src/rest_table.o \
 	src/version_check.o \
 	src/history.o \
 	src/branch_ops.o \

@@ -1,0 +1,526 @@
+/*-------------------------------------------------------------------------
+ *
+ * rest_table.c
+ *	  The REST bindings of the namespace, table, branch and tag routes,
+ *	  driven by one table: lance_rest_binding.
+ *
+ * A binding translates the request object that the gateway (or PostgREST)
+ * passes into the arguments of one lance_* SQL function, calls it, and
+ * turns its result into the response object.  Every one of these has the
+ * same shape, so each is one row of "bindings" below: the operation's
+ * function, the request fields in the order of its parameters (read with
+ * the lance_request_* helpers, as the req_* SQL functions do), the result
+ * columns that the response carries, whether JSON nulls are left out
+ * (jsonb_strip_nulls of the whole object) and whether the transaction_id
+ * of a mutating operation is added.
+ *
+ * The operation is called through the function manager with its own
+ * pinned search_path, exactly as a SQL call of it would, so its rules are
+ * not copied here.  What is saved against a PL/pgSQL body is the executor
+ * work around the call: one search_path set-up per request instead of one
+ * per request field.  The function's OID and result columns are looked up
+ * once per session and forgotten when pg_proc changes.
+ *
+ * The version routes have their own C bindings (rest_bindings.c); the
+ * batch and transaction routes, whose shapes differ, stay in PL/pgSQL.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "nodes/makefuncs.h"
+#include "nodes/pg_list.h"
+#include "parser/parse_func.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+
+#include "lance_namespace.h"
+
+#define REST_MAX_ARGS 8
+#define REST_MAX_OUTPUTS 10
+
+/* How a request field becomes an argument */
+typedef enum RestArgKind
+{
+	RA_TEXT_ARRAY,				/* text[]: an array of strings */
+	RA_TEXT,					/* text */
+	RA_JSON,					/* jsonb: any JSON value */
+	RA_BOOL,					/* boolean */
+	RA_INT,						/* integer */
+	RA_BIGINT					/* bigint */
+} RestArgKind;
+
+/* What an absent field becomes (else SQL NULL) */
+typedef enum RestDefault
+{
+	RD_NULL,
+	RD_EMPTY_ARRAY,				/* '{}' */
+	RD_TRUE,
+	RD_FALSE,
+	RD_DOLLAR					/* '$', the default delimiter */
+} RestDefault;
+
+typedef struct RestArg
+{
+	const char *field;
+	RestArgKind kind;
+	RestDefault dflt;
+} RestArg;
+
+typedef struct RestBinding
+{
+	const char *name;			/* the rest_* function */
+	const char *function;		/* the lance_* function it calls */
+	int			nargs;
+	RestArg		args[REST_MAX_ARGS];
+	const char *outputs[REST_MAX_OUTPUTS];	/* result columns, NULL-ended */
+	bool		strip_nulls;
+	bool		with_txid;
+} RestBinding;
+
+#define ID {"id", RA_TEXT_ARRAY, RD_NULL}
+#define PAGE {"page_token", RA_TEXT, RD_NULL}, {"limit", RA_INT, RD_NULL}
+
+static const RestBinding bindings[] = {
+	{"rest_create_namespace", "lance_create_namespace", 3,
+		{ID, {"mode", RA_TEXT, RD_NULL}, {"properties", RA_JSON, RD_NULL}},
+	{"properties"}, false, true},
+	{"rest_list_namespaces", "lance_list_namespaces", 3,
+		{{"id", RA_TEXT_ARRAY, RD_EMPTY_ARRAY}, PAGE},
+	{"namespaces", "page_token"}, true, false},
+	{"rest_describe_namespace", "lance_describe_namespace", 1,
+		{ID},
+	{"properties"}, false, false},
+	{"rest_drop_namespace", "lance_drop_namespace", 3,
+		{ID, {"mode", RA_TEXT, RD_NULL}, {"behavior", RA_TEXT, RD_NULL}},
+	{"properties"}, true, true},
+	{"rest_declare_table", "lance_declare_table", 4,
+		{ID, {"location", RA_TEXT, RD_NULL}, {"properties", RA_JSON, RD_NULL},
+		{"vend_credentials", RA_BOOL, RD_NULL}},
+	{"location", "properties", "managed_versioning", "storage_options"}, true, true},
+	{"rest_register_table", "lance_register_table", 4,
+		{ID, {"location", RA_TEXT, RD_NULL}, {"mode", RA_TEXT, RD_NULL},
+		{"properties", RA_JSON, RD_NULL}},
+	{"location", "properties"}, true, true},
+	{"rest_describe_table", "lance_describe_table", 8,
+		{ID, {"version", RA_BIGINT, RD_NULL}, {"branch", RA_TEXT, RD_NULL},
+			{"tag", RA_TEXT, RD_NULL}, {"with_table_uri", RA_BOOL, RD_FALSE},
+			{"check_declared", RA_BOOL, RD_FALSE},
+			{"load_detailed_metadata", RA_BOOL, RD_NULL},
+		{"vend_credentials", RA_BOOL, RD_NULL}},
+		{"table", "namespace", "version", "location", "table_uri", "properties",
+	"managed_versioning", "is_only_declared", "storage_options"}, true, false},
+	{"rest_list_tables", "lance_list_tables", 4,
+		{{"id", RA_TEXT_ARRAY, RD_EMPTY_ARRAY}, PAGE,
+		{"include_declared", RA_BOOL, RD_TRUE}},
+	{"tables", "page_token"}, true, false},
+	{"rest_list_all_tables", "lance_list_all_tables", 3,
+		{PAGE, {"delimiter", RA_TEXT, RD_DOLLAR}},
+	{"tables", "page_token"}, true, false},
+	{"rest_deregister_table", "lance_deregister_table", 1,
+		{ID},
+	{"id", "location", "properties"}, true, true},
+	{"rest_rename_table", "lance_rename_table", 3,
+		{ID, {"new_table_name", RA_TEXT, RD_NULL},
+		{"new_namespace_id", RA_TEXT_ARRAY, RD_NULL}},
+	{NULL}, false, true},
+	{"rest_batch_delete_table_versions", "lance_batch_delete_table_versions", 3,
+		{ID, {"ranges", RA_JSON, RD_NULL}, {"branch", RA_TEXT, RD_NULL}},
+	{"deleted_count"}, false, true},
+	{"rest_create_table_branch", "lance_create_table_branch", 5,
+		{ID, {"name", RA_TEXT, RD_NULL}, {"from_branch", RA_TEXT, RD_NULL},
+		{"from_version", RA_BIGINT, RD_NULL}, {"metadata", RA_JSON, RD_NULL}},
+	{NULL}, false, true},
+	{"rest_list_table_branches", "lance_list_table_branches", 3,
+		{ID, PAGE},
+	{"branches", "page_token"}, true, false},
+	{"rest_delete_table_branch", "lance_delete_table_branch", 2,
+		{ID, {"name", RA_TEXT, RD_NULL}},
+	{NULL}, false, true},
+	{"rest_create_table_tag", "lance_create_table_tag", 4,
+		{ID, {"tag", RA_TEXT, RD_NULL}, {"version", RA_BIGINT, RD_NULL},
+		{"branch", RA_TEXT, RD_NULL}},
+	{NULL}, false, true},
+	{"rest_get_table_tag_version", "lance_get_table_tag_version", 2,
+		{ID, {"tag", RA_TEXT, RD_NULL}},
+	{"version", "branch"}, true, false},
+	{"rest_update_table_tag", "lance_update_table_tag", 4,
+		{ID, {"tag", RA_TEXT, RD_NULL}, {"version", RA_BIGINT, RD_NULL},
+		{"branch", RA_TEXT, RD_NULL}},
+	{NULL}, false, true},
+	{"rest_delete_table_tag", "lance_delete_table_tag", 2,
+		{ID, {"tag", RA_TEXT, RD_NULL}},
+	{NULL}, false, true},
+	{"rest_list_table_tags", "lance_list_table_tags", 3,
+		{ID, PAGE},
+	{"tags", "page_token"}, true, false},
+};
+
+#define NBINDINGS lengthof(bindings)
+
+/* What a session has looked up for one binding */
+typedef struct RestCache
+{
+	Oid			binding_oid;	/* the rest_* function, InvalidOid if unknown */
+	FmgrInfo	call;			/* the lance_* function */
+	bool		composite;		/* it returns a row (else a scalar or void) */
+	int			attnums[REST_MAX_OUTPUTS];	/* of the outputs, in the row */
+	Oid			types[REST_MAX_OUTPUTS];	/* of the outputs */
+} RestCache;
+
+static RestCache cache[NBINDINGS];
+static bool callback_registered = false;
+
+/*
+ * forget_functions
+ *		Syscache callback: pg_proc changed (the extension may have been
+ *		dropped and created again), so look everything up again.
+ */
+static void
+forget_functions(Datum arg, int cacheid, uint32 hashvalue)
+{
+	for (int i = 0; i < NBINDINGS; i++)
+		cache[i].binding_oid = InvalidOid;
+}
+
+/*
+ * arg_type
+ *		The SQL type of an argument kind.
+ */
+static Oid
+arg_type(RestArgKind kind)
+{
+	switch (kind)
+	{
+		case RA_TEXT_ARRAY:
+			return TEXTARRAYOID;
+		case RA_TEXT:
+			return TEXTOID;
+		case RA_JSON:
+			return JSONBOID;
+		case RA_BOOL:
+			return BOOLOID;
+		case RA_INT:
+			return INT4OID;
+		case RA_BIGINT:
+			return INT8OID;
+	}
+	return InvalidOid;			/* not reached */
+}
+
+/*
+ * look_up
+ *		Fill c for binding b: the operation's function by its exact
+ *		signature, and where each output sits in its result.
+ */
+static void
+look_up(const RestBinding *b, RestCache *c, Oid binding_oid)
+{
+	Oid			argtypes[REST_MAX_ARGS];
+	Oid			fn;
+	Oid			rettype;
+	TupleDesc	tupdesc;
+	TypeFuncClass class;
+	int			i;
+
+	for (i = 0; i < b->nargs; i++)
+		argtypes[i] = arg_type(b->args[i].kind);
+	fn = LookupFuncName(list_make2(makeString("lance_namespace"),
+								   makeString((char *) b->function)),
+						b->nargs, argtypes, false);
+	class = get_func_result_type(fn, &rettype, &tupdesc);
+	c->composite = (class == TYPEFUNC_COMPOSITE);
+	for (i = 0; b->outputs[i] != NULL; i++)
+	{
+		if (c->composite)
+		{
+			int			a;
+
+			for (a = 0; a < tupdesc->natts; a++)
+				if (strcmp(NameStr(TupleDescAttr(tupdesc, a)->attname), b->outputs[i]) == 0)
+					break;
+			if (a == tupdesc->natts)
+				elog(ERROR, "%s has no result column \"%s\"", b->function, b->outputs[i]);
+			c->attnums[i] = a + 1;
+			c->types[i] = TupleDescAttr(tupdesc, a)->atttypid;
+		}
+		else
+		{
+			/* one OUT parameter: the result is that column */
+			if (i > 0 || class != TYPEFUNC_SCALAR)
+				elog(ERROR, "%s does not return \"%s\"", b->function, b->outputs[i]);
+			c->attnums[i] = 0;
+			c->types[i] = rettype;
+		}
+	}
+	fmgr_info_cxt(fn, &c->call, TopMemoryContext);
+	c->binding_oid = binding_oid;
+}
+
+/*
+ * binding_for
+ *		The binding of the calling rest_* function, looked up once.
+ */
+static int
+binding_for(FunctionCallInfo fcinfo)
+{
+	Oid			oid = fcinfo->flinfo->fn_oid;
+	char	   *name;
+	int			i;
+
+	for (i = 0; i < NBINDINGS; i++)
+		if (cache[i].binding_oid == oid)
+			return i;
+	if (!callback_registered)
+	{
+		CacheRegisterSyscacheCallback(PROCOID, forget_functions, (Datum) 0);
+		callback_registered = true;
+	}
+	name = get_func_name(oid);
+	for (i = 0; i < NBINDINGS; i++)
+		if (name != NULL && strcmp(bindings[i].name, name) == 0)
+		{
+			look_up(&bindings[i], &cache[i], oid);
+			return i;
+		}
+	elog(ERROR, "function %u is not a REST binding", oid);
+	return -1;					/* not reached */
+}
+
+/*
+ * request_arg_value
+ *		Read request field a as its argument: *isnull when absent and
+ *		without default.  Errors are those of the req_* helpers.
+ */
+static Datum
+request_arg_value(Jsonb *request, const RestArg *a, bool *isnull)
+{
+	Datum		d = (Datum) 0;
+	bool		present = false;
+
+	switch (a->kind)
+	{
+		case RA_TEXT_ARRAY:
+			{
+				ArrayType  *arr = lance_request_text_array(request, a->field);
+
+				if (arr == NULL && a->dflt == RD_EMPTY_ARRAY)
+					arr = construct_empty_array(TEXTOID);
+				present = (arr != NULL);
+				d = PointerGetDatum(arr);
+			}
+			break;
+		case RA_TEXT:
+			{
+				char	   *s = lance_request_text(request, a->field);
+
+				if (s == NULL && a->dflt == RD_DOLLAR)
+					s = "$";
+				present = (s != NULL);
+				if (present)
+					d = CStringGetTextDatum(s);
+			}
+			break;
+		case RA_JSON:
+			{
+				Jsonb	   *jb = lance_request_json(request, a->field);
+
+				present = (jb != NULL);
+				d = JsonbPGetDatum(jb);
+			}
+			break;
+		case RA_BOOL:
+			{
+				bool		b;
+
+				present = lance_request_bool(request, a->field, &b);
+				if (!present && (a->dflt == RD_TRUE || a->dflt == RD_FALSE))
+				{
+					b = (a->dflt == RD_TRUE);
+					present = true;
+				}
+				d = BoolGetDatum(b);
+			}
+			break;
+		case RA_INT:
+			{
+				int32		v = 0;
+
+				present = lance_request_int32(request, a->field, &v);
+				d = Int32GetDatum(v);
+			}
+			break;
+		case RA_BIGINT:
+			{
+				int64		v = 0;
+
+				present = lance_request_int64(request, a->field, &v);
+				d = Int64GetDatum(v);
+			}
+			break;
+	}
+	*isnull = !present;
+	return present ? d : (Datum) 0;
+}
+
+/*
+ * push_text
+ *		Push a string as seq (WJB_KEY, WJB_VALUE or WJB_ELEM).
+ */
+static void
+push_text(JsonbParseState **st, JsonbIteratorToken seq, const char *s)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) s;
+	v.val.string.len = strlen(s);
+	pushJsonbValue(st, seq, &v);
+}
+
+/*
+ * push_datum
+ *		Push a result value of type typid as to_jsonb would turn it into
+ *		JSON: text as a string, text[] as an array of strings (NULL
+ *		elements as null), bigint as a number, boolean, and jsonb as it is.
+ */
+static void
+push_datum(JsonbParseState **st, Datum d, bool isnull, Oid typid)
+{
+	JsonbValue	v;
+
+	if (isnull)
+	{
+		v.type = jbvNull;
+		pushJsonbValue(st, WJB_VALUE, &v);
+		return;
+	}
+	switch (typid)
+	{
+		case TEXTOID:
+			push_text(st, WJB_VALUE, TextDatumGetCString(d));
+			return;
+		case TEXTARRAYOID:
+			{
+				Datum	   *elems;
+				bool	   *nulls;
+				int			n;
+
+				deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false,
+								  TYPALIGN_INT, &elems, &nulls, &n);
+				pushJsonbValue(st, WJB_BEGIN_ARRAY, NULL);
+				for (int i = 0; i < n; i++)
+				{
+					if (nulls[i])
+					{
+						v.type = jbvNull;
+						pushJsonbValue(st, WJB_ELEM, &v);
+					}
+					else
+						push_text(st, WJB_ELEM, TextDatumGetCString(elems[i]));
+				}
+				pushJsonbValue(st, WJB_END_ARRAY, NULL);
+				return;
+			}
+		case INT8OID:
+			v.type = jbvNumeric;
+			v.val.numeric = int64_to_numeric(DatumGetInt64(d));
+			break;
+		case BOOLOID:
+			v.type = jbvBool;
+			v.val.boolean = DatumGetBool(d);
+			break;
+		case JSONBOID:
+			{
+				Jsonb	   *jb = DatumGetJsonbP(d);
+
+				if (JB_ROOT_IS_SCALAR(jb))
+					JsonbExtractScalar(&jb->root, &v);
+				else
+				{
+					v.type = jbvBinary;
+					v.val.binary.data = &jb->root;
+					v.val.binary.len = VARSIZE(jb) - VARHDRSZ;
+				}
+			}
+			break;
+		default:
+			elog(ERROR, "unexpected result type %u in a REST binding", typid);
+	}
+	pushJsonbValue(st, WJB_VALUE, &v);
+}
+
+PG_FUNCTION_INFO_V1(lance_rest_binding);
+
+/*
+ * lance_rest_binding(request jsonb) returns jsonb
+ *		The C function of every rest_* function listed in "bindings": read
+ *		the request, call the operation, answer with its result columns
+ *		(and transaction_id).
+ */
+Datum
+lance_rest_binding(PG_FUNCTION_ARGS)
+{
+	int			bi = binding_for(fcinfo);
+	const RestBinding *b = &bindings[bi];
+	RestCache  *c = &cache[bi];
+	Jsonb	   *request = PG_ARGISNULL(0) ? NULL : PG_GETARG_JSONB_P(0);
+	LOCAL_FCINFO(call, REST_MAX_ARGS);
+	JsonbParseState *st = NULL;
+	JsonbValue *res;
+	Datum		result;
+	Jsonb	   *out;
+	HeapTupleHeader row = NULL;
+	HeapTupleData tuple;
+	TupleDesc	tupdesc = NULL;
+
+	InitFunctionCallInfoData(*call, &c->call, b->nargs, InvalidOid, NULL, NULL);
+	for (int i = 0; i < b->nargs; i++)
+		call->args[i].value = request_arg_value(request, &b->args[i], &call->args[i].isnull);
+	result = FunctionCallInvoke(call);
+
+	if (c->composite && !call->isnull)
+	{
+		row = DatumGetHeapTupleHeader(result);
+		tupdesc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(row),
+										 HeapTupleHeaderGetTypMod(row));
+		tuple.t_len = HeapTupleHeaderGetDatumLength(row);
+		ItemPointerSetInvalid(&tuple.t_self);
+		tuple.t_tableOid = InvalidOid;
+		tuple.t_data = row;
+	}
+
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	for (int i = 0; b->outputs[i] != NULL; i++)
+	{
+		Datum		d = result;
+		bool		isnull = call->isnull;
+
+		if (row != NULL)
+			d = heap_getattr(&tuple, c->attnums[i], tupdesc, &isnull);
+		push_text(&st, WJB_KEY, b->outputs[i]);
+		push_datum(&st, d, isnull, c->types[i]);
+	}
+	if (tupdesc != NULL)
+		ReleaseTupleDesc(tupdesc);
+	if (b->with_txid)
+	{
+		/* a string: jsonb_strip_nulls below leaves it alone */
+		push_text(&st, WJB_KEY, "transaction_id");
+		push_text(&st, WJB_VALUE, lance_transaction_id());
+	}
+	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	out = JsonbValueToJsonb(res);
+	if (b->strip_nulls)
+		out = DatumGetJsonbP(DirectFunctionCall1(jsonb_strip_nulls, JsonbPGetDatum(out)));
+	PG_RETURN_JSONB_P(out);
+}
