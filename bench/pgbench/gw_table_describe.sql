@@ -1,0 +1,10 @@
+-- The statement that the gateway sends for REST table/describe of
+-- bench$read (SQL_CALL in src/gateway/db.c, with the values of a wrk
+-- request as literals): the REST path without HTTP and the gateway.
+SELECT COALESCE(lance_namespace.rest_describe_table('{"id":["bench","read"]}'::jsonb)::text,
+                pg_catalog.current_setting('lance_gateway.no_result'))
+  FROM (SELECT pg_catalog.set_config('request.headers', '{"host":"127.0.0.1:56400","content-type":"application/json","content-length":"2"}', true),
+               pg_catalog.set_config('request.method', 'POST', true),
+               pg_catalog.set_config('request.path', '/v1/table/bench%24read/describe', true),
+               pg_catalog.set_config('lance_namespace.interface', 'rest', true)
+        OFFSET 0) AS request_settings;
