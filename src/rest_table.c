@@ -28,6 +28,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -285,7 +286,8 @@ binding_for(FunctionCallInfo fcinfo)
 		CacheRegisterSyscacheCallback(PROCOID, forget_functions, (Datum) 0);
 		callback_registered = true;
 	}
-	name = get_func_name(oid);
+	name = get_func_namespace(oid) == get_namespace_oid("lance_namespace", false) ?
+		get_func_name(oid) : NULL;
 	for (i = 0; i < NBINDINGS; i++)
 		if (name != NULL && strcmp(bindings[i].name, name) == 0)
 		{
