@@ -13,6 +13,7 @@ OBJS = \
 	src/pagetoken.o \
 	src/spiutil.o \
 	src/catalog.o \
+	src/entry_probe.o \
 	src/namespace_ops.o \
 	src/table_ops.o \
 	src/version_ops.o \

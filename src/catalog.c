@@ -38,6 +38,13 @@ lance_lookup_entry(ArrayType *path, LanceLock lock, LanceEntry *entry)
 	LancePlanId plan;
 	Datum		d;
 
+	if (lock == LANCE_LOCK_NONE_FRESH)
+	{
+		int			found = lance_probe_entry(path, entry);
+
+		if (found >= 0)
+			return found == 1;
+	}
 	values[0] = PointerGetDatum(path);
 	plan = lock == LANCE_LOCK_KEY_SHARE ? PLAN_RESOLVE_ENTRY_KEY_SHARE :
 		lock == LANCE_LOCK_FOR_UPDATE ? PLAN_RESOLVE_ENTRY_FOR_UPDATE :

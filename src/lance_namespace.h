@@ -191,6 +191,9 @@ typedef enum LanceLock
 	LANCE_LOCK_FOR_UPDATE
 } LanceLock;
 
+/* entry_probe.c: the LANCE_LOCK_NONE_FRESH lookup without SPI */
+extern int	lance_probe_entry(ArrayType *path, LanceEntry *entry);
+
 extern bool lance_lookup_entry(ArrayType *path, LanceLock lock, LanceEntry *entry);
 extern int64 lance_resolve_namespace(const char *op, ArrayType *id, LanceLock lock,
 									 LanceEntry *entry);
