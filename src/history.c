@@ -91,17 +91,8 @@ lance_json_id(StringInfo buf, ArrayType *id)
 static void
 push_string_pair(JsonbParseState **st, const char *key, const char *value)
 {
-	JsonbValue	k;
-	JsonbValue	v;
-
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = strlen(key);
-	pushJsonbValue(st, WJB_KEY, &k);
-	v.type = jbvString;
-	v.val.string.val = (char *) value;
-	v.val.string.len = strlen(value);
-	pushJsonbValue(st, WJB_VALUE, &v);
+	lance_push_string(st, WJB_KEY, key);
+	lance_push_string(st, WJB_VALUE, value);
 }
 
 /*

@@ -515,3 +515,91 @@ lance_json_value(Jsonb *obj, const char *key)
 		return NULL;
 	return JsonbValueToJsonb(&v);
 }
+
+/*
+ * lance_push_string
+ *		Push a string into the jsonb being built in *st as seq (WJB_KEY,
+ *		WJB_VALUE or WJB_ELEM).
+ */
+void
+lance_push_string(JsonbParseState **st, JsonbIteratorToken seq, const char *s)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) s;
+	v.val.string.len = strlen(s);
+	pushJsonbValue(st, seq, &v);
+}
+
+/*
+ * lance_push_datum
+ *		Push a value of type typid as to_jsonb would turn it into
+ *		JSON: text as a string, text[] as an array of strings (NULL
+ *		elements as null), bigint as a number, boolean, and jsonb as it is.
+ */
+void
+lance_push_datum(JsonbParseState **st, Datum d, bool isnull, Oid typid)
+{
+	JsonbValue	v;
+
+	if (isnull)
+	{
+		v.type = jbvNull;
+		pushJsonbValue(st, WJB_VALUE, &v);
+		return;
+	}
+	switch (typid)
+	{
+		case TEXTOID:
+			lance_push_string(st, WJB_VALUE, TextDatumGetCString(d));
+			return;
+		case TEXTARRAYOID:
+			{
+				Datum	   *elems;
+				bool	   *nulls;
+				int			n;
+
+				deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false,
+								  TYPALIGN_INT, &elems, &nulls, &n);
+				pushJsonbValue(st, WJB_BEGIN_ARRAY, NULL);
+				for (int i = 0; i < n; i++)
+				{
+					if (nulls[i])
+					{
+						v.type = jbvNull;
+						pushJsonbValue(st, WJB_ELEM, &v);
+					}
+					else
+						lance_push_string(st, WJB_ELEM, TextDatumGetCString(elems[i]));
+				}
+				pushJsonbValue(st, WJB_END_ARRAY, NULL);
+				return;
+			}
+		case INT8OID:
+			v.type = jbvNumeric;
+			v.val.numeric = int64_to_numeric(DatumGetInt64(d));
+			break;
+		case BOOLOID:
+			v.type = jbvBool;
+			v.val.boolean = DatumGetBool(d);
+			break;
+		case JSONBOID:
+			{
+				Jsonb	   *jb = DatumGetJsonbP(d);
+
+				if (JB_ROOT_IS_SCALAR(jb))
+					JsonbExtractScalar(&jb->root, &v);
+				else
+				{
+					v.type = jbvBinary;
+					v.val.binary.data = &jb->root;
+					v.val.binary.len = VARSIZE(jb) - VARHDRSZ;
+				}
+			}
+			break;
+		default:
+			elog(ERROR, "unexpected type %u for a JSON value", typid);
+	}
+	pushJsonbValue(st, WJB_VALUE, &v);
+}

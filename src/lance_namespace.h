@@ -101,6 +101,9 @@ extern bool lance_request_int32(Jsonb *req, const char *field, int32 *result);
 extern bool lance_request_bool(Jsonb *req, const char *field, bool *result);
 extern Jsonb *lance_request_json(Jsonb *req, const char *field);
 extern ArrayType *lance_request_text_array(Jsonb *req, const char *field);
+extern void lance_push_string(JsonbParseState **st, JsonbIteratorToken seq,
+							  const char *s);
+extern void lance_push_datum(JsonbParseState **st, Datum d, bool isnull, Oid typid);
 extern void lance_check_string_map(const char *op, const char *field, Jsonb *jb);
 extern bool lance_json_field(Jsonb *obj, const char *key, JsonbValue *out);
 extern char *lance_json_text(Jsonb *obj, const char *key, const char *op);

@@ -24,7 +24,6 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
-#include "utils/numeric.h"
 
 #include "lance_namespace.h"
 
@@ -32,21 +31,6 @@
 static const char *const version_keys[] = {
 	"version", "manifest_path", "manifest_size", "e_tag", "timestamp_millis", "metadata"
 };
-
-/*
- * push_string
- *		Push a string as seq (WJB_KEY, WJB_VALUE or WJB_ELEM).
- */
-static void
-push_string(JsonbParseState **st, JsonbIteratorToken seq, const char *s)
-{
-	JsonbValue	v;
-
-	v.type = jbvString;
-	v.val.string.val = (char *) s;
-	v.val.string.len = strlen(s);
-	pushJsonbValue(st, seq, &v);
-}
 
 /*
  * push_version
@@ -63,37 +47,11 @@ push_version(JsonbParseState **st, int row)
 	{
 		bool		isnull;
 		Datum		d = lance_spi_value(row, col + 1, &isnull);
-		JsonbValue	v;
 
 		if (isnull)
 			continue;
-		push_string(st, WJB_KEY, version_keys[col]);
-		switch (SPI_gettypeid(SPI_tuptable->tupdesc, col + 1))
-		{
-			case INT8OID:
-				v.type = jbvNumeric;
-				v.val.numeric = int64_to_numeric(DatumGetInt64(d));
-				break;
-			case TEXTOID:
-				v.type = jbvString;
-				v.val.string.val = TextDatumGetCString(d);
-				v.val.string.len = strlen(v.val.string.val);
-				break;
-			case JSONBOID:
-				{
-					Jsonb	   *jb = DatumGetJsonbP(d);
-
-					/* metadata is a flat object of strings: no nulls inside */
-					v.type = jbvBinary;
-					v.val.binary.data = &jb->root;
-					v.val.binary.len = VARSIZE(jb) - VARHDRSZ;
-				}
-				break;
-			default:
-				elog(ERROR, "unexpected type %u of table_version column \"%s\"",
-					 SPI_gettypeid(SPI_tuptable->tupdesc, col + 1), version_keys[col]);
-		}
-		pushJsonbValue(st, WJB_VALUE, &v);
+		lance_push_string(st, WJB_KEY, version_keys[col]);
+		lance_push_datum(st, d, false, SPI_gettypeid(SPI_tuptable->tupdesc, col + 1));
 	}
 	pushJsonbValue(st, WJB_END_OBJECT, NULL);
 }
@@ -113,12 +71,12 @@ version_response(MemoryContext outer, bool with_txid)
 
 	MemoryContextSwitchTo(outer);
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-	push_string(&st, WJB_KEY, "version");
+	lance_push_string(&st, WJB_KEY, "version");
 	push_version(&st, 0);
 	if (with_txid)
 	{
-		push_string(&st, WJB_KEY, "transaction_id");
-		push_string(&st, WJB_VALUE, lance_transaction_id());
+		lance_push_string(&st, WJB_KEY, "transaction_id");
+		lance_push_string(&st, WJB_VALUE, lance_transaction_id());
 	}
 	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	result = JsonbValueToJsonb(res);	/* before SPI's memory goes */
@@ -222,15 +180,15 @@ lance_rest_list_table_versions(PG_FUNCTION_ARGS)
 	n = lance_list_versions_spi(op, id, branch, token, limit, descending, outer, &next);
 	MemoryContextSwitchTo(outer);
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-	push_string(&st, WJB_KEY, "versions");
+	lance_push_string(&st, WJB_KEY, "versions");
 	pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
 	for (i = 0; i < n; i++)
 		push_version(&st, i);
 	pushJsonbValue(&st, WJB_END_ARRAY, NULL);
 	if (next != NULL)
 	{
-		push_string(&st, WJB_KEY, "page_token");
-		push_string(&st, WJB_VALUE, next);
+		lance_push_string(&st, WJB_KEY, "page_token");
+		lance_push_string(&st, WJB_VALUE, next);
 	}
 	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	result = JsonbValueToJsonb(res);	/* before SPI's memory goes */

@@ -40,7 +40,6 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/numeric.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
@@ -374,93 +373,6 @@ request_arg_value(Jsonb *request, const RestArg *a, bool *isnull)
 	return present ? d : (Datum) 0;
 }
 
-/*
- * push_text
- *		Push a string as seq (WJB_KEY, WJB_VALUE or WJB_ELEM).
- */
-static void
-push_text(JsonbParseState **st, JsonbIteratorToken seq, const char *s)
-{
-	JsonbValue	v;
-
-	v.type = jbvString;
-	v.val.string.val = (char *) s;
-	v.val.string.len = strlen(s);
-	pushJsonbValue(st, seq, &v);
-}
-
-/*
- * push_datum
- *		Push a result value of type typid as to_jsonb would turn it into
- *		JSON: text as a string, text[] as an array of strings (NULL
- *		elements as null), bigint as a number, boolean, and jsonb as it is.
- */
-static void
-push_datum(JsonbParseState **st, Datum d, bool isnull, Oid typid)
-{
-	JsonbValue	v;
-
-	if (isnull)
-	{
-		v.type = jbvNull;
-		pushJsonbValue(st, WJB_VALUE, &v);
-		return;
-	}
-	switch (typid)
-	{
-		case TEXTOID:
-			push_text(st, WJB_VALUE, TextDatumGetCString(d));
-			return;
-		case TEXTARRAYOID:
-			{
-				Datum	   *elems;
-				bool	   *nulls;
-				int			n;
-
-				deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false,
-								  TYPALIGN_INT, &elems, &nulls, &n);
-				pushJsonbValue(st, WJB_BEGIN_ARRAY, NULL);
-				for (int i = 0; i < n; i++)
-				{
-					if (nulls[i])
-					{
-						v.type = jbvNull;
-						pushJsonbValue(st, WJB_ELEM, &v);
-					}
-					else
-						push_text(st, WJB_ELEM, TextDatumGetCString(elems[i]));
-				}
-				pushJsonbValue(st, WJB_END_ARRAY, NULL);
-				return;
-			}
-		case INT8OID:
-			v.type = jbvNumeric;
-			v.val.numeric = int64_to_numeric(DatumGetInt64(d));
-			break;
-		case BOOLOID:
-			v.type = jbvBool;
-			v.val.boolean = DatumGetBool(d);
-			break;
-		case JSONBOID:
-			{
-				Jsonb	   *jb = DatumGetJsonbP(d);
-
-				if (JB_ROOT_IS_SCALAR(jb))
-					JsonbExtractScalar(&jb->root, &v);
-				else
-				{
-					v.type = jbvBinary;
-					v.val.binary.data = &jb->root;
-					v.val.binary.len = VARSIZE(jb) - VARHDRSZ;
-				}
-			}
-			break;
-		default:
-			elog(ERROR, "unexpected result type %u in a REST binding", typid);
-	}
-	pushJsonbValue(st, WJB_VALUE, &v);
-}
-
 PG_FUNCTION_INFO_V1(lance_rest_binding);
 
 /*
@@ -509,16 +421,16 @@ lance_rest_binding(PG_FUNCTION_ARGS)
 
 		if (row != NULL)
 			d = heap_getattr(&tuple, c->attnums[i], tupdesc, &isnull);
-		push_text(&st, WJB_KEY, b->outputs[i]);
-		push_datum(&st, d, isnull, c->types[i]);
+		lance_push_string(&st, WJB_KEY, b->outputs[i]);
+		lance_push_datum(&st, d, isnull, c->types[i]);
 	}
 	if (tupdesc != NULL)
 		ReleaseTupleDesc(tupdesc);
 	if (b->with_txid)
 	{
 		/* a string: jsonb_strip_nulls below leaves it alone */
-		push_text(&st, WJB_KEY, "transaction_id");
-		push_text(&st, WJB_VALUE, lance_transaction_id());
+		lance_push_string(&st, WJB_KEY, "transaction_id");
+		lance_push_string(&st, WJB_VALUE, lance_transaction_id());
 	}
 	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	out = JsonbValueToJsonb(res);
