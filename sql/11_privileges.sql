@@ -12,7 +12,8 @@ DECLARE
 BEGIN
 	FOREACH r IN ARRAY ARRAY['regress_lance_tenant_a', 'regress_lance_tenant_b',
 							 'regress_lance_admin_c', 'regress_lance_writer_all',
-							 'regress_lance_grantee', 'regress_lance_orphan'] LOOP
+							 'regress_lance_grantee', 'regress_lance_orphan',
+							 'regress_lance_bypass'] LOOP
 		DELETE FROM lance_namespace.privileges WHERE role_name = r;
 		IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) THEN
 			EXECUTE format('DROP OWNED BY %I', r);
@@ -468,6 +469,34 @@ SELECT lance_try($$SELECT * FROM lance_namespace.lance_describe_namespace('{b}')
 SELECT count(*) FROM lance_namespace.privileges;
 RESET ROLE;
 SELECT lance_namespace.lance_revoke('regress_lance_orphan', '{}', 'read') AS orphan_revoked;
+
+--
+-- A role that row level security does not apply to (BYPASSRLS) gets
+-- CreateTableVersion's lock-free lookup, which is a direct index probe
+-- rather than an SPI statement.  It needs the same privileges as the SPI
+-- lookup did and gets the same errors: without SELECT on the catalog the
+-- lookup is refused; with it, a missing table is TableNotFound and the
+-- insert needs its own privileges.
+--
+CREATE ROLE regress_lance_bypass BYPASSRLS;
+GRANT USAGE ON SCHEMA lance_namespace TO regress_lance_bypass;
+SET ROLE regress_lance_bypass;
+SELECT lance_try($$SELECT version FROM lance_namespace.lance_create_table_version('{d,t}', 1, '/m/d/t/1')$$);
+RESET ROLE;
+GRANT SELECT ON lance_namespace.entries TO regress_lance_bypass;
+SET ROLE regress_lance_bypass;
+SELECT lance_try($$SELECT version FROM lance_namespace.lance_create_table_version('{d,t}', 1, '/m/d/t/1')$$);
+SELECT lance_try($$SELECT version FROM lance_namespace.lance_create_table_version('{d,nope}', 1, '/m/d/nope/1')$$);
+RESET ROLE;
+GRANT SELECT, INSERT ON lance_namespace.versions, lance_namespace.history TO regress_lance_bypass;
+SET ROLE regress_lance_bypass;
+SELECT version FROM lance_namespace.lance_create_table_version('{d,t}', 1, '/m/d/t/1');
+RESET ROLE;
+SELECT version, manifest_path FROM lance_namespace.lance_describe_table_version('{d,t}', 1);
+REVOKE ALL ON lance_namespace.entries, lance_namespace.versions, lance_namespace.history
+	FROM regress_lance_bypass;
+REVOKE USAGE ON SCHEMA lance_namespace FROM regress_lance_bypass;
+DROP ROLE regress_lance_bypass;
 
 --
 -- Clean up: revoke every grant, then drop the roles.
