@@ -1,7 +1,9 @@
 --
 -- 10_history_feed: transaction ids, DescribeTransaction, AlterTransaction,
--- the commit_history view and the configuration view.  (The NOTIFY change
--- feed is tested in test/t/020_change_feed.pl.)
+-- the commit_history view, the configuration view and lance_changes() (the
+-- change feed read from the history).  (NOTIFY and polling lance_changes
+-- during concurrent commits are tested in test/t/020_change_feed.pl, a
+-- transaction left open across polls in test/specs/change_feed_outbox.spec.)
 --
 CREATE EXTENSION IF NOT EXISTS lance_namespace;
 -- a run that stopped half-way may have left the role behind
@@ -17,6 +19,8 @@ CREATE ROLE regress_lance_historian;
 -- history rows of namespace hf written by this run, with the volatile
 -- columns masked (the history is append-only: earlier runs left theirs)
 SELECT clock_timestamp() AS hf_t0 \gset
+-- and a change feed cursor from before them
+SELECT pg_current_snapshot() AS hf_c0 \gset
 CREATE FUNCTION pg_temp.hf_history(t0 timestamptz) RETURNS TABLE (
 	same_txid_as_prev boolean, role text, interface text, operation text, name text, detail jsonb)
 LANGUAGE sql AS $$
@@ -36,6 +40,19 @@ SET lance_namespace.interface = 'rest';
 SELECT value, source FROM lance_namespace.configuration WHERE name = 'interface';
 RESET lance_namespace.interface;
 SELECT value FROM lance_namespace.configuration WHERE name = 'interface';
+-- lance_namespace.notify_commits (once the library is loaded, here by a
+-- call of one of its functions): off by default, set by superusers only;
+-- the old name lance_namespace.change_feed is gone, and the library
+-- reserves its prefix
+SELECT lance_namespace.lance_current_transaction_id() IS NOT NULL AS library_loaded;
+SHOW lance_namespace.notify_commits;
+SET lance_namespace.notify_commits = on;
+SELECT value FROM lance_namespace.configuration WHERE name = 'notify_commits';
+RESET lance_namespace.notify_commits;
+SET ROLE regress_lance_historian;
+SET lance_namespace.notify_commits = on;
+RESET ROLE;
+SET lance_namespace.change_feed = off;
 
 --
 -- lance_current_transaction_id: one id per transaction
@@ -147,6 +164,88 @@ SELECT lance_try($$SELECT lance_namespace.lance_alter_transaction('nope')$$);
 SELECT lance_try($$SELECT lance_namespace.lance_alter_transaction(NULL)$$);
 
 --
+-- lance_changes(since): the table versions whose transactions became
+-- visible after the snapshot "since", read from the history
+--
+-- STRICT: no cursor, no rows
+SELECT count(*) FROM lance_namespace.lance_changes(NULL);
+-- from the cursor taken at the start: the versions committed since, once
+-- each, in insert order, and nothing of the rolled-back (tx_rb) or failed
+-- (tx_err) transactions, nor of the earlier tests.  The feed is the
+-- history: hf$u's version 2 (deleted since) and the name hf$u (renamed
+-- since) are as they were committed.
+SELECT lance_namespace.lance_format_id(id) AS name, branch, version, manifest_path,
+       CASE transaction_id::text WHEN :'tx1' THEN 'tx1' WHEN :'tx2' THEN 'tx2'
+            ELSE transaction_id::text END AS tx
+  FROM lance_namespace.lance_changes(:'hf_c0');
+-- one new commit, from a cursor taken before it: the row has the values
+-- DescribeTableVersion gives and the id of the committing transaction;
+-- cursor is the statement's snapshot; payload is lance_commit_payload()
+-- of the columns
+SELECT pg_current_snapshot() AS hf_c1 \gset
+SELECT * FROM lance_namespace.lance_create_namespace('{hf_feed}');
+SELECT location FROM lance_namespace.lance_declare_table('{hf_feed,t}');
+SELECT lance_namespace.rest_create_table_version('{"id": ["hf_feed", "t"], "version": 1, "manifest_path": "/m/f1"}')
+       ->> 'transaction_id' AS tx_f1 \gset
+SELECT c.id, c.branch, c.version, c.manifest_path,
+       c.transaction_id::text = :'tx_f1' AS same_tx,
+       c.cursor::text = pg_current_snapshot()::text AS cursor_is_snapshot,
+       c.manifest_path = d.manifest_path AS described_path,
+       c.timestamp_millis = d.timestamp_millis AS described_time,
+       c.payload::jsonb - 'timestamp_millis' - 'transaction_id' AS payload,
+       (c.payload ->> 'timestamp_millis')::bigint = c.timestamp_millis AS payload_time,
+       c.payload ->> 'transaction_id' = :'tx_f1' AS payload_tx,
+       c.payload::text = lance_namespace.lance_commit_payload(c.id, c.branch, c.version, c.manifest_path,
+                                                              c.timestamp_millis, c.transaction_id)::text AS payload_of_columns
+  FROM lance_namespace.lance_changes(:'hf_c1') c,
+       lance_namespace.lance_describe_table_version(c.id, c.version) d;
+-- a version on a branch
+SELECT lance_namespace.lance_create_table_branch('{hf_feed,t}', 'dev') - 'createAt' AS branch;
+SELECT version FROM lance_namespace.lance_create_table_version('{hf_feed,t}', 2, '/m/f2', branch => 'dev');
+SELECT lance_namespace.lance_format_id(id) AS name, branch, version, manifest_path
+  FROM lance_namespace.lance_changes(:'hf_c1');
+-- from the cursor of that call: nothing
+SELECT cursor AS hf_c2 FROM lance_namespace.lance_changes(:'hf_c1') LIMIT 1 \gset
+SELECT count(*) FROM lance_namespace.lance_changes(:'hf_c2');
+-- the current transaction's own version is not returned before it
+-- commits, from any cursor; after the commit it is, once: not again for an
+-- idempotent repeat, nor for a rolled-back version
+BEGIN;
+SELECT version FROM lance_namespace.lance_create_table_version('{hf_feed,t}', 3, '/m/f3');
+SELECT count(*) AS own_uncommitted FROM lance_namespace.lance_changes(:'hf_c2');
+-- a rolled-back subtransaction, with a transaction id of its own, moves
+-- the snapshot's xmax past this transaction's id (which a snapshot never
+-- lists as in progress): lance_changes_cursor() lists it, so the version
+-- stays out, and a cursor taken here does not count it as seen
+SAVEPOINT s;
+SELECT version FROM lance_namespace.lance_create_table_version('{hf_feed,t}', 4, '/m/f4-sub');
+ROLLBACK TO SAVEPOINT s;
+SELECT pg_snapshot_xmax(pg_current_snapshot()) > pg_current_xact_id() AS xmax_past_own;
+SELECT count(*) AS own_uncommitted FROM lance_namespace.lance_changes(:'hf_c2');
+SELECT count(*) AS own_uncommitted FROM lance_namespace.lance_changes(:'hf_c0')
+ WHERE id = '{hf_feed,t}' AND version = 3;
+SELECT lance_namespace.lance_changes_cursor() AS hf_cw \gset
+SELECT pg_visible_in_snapshot(pg_current_xact_id(), pg_current_snapshot()) AS plain_snapshot_counts_own,
+       pg_visible_in_snapshot(pg_current_xact_id(), :'hf_cw') AS cursor_counts_own;
+COMMIT;
+SELECT version AS own_after_commit FROM lance_namespace.lance_changes(:'hf_cw');
+SELECT version FROM lance_namespace.lance_create_table_version('{hf_feed,t}', 3, '/m/f3');
+BEGIN;
+SELECT version FROM lance_namespace.lance_create_table_version('{hf_feed,t}', 4, '/m/f4');
+ROLLBACK;
+SELECT lance_namespace.lance_format_id(id) AS name, branch, version
+  FROM lance_namespace.lance_changes(:'hf_c2');
+-- lance_commit_payload: the JSON of NOTIFY and of lance_changes, strings
+-- escaped, the transaction id a string (an xid8 can exceed the integers
+-- JSON numbers hold exactly); STRICT
+SELECT lance_namespace.lance_commit_payload('{ns,"t\"x"}', 'dev/1', 7, '/m/"q"', 1700000000000, '18446744073709551615');
+SELECT pg_typeof(lance_namespace.lance_commit_payload('{a}', 'main', 1, '/m', 0, '1'));
+SELECT lance_namespace.lance_commit_payload('{a}', NULL, 1, '/m', 0, '1') IS NULL AS null_branch_null;
+-- a malformed cursor is PostgreSQL's own error (pg_snapshot input)
+SELECT * FROM lance_namespace.lance_changes('not a snapshot');
+SELECT * FROM lance_namespace.lance_changes('10:5:');
+
+--
 -- commit_history: role, interface, operation and detail of every mutating
 -- operation, nothing for rolled-back work
 --
@@ -156,6 +255,9 @@ SELECT location FROM lance_namespace.lance_declare_table('{hf,by_role}');
 SET lance_namespace.interface = 'rest';
 SELECT lance_namespace.rest_create_table_version('{"id": ["hf", "by_role"], "version": 1, "manifest_path": "/m/r1"}') ? 'version' AS created;
 RESET lance_namespace.interface;
+-- lance_changes returns only the versions of tables the role may read
+-- (the history's row level security): those of hf, not of hf_feed
+SELECT lance_namespace.lance_format_id(id) AS name, version FROM lance_namespace.lance_changes(:'hf_c0');
 RESET ROLE;
 -- an empty setting is the default
 SET lance_namespace.interface = '';
@@ -172,6 +274,7 @@ SELECT (SELECT count(*) FROM lance_namespace.history) = (SELECT count(*) FROM la
        (SELECT pg_typeof(transaction_id) FROM lance_namespace.commit_history LIMIT 1) AS txid_type;
 
 SELECT * FROM lance_namespace.lance_drop_namespace('{hf}', NULL, 'Cascade');
+SELECT * FROM lance_namespace.lance_drop_namespace('{hf_feed}', NULL, 'Cascade');
 SELECT operation, name, detail FROM lance_namespace.commit_history
  WHERE name = 'hf' ORDER BY at DESC LIMIT 1;
 SELECT lance_namespace.lance_revoke('regress_lance_historian', '{hf}', 'write');

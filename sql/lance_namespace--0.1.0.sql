@@ -809,6 +809,88 @@ CREATE VIEW lance_namespace.commit_history WITH (security_invoker = true) AS
 		   h.operation, h.id, lance_namespace.lance_format_id(h.id) AS name, h.detail
 	  FROM lance_namespace.history h;
 
+/*
+ * The change feed's JSON for one table version: the payload of the
+ * optional NOTIFY, and of lance_changes().
+ */
+CREATE FUNCTION lance_namespace.lance_commit_payload(id text[], branch text, version bigint,
+	manifest_path text, timestamp_millis bigint, transaction_id xid8)
+RETURNS json
+AS 'MODULE_PATHNAME', 'lance_commit_payload'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+/*
+ * A cursor for lance_changes(): the statement's snapshot, with the current
+ * transaction listed as in progress.  pg_current_snapshot() leaves it out,
+ * which would make a cursor taken inside a writing transaction count that
+ * transaction's own versions as already seen.
+ */
+CREATE FUNCTION lance_namespace.lance_changes_cursor()
+RETURNS pg_catalog.pg_snapshot
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT CASE WHEN x.me IS NULL
+				  OR x.me OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmax(x.snap)
+				THEN x.snap
+				ELSE (LEAST(pg_catalog.pg_snapshot_xmin(x.snap), x.me)::text
+					  OPERATOR(pg_catalog.||) ':'
+					  OPERATOR(pg_catalog.||) pg_catalog.pg_snapshot_xmax(x.snap)::text
+					  OPERATOR(pg_catalog.||) ':'
+					  OPERATOR(pg_catalog.||)
+					  (SELECT pg_catalog.string_agg(u.xid::text, ',' ORDER BY u.xid)
+						 FROM (SELECT pg_catalog.pg_snapshot_xip(x.snap) AS xid
+							   UNION SELECT x.me) u))::pg_catalog.pg_snapshot
+		   END
+	  FROM (SELECT pg_catalog.pg_current_snapshot() AS snap,
+				   pg_catalog.pg_current_xact_id_if_assigned() AS me) x;
+END;
+
+/*
+ * The change feed, read from the history (an outbox): the table versions
+ * whose transactions committed after the snapshot "since" was taken and
+ * before the statement's own snapshot ("cursor", the same in every row),
+ * in the order of their inserts.  Pass the last cursor you received as the
+ * next "since": each committed version is returned exactly once, however
+ * long its transaction ran, across restarts, and never for rolled-back
+ * work.  Start from lance_changes_cursor().  The rows with
+ * transaction ids from since's xmax on, and those of its in-progress list,
+ * are read by index.  The current transaction counts as in progress: its
+ * own versions are left to a later call, after it commits.
+ */
+CREATE FUNCTION lance_namespace.lance_changes(since pg_catalog.pg_snapshot)
+RETURNS TABLE (cursor pg_catalog.pg_snapshot, transaction_id pg_catalog.xid8, id text[],
+			   branch text, version bigint, manifest_path text, timestamp_millis bigint,
+			   payload json)
+LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	WITH s AS (SELECT lance_namespace.lance_changes_cursor() AS snap),
+	h AS (SELECT r.transaction_id, r.at, r.id, r.detail
+			FROM lance_namespace.history r
+		   WHERE r.transaction_id OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmax(lance_changes.since)
+			 AND r.operation OPERATOR(pg_catalog.=) 'CreateTableVersion'
+		  UNION ALL
+		  SELECT r.transaction_id, r.at, r.id, r.detail
+			FROM lance_namespace.history r
+		   WHERE r.transaction_id OPERATOR(pg_catalog.=) ANY
+				 (ARRAY(SELECT pg_catalog.pg_snapshot_xip(lance_changes.since)))
+			 AND r.operation OPERATOR(pg_catalog.=) 'CreateTableVersion'),
+	c AS (SELECT h.transaction_id, h.at, h.id,
+				 h.detail OPERATOR(pg_catalog.->>) 'branch' AS branch,
+				 (h.detail OPERATOR(pg_catalog.->>) 'version')::bigint AS version,
+				 h.detail OPERATOR(pg_catalog.->>) 'manifest_path' AS manifest_path,
+				 (pg_catalog.extract('epoch', h.at) OPERATOR(pg_catalog.*) 1000)::bigint AS timestamp_millis
+			FROM h, s
+		   WHERE pg_catalog.pg_visible_in_snapshot(h.transaction_id, s.snap))
+	SELECT s.snap, c.transaction_id, c.id, c.branch, c.version, c.manifest_path, c.timestamp_millis,
+		   lance_namespace.lance_commit_payload(c.id, c.branch, c.version, c.manifest_path,
+												c.timestamp_millis, c.transaction_id)
+	  FROM c, s
+	 ORDER BY c.at, c.transaction_id;
+END;
+
 /* The configuration in effect. */
 CREATE VIEW lance_namespace.configuration AS
 	SELECT 'root_location'::text AS name,
@@ -827,10 +909,10 @@ CREATE VIEW lance_namespace.configuration AS
 	UNION ALL
 	SELECT 'max_id_depth', '64', 'built-in', 'Most levels in an identifier'
 	UNION ALL
-	SELECT 'notify_channel', 'lance_namespace_commits', 'built-in', 'LISTEN/NOTIFY channel of the change feed'
+	SELECT 'notify_channel', 'lance_namespace_commits', 'built-in', 'LISTEN/NOTIFY channel for committed versions (with notify_commits on)'
 	UNION ALL
-	SELECT 'change_feed', COALESCE(pg_catalog.current_setting('lance_namespace.change_feed', true), 'on'), 'lance_namespace.change_feed',
-		   'Whether committed versions are announced on the channel'
+	SELECT 'notify_commits', COALESCE(pg_catalog.current_setting('lance_namespace.notify_commits', true), 'off'), 'lance_namespace.notify_commits',
+		   'Whether committed versions are also announced on the channel (lance_changes() does not need it)'
 	UNION ALL
 	SELECT 'interface', COALESCE(NULLIF(pg_catalog.current_setting('lance_namespace.interface', true), ''), 'sql'),
 		   'session', 'Interface recorded in the commit history (the gateway sets rest)';

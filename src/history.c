@@ -9,10 +9,13 @@
  * top-level transaction id: stable across all operations of one
  * transaction, and resolvable to a status by DescribeTransaction.
  *
- * Each committed table version is announced on the LISTEN/NOTIFY channel
- * lance_namespace_commits.  NOTIFY is transactional: a notification is
- * delivered only after its transaction commits, in commit order, and never
- * for rolled-back work.
+ * The history is also the change feed's outbox: lance_changes() (SQL)
+ * returns the table versions whose transactions became visible between two
+ * snapshots, and the gateway's GET /v1/events polls it.  Optionally
+ * (lance_namespace.notify_commits), each committed table version is also
+ * announced on the LISTEN/NOTIFY channel lance_namespace_commits; NOTIFY
+ * serializes the commits of notifying transactions, so it is off by
+ * default.
  *
  *-------------------------------------------------------------------------
  */
@@ -26,6 +29,7 @@
 #include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
+#include "utils/xid8.h"
 
 #include "lance_namespace.h"
 
@@ -124,10 +128,33 @@ lance_version_history_detail(const char *branch, int64 version, const char *mani
 }
 
 /*
+ * append_commit_payload
+ *		The change feed's JSON for one table version, appended to buf: the
+ *		payload of a NOTIFY and of lance_commit_payload().
+ */
+static void
+append_commit_payload(StringInfo buf, ArrayType *id, const char *branch, int64 version,
+					  const char *manifest_path, int64 timestamp_millis,
+					  const char *transaction_id)
+{
+	appendStringInfoString(buf, "{\"id\":");
+	lance_json_id(buf, id);
+	appendStringInfoString(buf, ",\"table\":");
+	escape_json(buf, lance_id_to_cstring(id, "$"));
+	appendStringInfoString(buf, ",\"branch\":");
+	escape_json(buf, branch);
+	appendStringInfo(buf, ",\"version\":" INT64_FORMAT ",\"manifest_path\":", version);
+	escape_json(buf, manifest_path);
+	appendStringInfo(buf, ",\"timestamp_millis\":" INT64_FORMAT ",\"transaction_id\":\"%s\"}",
+					 timestamp_millis, transaction_id);
+}
+
+/*
  * lance_version_committed
- *		Queue the change-feed notification of a new table version, part of
- *		the current transaction.  (Its history row is written by the same
- *		statement as the version row: PLAN_INSERT_VERSION.)
+ *		With lance_namespace.notify_commits on, queue the NOTIFY of a new
+ *		table version, part of the current transaction.  (Its history row,
+ *		which lance_changes() reads, is written by the same statement as
+ *		the version row: PLAN_INSERT_VERSION.)
  */
 void
 lance_version_committed(ArrayType *id, const char *branch, int64 version,
@@ -135,23 +162,38 @@ lance_version_committed(ArrayType *id, const char *branch, int64 version,
 {
 	StringInfoData buf;
 
-	if (!lance_change_feed)
+	if (!lance_notify_commits)
 		return;
 
 	initStringInfo(&buf);
-	appendStringInfoString(&buf, "{\"id\":");
-	lance_json_id(&buf, id);
-	appendStringInfoString(&buf, ",\"table\":");
-	escape_json(&buf, lance_id_to_cstring(id, "$"));
-	appendStringInfoString(&buf, ",\"branch\":");
-	escape_json(&buf, branch);
-	appendStringInfo(&buf, ",\"version\":" INT64_FORMAT ",\"manifest_path\":", version);
-	escape_json(&buf, manifest_path);
-	appendStringInfo(&buf, ",\"timestamp_millis\":" INT64_FORMAT ",\"transaction_id\":\"%s\"}",
-					 timestamp_millis, lance_transaction_id());
+	append_commit_payload(&buf, id, branch, version, manifest_path, timestamp_millis,
+						  lance_transaction_id());
 	/* NOTIFY payloads are limited; a table id near the limit is cut short */
 	if (buf.len < 7900)
 		Async_Notify(LANCE_NOTIFY_CHANNEL, buf.data);
+}
+
+PG_FUNCTION_INFO_V1(lance_commit_payload);
+
+/*
+ * lance_commit_payload(id text[], branch text, version bigint,
+ *		manifest_path text, timestamp_millis bigint, transaction_id xid8)
+ *		returns json
+ *		The change feed's JSON for one table version, as NOTIFY sends it.
+ */
+Datum
+lance_commit_payload(PG_FUNCTION_ARGS)
+{
+	StringInfoData buf;
+	FullTransactionId fxid = PG_GETARG_FULLTRANSACTIONID(5);
+	char		xid[32];
+
+	snprintf(xid, sizeof(xid), UINT64_FORMAT, U64FromFullTransactionId(fxid));
+	initStringInfo(&buf);
+	append_commit_payload(&buf, PG_GETARG_ARRAYTYPE_P(0), text_to_cstring(PG_GETARG_TEXT_PP(1)),
+						  PG_GETARG_INT64(2), text_to_cstring(PG_GETARG_TEXT_PP(3)),
+						  PG_GETARG_INT64(4), xid);
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(buf.data, buf.len));
 }
 
 PG_FUNCTION_INFO_V1(lance_current_transaction_id);

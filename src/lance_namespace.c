@@ -18,7 +18,7 @@
 
 PG_MODULE_MAGIC;
 
-bool		lance_change_feed = true;
+bool		lance_notify_commits = false;
 char	   *lance_interface = NULL;
 
 void		_PG_init(void);
@@ -30,12 +30,12 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
-	DefineCustomBoolVariable("lance_namespace.change_feed",
-							 "Announce each committed table version on the lance_namespace_commits channel.",
-							 "NOTIFY serializes the commits of notifying transactions; "
-							 "turn this off where no one listens and commit throughput matters.",
-							 &lance_change_feed,
-							 true,
+	DefineCustomBoolVariable("lance_namespace.notify_commits",
+							 "Also announce each committed table version on the lance_namespace_commits channel.",
+							 "NOTIFY serializes the commits of notifying transactions; the change feed "
+							 "(lance_changes(), the gateway's /v1/events) does not need it.",
+							 &lance_notify_commits,
+							 false,
 							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);

@@ -66,7 +66,7 @@ typedef enum LanceErrorCode
 #define LANCE_NOTIFY_CHANNEL	"lance_namespace_commits"
 
 /* lance_namespace.c */
-extern bool lance_change_feed;
+extern bool lance_notify_commits;
 extern char *lance_interface;
 
 /* errors.c */

@@ -129,6 +129,11 @@ run_operation(const GwRoute *route, char *raw_id, const GwHttpRequest *req,
 			result = gw_db_call(route->function, request_text, &info, NULL, &err);
 	}
 
+	if (result != NULL && (route->kind == GW_ROUTE_BATCH_COMMIT ||
+						   route->kind == GW_ROUTE_VERSION_CREATE ||
+						   route->kind == GW_ROUTE_BATCH_CREATE))
+		gw_feed_poke();			/* subscribers need not wait for the poll */
+
 	if (result == NULL)
 		gw_respond_error(resp, &err, req->path);
 	else if (route->kind == GW_ROUTE_EXISTS)

@@ -3,20 +3,18 @@
  * feed.c
  *	  GET /v1/events: the catalog's change feed as Server-Sent Events.
  *
- *	  One listener thread owns a dedicated libpq connection (not one of the
- *	  request pool) that runs LISTEN lance_namespace_commits.  PostgreSQL
- *	  delivers the notifications after commit, in commit order, and never
- *	  for rolled-back transactions; the listener numbers them and appends
- *	  each (a shared, reference-counted frame) to the bounded queue of every
- *	  subscriber whose filter matches.  Each subscriber's connection thread
- *	  (http.c runs one thread per connection) blocks in gw_feed_read()
- *	  until its queue has frames or a heartbeat is due.  A subscriber whose
- *	  queue overflows is closed instead of growing memory.
+ *	  The poller (feed_poll.c) reads committed table versions from the
+ *	  catalog's history with lance_changes() and hands each payload here;
+ *	  this file numbers them and appends each (a shared, reference-counted
+ *	  frame) to the bounded queue of every subscriber whose filter
+ *	  matches.  Each subscriber's connection thread (http.c runs one
+ *	  thread per connection) blocks in gw_feed_read() until its queue has
+ *	  frames or a heartbeat is due.  A subscriber whose queue overflows is
+ *	  closed instead of growing memory.
  *
- *	  When the listener loses its connection (PostgreSQL restarted) it
- *	  tells every subscriber with an SSE comment, reconnects with backoff,
- *	  and then sends an "event: reconnected" (commits made in between may
- *	  have been missed).
+ *	  When the poller loses its connection (PostgreSQL restarted) every
+ *	  subscriber is told with an SSE comment; once it is back, an "event:
+ *	  reconnected", and the commits made meanwhile follow.
  *
  *	  With --db-auth, a subscription authenticates like any request and
  *	  each (subscriber, table) pair is checked once (cached for a minute)
@@ -27,7 +25,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -42,11 +39,11 @@
 #include <libpq-fe.h>
 
 #include "feed.h"
+#include "feed_int.h"
 #include "metrics.h"
 #include "pathid.h"
 #include "pool.h"
 
-#define FEED_CHANNEL		"lance_namespace_commits"
 #define PRIV_CACHE_MAX		256
 #define PRIV_CACHE_TTL_S	60
 
@@ -96,13 +93,10 @@ static pthread_mutex_t feed_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
 static FeedSub *subs;
 static bool stopping;
-static bool listening;			/* under feed_lock */
-static bool ever_listened;		/* under feed_lock */
-static atomic_bool listener_stop;
-static int	wake_pipe[2] = {-1, -1};
-static pthread_t listener;
-static bool listener_started;
-static unsigned long long next_event_id;
+static bool connected;			/* the poller is connected; under feed_lock */
+static bool ready;				/* the poller holds a cursor; under feed_lock */
+static bool started;
+static unsigned long long next_event_id;	/* the poller's */
 
 static long heartbeat_ms = 15000;
 static int	queue_max = 1024;
@@ -327,164 +321,117 @@ commit_event(const char *payload)
 }
 
 /*
- * listen_connect
- *		Open the listener's connection and LISTEN, or NULL.
+ * gw_feed_broadcast_commit
+ *		Send the commit event of one lance_changes() payload (poller).
  */
-static PGconn *
-listen_connect(void)
+void
+gw_feed_broadcast_commit(const char *payload)
 {
-	const char *keys[] = {"connect_timeout", "fallback_application_name", "keepalives_idle",
-		"keepalives_interval", "keepalives_count", "dbname", NULL};
-	const char *vals[] = {"5", GW_PROGRAM " feed", "30", "10", "3", gw_config.db, NULL};
-	PGconn	   *conn = PQconnectdbParams(keys, vals, 1);
-	PGresult   *res;
-
-	if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
-	{
-		PQfinish(conn);
-		return NULL;
-	}
-	res = PQexec(conn, "LISTEN " FEED_CHANNEL);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-	{
-		fprintf(stderr, "%s: change feed: LISTEN failed: %s", GW_PROGRAM, PQerrorMessage(conn));
-		PQclear(res);
-		PQfinish(conn);
-		return NULL;
-	}
-	PQclear(res);
-	return conn;
+	broadcast(commit_event(payload));
 }
 
 /*
- * pump
- *		Forward notifications until the connection breaks or we stop.
+ * gw_feed_broadcast_text
+ *		Send a control frame to every subscriber (poller).
  */
-static void
-pump(PGconn *conn)
+void
+gw_feed_broadcast_text(const char *text)
 {
-	for (;;)
-	{
-		struct pollfd p[2] = {{PQsocket(conn), POLLIN, 0}, {wake_pipe[0], POLLIN, 0}};
-		PGnotify   *n;
-		int			rc = poll(p, 2, 30000);
-
-		if (atomic_load(&listener_stop))
-			return;
-		if (rc < 0 && errno != EINTR)
-			return;
-		if (rc == 0)
-		{
-			/* idle: make sure the connection is still alive */
-			PQclear(PQexec(conn, ""));
-		}
-		else if (rc > 0 && p[0].revents != 0 && !PQconsumeInput(conn))
-			return;
-		while ((n = PQnotifies(conn)) != NULL)
-		{
-			gw_metrics_add(GW_M_FEED_NOTIFICATIONS, 1);
-			broadcast(commit_event(n->extra));
-			PQfreemem(n);
-		}
-		if (PQstatus(conn) != CONNECTION_OK)
-			return;
-	}
+	broadcast_text(text);
 }
 
 /*
- * pause_ms
- *		Sleep, waking early when the listener is told to stop.
+ * gw_feed_wanted
+ *		Whether anyone subscribes, so that the poller should read.
  */
-static void
-pause_ms(int ms)
+bool
+gw_feed_wanted(void)
 {
-	struct pollfd p = {wake_pipe[0], POLLIN, 0};
+	bool		any;
 
-	poll(&p, 1, ms);
+	pthread_mutex_lock(&feed_lock);
+	any = subs != NULL;
+	pthread_mutex_unlock(&feed_lock);
+	return any;
 }
 
 /*
- * listener_main
- *		The listener thread.
+ * gw_feed_set_connected
+ *		The poller's connection came up or went down.
  */
-static void *
-listener_main(void *arg)
+void
+gw_feed_set_connected(bool up)
 {
-	int			backoff = 100;
+	pthread_mutex_lock(&feed_lock);
+	connected = up;
+	if (!up)
+		ready = false;
+	pthread_cond_broadcast(&ready_cond);
+	pthread_mutex_unlock(&feed_lock);
+}
 
-	(void) arg;
-	while (!atomic_load(&listener_stop))
-	{
-		PGconn	   *conn = listen_connect();
-		bool		again;
+/*
+ * gw_feed_set_ready
+ *		The poller took a cursor (commits from now on will be sent), or
+ *		dropped it.
+ */
+void
+gw_feed_set_ready(bool now_ready)
+{
+	pthread_mutex_lock(&feed_lock);
+	ready = now_ready;
+	pthread_cond_broadcast(&ready_cond);
+	pthread_mutex_unlock(&feed_lock);
+}
 
-		if (conn == NULL)
-		{
-			pause_ms(backoff);
-			backoff = backoff * 2 > 2000 ? 2000 : backoff * 2;
-			continue;
-		}
-		backoff = 100;
-		pthread_mutex_lock(&feed_lock);
-		again = ever_listened;
-		ever_listened = listening = true;
-		pthread_cond_broadcast(&ready_cond);
-		pthread_mutex_unlock(&feed_lock);
-		gw_metrics_add(GW_M_FEED_CONNECTED, 1);
-		if (again)
-		{
-			gw_metrics_add(GW_M_FEED_RECONNECTS, 1);
-			fprintf(stderr, "%s: change feed: listening again\n", GW_PROGRAM);
-			broadcast_text("event: reconnected\ndata: {\"message\":\"the change feed reconnected "
-						   "to the database; commits made while it was disconnected were not sent\"}\n\n");
-		}
+/*
+ * wait_ready
+ *		Wait (feed_lock held) until the poller holds a cursor, as long as
+ *		it is connected, for at most five seconds.  Returns ready.
+ */
+static bool
+wait_ready(void)
+{
+	struct timespec deadline;
 
-		pump(conn);
-
-		gw_metrics_add(GW_M_FEED_CONNECTED, -1);
-		pthread_mutex_lock(&feed_lock);
-		listening = false;
-		pthread_mutex_unlock(&feed_lock);
-		PQfinish(conn);
-		if (!atomic_load(&listener_stop))
-		{
-			fprintf(stderr, "%s: change feed: lost the database connection, reconnecting\n", GW_PROGRAM);
-			broadcast_text(": the change feed lost its database connection; reconnecting\n\n");
-		}
-	}
-	return NULL;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 5;
+	while (!ready && connected && !stopping)
+		if (pthread_cond_timedwait(&ready_cond, &feed_lock, &deadline) == ETIMEDOUT)
+			break;
+	return ready;
 }
 
 /*
  * gw_feed_start
- *		Start the listener and wait (up to --startup-timeout) until it
- *		listens.  False if the thread cannot be started.
+ *		Start the poller and wait (up to --startup-timeout) until it is
+ *		connected.  False if the thread cannot be started.
  */
 bool
 gw_feed_start(void)
 {
 	struct timespec deadline;
+	long		interval;
 
 	heartbeat_ms = env_long("LANCE_GATEWAY_SSE_HEARTBEAT_MS", 15000, 50, 3600000);
 	queue_max = (int) env_long("LANCE_GATEWAY_SSE_QUEUE", 1024, 1, 1000000);
 	queue_max_bytes = env_long("LANCE_GATEWAY_SSE_QUEUE_BYTES", 1048576, 1024, 1L << 30);
+	interval = env_long("LANCE_GATEWAY_FEED_POLL_MS", 100, 5, 60000);
 	/* an idle stream must write before the HTTP server's idle timeout */
 	if (gw_config.request_timeout_s > 0 && heartbeat_ms > gw_config.request_timeout_s * 500L)
 		heartbeat_ms = gw_config.request_timeout_s * 500L;
-	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+	if (!gw_feed_poller_start(interval))
 		return false;
-	if (pthread_create(&listener, NULL, listener_main, NULL) != 0)
-		return false;
-	listener_started = true;
+	started = true;
 
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += gw_config.startup_wait_s;
 	pthread_mutex_lock(&feed_lock);
-	while (!listening)
+	while (!connected)
 		if (pthread_cond_timedwait(&ready_cond, &feed_lock, &deadline) == ETIMEDOUT)
 			break;
-	if (!listening)
-		fprintf(stderr, "%s: change feed: not listening yet; retrying in the background\n", GW_PROGRAM);
+	if (!connected)
+		fprintf(stderr, "%s: change feed: not connected yet; retrying in the background\n", GW_PROGRAM);
 	pthread_mutex_unlock(&feed_lock);
 	return true;
 }
@@ -501,23 +448,20 @@ gw_feed_stop(void)
 	stopping = true;
 	for (FeedSub *s = subs; s; s = s->next)
 		close_sub(s, ": the gateway is shutting down\n\n");
+	pthread_cond_broadcast(&ready_cond);
 	pthread_mutex_unlock(&feed_lock);
 }
 
 /*
  * gw_feed_join
- *		Stop the listener thread and close its connection.
+ *		Stop the poller thread and close its connection.
  */
 void
 gw_feed_join(void)
 {
-	if (!listener_started)
-		return;
-	atomic_store(&listener_stop, true);
-	if (write(wake_pipe[1], "x", 1) < 0)
-		fprintf(stderr, "%s: change feed: cannot wake the listener\n", GW_PROGRAM);
-	pthread_join(listener, NULL);
-	listener_started = false;
+	if (started)
+		gw_feed_poller_join();
+	started = false;
 }
 
 /*
@@ -851,6 +795,7 @@ sub_free(void *cls)
 	drop_queue(s);
 	event_unref(s->cur);
 	pthread_mutex_unlock(&feed_lock);
+	gw_feed_poller_wake();		/* perhaps the last one: stop reading */
 
 	gw_metrics_add(GW_M_SSE_SUBSCRIBERS, -1);
 	for (int i = 0; i < s->ncache; i++)
@@ -940,16 +885,24 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 		gw_error_set(&err, GW_ERR_UNAVAILABLE, "the gateway is shutting down");
 		goto fail;
 	}
-	live = listening;
 	s->next = subs;
 	if (subs)
 		subs->prev = s;
 	subs = s;
+	live = ready;
 	pthread_mutex_unlock(&feed_lock);
+	if (!live)
+	{
+		/* the first subscriber: the poller takes its cursor now */
+		gw_feed_poller_wake();
+		pthread_mutex_lock(&feed_lock);
+		live = wait_ready();
+		pthread_mutex_unlock(&feed_lock);
+	}
 
 	/* the first frame tells the client that it is subscribed */
 	{
-		char	   *hello = strdup(live ? "retry: 1000\n: subscribed to " FEED_CHANNEL "\n\n"
+		char	   *hello = strdup(live ? "retry: 1000\n: subscribed to the change feed\n\n"
 								   : "retry: 1000\n: subscribed; the change feed is reconnecting to the database\n\n");
 		FeedEvent  *ev = hello ? event_new(hello, false) : NULL;
 

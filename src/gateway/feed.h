@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * feed.h
- *	  The change feed over HTTP: GET /v1/events streams the
- *	  lance_namespace_commits notifications as Server-Sent Events.
+ *	  The change feed over HTTP: GET /v1/events streams the committed
+ *	  table versions (read from the catalog's history) as Server-Sent
+ *	  Events.
  *
  *-------------------------------------------------------------------------
  */
@@ -21,5 +22,6 @@ extern void gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp);
 extern void gw_feed_attach(void *stream, int fd);
 extern size_t gw_feed_read(void *stream, char *buf, size_t max);
 extern void gw_feed_discard(void *stream);
+extern void gw_feed_poke(void);
 
 #endif							/* LANCE_GATEWAY_FEED_H */

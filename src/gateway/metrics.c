@@ -317,10 +317,13 @@ gw_metrics_render(void)
 	put(&b, "# HELP lance_gateway_sse_slow_disconnects_total Streams closed because their client fell too far behind.\n"
 		"# TYPE lance_gateway_sse_slow_disconnects_total counter\n"
 		"lance_gateway_sse_slow_disconnects_total %ld\n", scalar(GW_M_SSE_SLOW_DISCONNECTS));
-	put(&b, "# HELP lance_gateway_feed_notifications_total Notifications received on lance_namespace_commits.\n"
-		"# TYPE lance_gateway_feed_notifications_total counter\n"
-		"lance_gateway_feed_notifications_total %ld\n", scalar(GW_M_FEED_NOTIFICATIONS));
-	put(&b, "# HELP lance_gateway_feed_connected 1 while the change-feed listener is connected and listening.\n"
+	put(&b, "# HELP lance_gateway_feed_commits_total Committed table versions read from the catalog's history.\n"
+		"# TYPE lance_gateway_feed_commits_total counter\n"
+		"lance_gateway_feed_commits_total %ld\n", scalar(GW_M_FEED_COMMITS));
+	put(&b, "# HELP lance_gateway_feed_polls_total Reads of the catalog's history (lance_changes calls).\n"
+		"# TYPE lance_gateway_feed_polls_total counter\n"
+		"lance_gateway_feed_polls_total %ld\n", scalar(GW_M_FEED_POLLS));
+	put(&b, "# HELP lance_gateway_feed_connected 1 while the change feed's poller is connected.\n"
 		"# TYPE lance_gateway_feed_connected gauge\n"
 		"lance_gateway_feed_connected %ld\n", scalar(GW_M_FEED_CONNECTED));
 	put(&b, "# HELP lance_gateway_feed_reconnects_total Times the change-feed listener re-established its connection.\n"

@@ -92,7 +92,8 @@ describe("metrics", () => {
       await sleep(100);
       const after = await scrape();
       assert.ok(get(after, "lance_gateway_sse_events_sent_total") > get(before, "lance_gateway_sse_events_sent_total"));
-      assert.ok(get(after, "lance_gateway_feed_notifications_total") > get(before, "lance_gateway_feed_notifications_total"));
+      assert.ok(get(after, "lance_gateway_feed_commits_total") > get(before, "lance_gateway_feed_commits_total"));
+      assert.ok(get(after, "lance_gateway_feed_polls_total") > get(before, "lance_gateway_feed_polls_total"));
     } finally {
       sub.close();
     }
@@ -104,6 +105,14 @@ describe("metrics", () => {
       await sleep(100);
     }
     assert.equal(get(end, "lance_gateway_sse_subscribers"), get(before, "lance_gateway_sse_subscribers"));
+    // with no subscriber the feed reads nothing (default poll: every 100 ms)
+    assert.equal(get(end, "lance_gateway_sse_subscribers"), 0);
+    await sleep(200);
+    const idle = await scrape();
+    const t2 = await mkTable(ns);
+    ok((await createVersion(t2, 1)).res);
+    await sleep(400);
+    assert.equal(get(await scrape(), "lance_gateway_feed_polls_total"), get(idle, "lance_gateway_feed_polls_total"));
   });
 
   it("answers without a free database connection and shows pool waits", async () => {

@@ -1,0 +1,385 @@
+/*-------------------------------------------------------------------------
+ *
+ * feed_poll.c
+ *	  The change feed's source: a thread that reads committed table
+ *	  versions from the catalog's history with lance_changes().
+ *
+ *	  The history is an outbox.  The poller keeps a cursor, a PostgreSQL
+ *	  snapshot (pg_snapshot text), and asks lance_namespace.lance_changes
+ *	  for the versions whose transactions became visible since; every
+ *	  answer carries the next cursor.  So each committed version is read
+ *	  exactly once, never one that rolled back, and none is lost while the
+ *	  database restarts: the cursor outlives the connection.  Commits are
+ *	  not serialized by a NOTIFY lock, as they were when the feed was
+ *	  LISTEN/NOTIFY.
+ *
+ *	  The poller holds a cursor only while someone subscribes: with no
+ *	  subscriber it reads nothing and only keeps its connection alive.
+ *	  It polls every LANCE_GATEWAY_FEED_POLL_MS, and at once (at most
+ *	  every FEED_MIN_GAP_MS) after the gateway committed a version itself
+ *	  (gw_feed_poke()).
+ *
+ *-------------------------------------------------------------------------
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+
+#include "feed_int.h"
+#include "metrics.h"
+
+#define FEED_MIN_GAP_MS		5
+#define FEED_IDLE_PING_MS	30000
+
+/* the cursor and the versions after it, in the order to send them */
+#define POLL_SQL \
+	"SELECT s.cur::text, c.payload::text" \
+	"  FROM lance_namespace.lance_changes_cursor() AS s(cur)" \
+	"  LEFT JOIN lance_namespace.lance_changes($1::pg_catalog.pg_snapshot)" \
+	"       WITH ORDINALITY AS c ON true" \
+	" ORDER BY c.ordinality"
+
+static pthread_t poller;
+static bool poller_started;
+static atomic_bool poller_stop;
+static atomic_bool poke_pending;
+static int	wake_pipe[2] = {-1, -1};
+static long poll_ms = 100;
+static char *cursor;			/* the poller's own; NULL without subscribers */
+
+/*
+ * wake
+ *		Make the poller's wait return.
+ */
+static void
+wake(void)
+{
+	/* a full pipe already wakes it */
+	if (write(wake_pipe[1], "x", 1) < 0 && errno != EAGAIN)
+		fprintf(stderr, "%s: change feed: cannot wake the poller\n", GW_PROGRAM);
+}
+
+/*
+ * gw_feed_poke
+ *		The gateway committed versions: poll soon, if anyone subscribes.
+ *		One wake-up covers every poke until the poll it causes.
+ */
+void
+gw_feed_poke(void)
+{
+	if (!poller_started || !gw_feed_wanted())
+		return;
+	if (!atomic_exchange(&poke_pending, true))
+		wake();
+}
+
+/*
+ * gw_feed_poller_wake
+ *		A subscriber arrived or left: re-examine the subscriptions now.
+ */
+void
+gw_feed_poller_wake(void)
+{
+	if (poller_started)
+		wake();
+}
+
+/*
+ * xmax_of
+ *		The xmax of a pg_snapshot text ("xmin:xmax:xip,...").
+ */
+static uint64_t
+xmax_of(const char *snap)
+{
+	const char *colon = strchr(snap, ':');
+
+	return colon ? strtoull(colon + 1, NULL, 10) : 0;
+}
+
+/*
+ * poll_connect
+ *		Open the poller's connection and prepare its statements, or NULL.
+ */
+static PGconn *
+poll_connect(void)
+{
+	const char *keys[] = {"connect_timeout", "fallback_application_name", "keepalives_idle",
+		"keepalives_interval", "keepalives_count", "dbname", NULL};
+	const char *vals[] = {"5", GW_PROGRAM " feed", "30", "10", "3", gw_config.db, NULL};
+	PGconn	   *conn = PQconnectdbParams(keys, vals, 1);
+	PGresult   *res;
+
+	if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
+	{
+		PQfinish(conn);
+		return NULL;
+	}
+	res = PQprepare(conn, "feed_poll", POLL_SQL, 1, NULL);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+	{
+		fprintf(stderr, "%s: change feed: cannot prepare the poll: %s", GW_PROGRAM,
+				PQerrorMessage(conn));
+		PQclear(res);
+		PQfinish(conn);
+		return NULL;
+	}
+	PQclear(res);
+	return conn;
+}
+
+/*
+ * take_cursor
+ *		Start reading at the current snapshot.  False if the connection
+ *		failed.
+ */
+static bool
+take_cursor(PGconn *conn)
+{
+	PGresult   *res = PQexec(conn, "SELECT lance_namespace.lance_changes_cursor()::text");
+	bool		ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1;
+
+	if (ok)
+		cursor = strdup(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return ok && cursor != NULL;
+}
+
+/*
+ * poll_once
+ *		Send the versions committed since the cursor, and advance it.
+ *		False if the connection failed.
+ */
+static bool
+poll_once(PGconn *conn)
+{
+	const char *params[1] = {cursor};
+	PGresult   *res = PQexecPrepared(conn, "feed_poll", 1, params, NULL, NULL, 0);
+	int			n;
+	char	   *next;
+
+	gw_metrics_add(GW_M_FEED_POLLS, 1);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) < 1)
+	{
+		if (PQstatus(conn) == CONNECTION_OK)
+			fprintf(stderr, "%s: change feed: poll failed: %s", GW_PROGRAM, PQerrorMessage(conn));
+		PQclear(res);
+		return false;
+	}
+	n = PQntuples(res);
+	next = strdup(PQgetvalue(res, 0, 0));
+	if (next == NULL)
+	{
+		PQclear(res);
+		return true;			/* try again later from the same cursor */
+	}
+	if (xmax_of(next) < xmax_of(cursor))
+	{
+		/* transaction ids went back: another database (a restore) */
+		fprintf(stderr, "%s: change feed: the database's transaction ids went back; "
+				"reading from its current snapshot\n", GW_PROGRAM);
+		gw_feed_broadcast_text("event: reset\ndata: {\"message\":\"the database's transaction ids "
+							   "went back (a restored database); commits may have been missed\"}\n\n");
+		n = 0;
+	}
+	for (int i = 0; i < n; i++)
+		if (!PQgetisnull(res, i, 1))
+		{
+			gw_metrics_add(GW_M_FEED_COMMITS, 1);
+			gw_feed_broadcast_commit(PQgetvalue(res, i, 1));
+		}
+	PQclear(res);
+	free(cursor);
+	cursor = next;
+	return true;
+}
+
+/*
+ * elapsed_ms
+ *		Milliseconds from since to now (CLOCK_MONOTONIC).
+ */
+static long
+elapsed_ms(const struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - since->tv_sec) * 1000L + (now.tv_nsec - since->tv_nsec) / 1000000L;
+}
+
+/*
+ * wait_for_work
+ *		Sleep until poked, told about subscribers, the poll interval (or,
+ *		while no one subscribes, the idle ping) is due, or the connection
+ *		has something to say.  Returns true for a timeout.
+ */
+static bool
+wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
+{
+	struct pollfd p[2] = {{wake_pipe[0], POLLIN, 0}, {PQsocket(conn), POLLIN, 0}};
+	long		timeout = active ? poll_ms - elapsed_ms(last_poll) : FEED_IDLE_PING_MS;
+	char		drain[64];
+	int			rc;
+
+	if (timeout < 0)
+		timeout = 0;
+	rc = poll(p, 2, (int) timeout);
+	if (rc > 0 && p[1].revents != 0)
+		PQconsumeInput(conn);	/* a notice, or the server closing */
+	while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
+		;
+	if (rc > 0 && active)
+	{
+		/* a poke: poll soon, but not more often than every FEED_MIN_GAP_MS */
+		long		gap = FEED_MIN_GAP_MS - elapsed_ms(last_poll);
+
+		if (gap > 0)
+			poll(NULL, 0, (int) gap);
+	}
+	atomic_store(&poke_pending, false);
+	return rc == 0;
+}
+
+/*
+ * serve
+ *		Poll on conn while it works and we are not stopping.
+ */
+static void
+serve(PGconn *conn)
+{
+	struct timespec last_poll;
+
+	clock_gettime(CLOCK_MONOTONIC, &last_poll);
+	while (!atomic_load(&poller_stop) && PQstatus(conn) == CONNECTION_OK)
+	{
+		bool		active = gw_feed_wanted();
+		bool		timed_out;
+
+		if (!active && cursor != NULL)
+		{
+			free(cursor);
+			cursor = NULL;
+			gw_feed_set_ready(false);
+		}
+		else if (active && cursor == NULL)
+		{
+			if (!take_cursor(conn))
+				return;
+			gw_feed_set_ready(true);
+		}
+		else if (active)
+		{
+			clock_gettime(CLOCK_MONOTONIC, &last_poll);
+			if (!poll_once(conn))
+				return;
+		}
+		timed_out = wait_for_work(conn, active && cursor != NULL, &last_poll);
+		if (timed_out && !active)
+			PQclear(PQexec(conn, ""));	/* is the connection still alive? */
+	}
+}
+
+/*
+ * pause_ms
+ *		Sleep, waking early when the poller is told to stop.
+ */
+static void
+pause_ms(int ms)
+{
+	struct pollfd p = {wake_pipe[0], POLLIN, 0};
+
+	poll(&p, 1, ms);
+}
+
+/*
+ * poller_main
+ *		The poller thread: connect, serve, reconnect with backoff.  The
+ *		cursor is kept across reconnections, so nothing committed in
+ *		between is lost.
+ */
+static void *
+poller_main(void *arg)
+{
+	int			backoff = 100;
+	bool		ever = false;
+
+	(void) arg;
+	while (!atomic_load(&poller_stop))
+	{
+		PGconn	   *conn = poll_connect();
+
+		if (conn == NULL)
+		{
+			pause_ms(backoff);
+			backoff = backoff * 2 > 2000 ? 2000 : backoff * 2;
+			continue;
+		}
+		backoff = 100;
+		gw_metrics_add(GW_M_FEED_CONNECTED, 1);
+		gw_feed_set_connected(true);
+		if (ever)
+		{
+			gw_metrics_add(GW_M_FEED_RECONNECTS, 1);
+			fprintf(stderr, "%s: change feed: connected again\n", GW_PROGRAM);
+			if (cursor != NULL)
+				gw_feed_broadcast_text("event: reconnected\ndata: {\"message\":\"the change feed "
+									   "reconnected to the database; commits made meanwhile follow\"}\n\n");
+		}
+		ever = true;
+
+		serve(conn);
+
+		gw_metrics_add(GW_M_FEED_CONNECTED, -1);
+		gw_feed_set_connected(false);
+		PQfinish(conn);
+		if (!atomic_load(&poller_stop))
+		{
+			fprintf(stderr, "%s: change feed: lost the database connection, reconnecting\n", GW_PROGRAM);
+			gw_feed_broadcast_text(": the change feed lost its database connection; reconnecting\n\n");
+		}
+	}
+	free(cursor);
+	cursor = NULL;
+	return NULL;
+}
+
+/*
+ * gw_feed_poller_start
+ *		Start the poller thread.  False if it cannot be started.
+ */
+bool
+gw_feed_poller_start(long interval_ms)
+{
+	poll_ms = interval_ms;
+	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+		return false;
+	if (pthread_create(&poller, NULL, poller_main, NULL) != 0)
+		return false;
+	poller_started = true;
+	return true;
+}
+
+/*
+ * gw_feed_poller_join
+ *		Stop the poller thread and close its connection.
+ */
+void
+gw_feed_poller_join(void)
+{
+	if (!poller_started)
+		return;
+	atomic_store(&poller_stop, true);
+	wake();
+	pthread_join(poller, NULL);
+	poller_started = false;
+}
