@@ -7,20 +7,21 @@
 -- the floor of what these guarantees cost.  (b)/(c) is the implementation's
 -- own overhead.  Client N appends to bench$pN.
 \set v :v + 1
-WITH e AS (
+WITH t AS (SELECT clock_timestamp() AS at),
+e AS (
 	SELECT id, location FROM lance_namespace.entries
 	 WHERE path = ARRAY['bench', 'p' || :client_id] COLLATE "C"),
 v AS (
 	INSERT INTO lance_namespace.versions (table_id, branch, version, manifest_path,
 		staging_manifest_path, manifest_size, naming_scheme, timestamp_millis)
 	SELECT e.id, 'main', :v, e.location || '/_versions/' || (18446744073709551615 - :v) || '.manifest',
-		'/bench/p.lance/_versions/x-staging', 100, 'V2', (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint
-	  FROM e
+		'/bench/p.lance/_versions/x-staging', 100, 'V2', (EXTRACT(EPOCH FROM t.at) * 1000)::bigint
+	  FROM e, t
 	ON CONFLICT (table_id, branch, version) DO NOTHING
 	RETURNING version, manifest_path, manifest_size, e_tag, timestamp_millis, metadata),
 h AS (
-	INSERT INTO lance_namespace.history (operation, id, detail)
-	SELECT 'CreateTableVersion', ARRAY['bench', 'p' || :client_id],
+	INSERT INTO lance_namespace.history (at, operation, id, detail)
+	SELECT t.at, 'CreateTableVersion', ARRAY['bench', 'p' || :client_id],
 		jsonb_build_object('branch', 'main', 'version', v.version, 'manifest_path', v.manifest_path)
-	  FROM v)
+	  FROM v, t)
 SELECT * FROM v;
