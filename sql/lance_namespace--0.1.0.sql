@@ -828,24 +828,26 @@ SET search_path = pg_catalog, pg_temp;
  */
 CREATE FUNCTION lance_namespace.lance_changes_cursor()
 RETURNS pg_catalog.pg_snapshot
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-	SELECT CASE WHEN x.me IS NULL
-				  OR x.me OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmax(x.snap)
-				THEN x.snap
-				ELSE (LEAST(pg_catalog.pg_snapshot_xmin(x.snap), x.me)::text
-					  OPERATOR(pg_catalog.||) ':'
-					  OPERATOR(pg_catalog.||) pg_catalog.pg_snapshot_xmax(x.snap)::text
-					  OPERATOR(pg_catalog.||) ':'
-					  OPERATOR(pg_catalog.||)
-					  (SELECT pg_catalog.string_agg(u.xid::text, ',' ORDER BY u.xid)
-						 FROM (SELECT pg_catalog.pg_snapshot_xip(x.snap) AS xid
-							   UNION SELECT x.me) u))::pg_catalog.pg_snapshot
-		   END
-	  FROM (SELECT pg_catalog.pg_current_snapshot() AS snap,
-				   pg_catalog.pg_current_xact_id_if_assigned() AS me) x;
-END;
+AS $body$
+DECLARE
+	snap pg_catalog.pg_snapshot := pg_catalog.pg_current_snapshot();
+	me pg_catalog.xid8 := pg_catalog.pg_current_xact_id_if_assigned();
+BEGIN
+	IF me IS NULL OR me OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmax(snap) THEN
+		RETURN snap;
+	END IF;
+	RETURN (LEAST(pg_catalog.pg_snapshot_xmin(snap), me)::text
+			OPERATOR(pg_catalog.||) ':'
+			OPERATOR(pg_catalog.||) pg_catalog.pg_snapshot_xmax(snap)::text
+			OPERATOR(pg_catalog.||) ':'
+			OPERATOR(pg_catalog.||)
+			(SELECT pg_catalog.string_agg(u.xid::text, ',' ORDER BY u.xid)
+			   FROM (SELECT pg_catalog.pg_snapshot_xip(snap) AS xid UNION SELECT me) u)
+		   )::pg_catalog.pg_snapshot;
+END
+$body$;
 
 /*
  * The change feed, read from the history (an outbox): the table versions
@@ -857,39 +859,54 @@ END;
  * work.  Start from lance_changes_cursor().  The rows with
  * transaction ids from since's xmax on, and those of its in-progress list,
  * are read by index.  The current transaction counts as in progress: its
- * own versions are left to a later call, after it commits.
+ * own versions are left to a later call, after it commits.  PL/pgSQL, so
+ * that its plan is kept for the session: the gateway's feed calls it up to
+ * 200 times a second, and a LANGUAGE sql function is planned at each call.
  */
 CREATE FUNCTION lance_namespace.lance_changes(since pg_catalog.pg_snapshot)
 RETURNS TABLE (cursor pg_catalog.pg_snapshot, transaction_id pg_catalog.xid8, id text[],
 			   branch text, version bigint, manifest_path text, timestamp_millis bigint,
 			   payload json)
-LANGUAGE sql STABLE STRICT
+LANGUAGE plpgsql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-	WITH s AS (SELECT lance_namespace.lance_changes_cursor() AS snap),
-	h AS (SELECT r.transaction_id, r.at, r.id, r.detail
-			FROM lance_namespace.history r
-		   WHERE r.transaction_id OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmax(lance_changes.since)
-			 AND r.operation OPERATOR(pg_catalog.=) 'CreateTableVersion'
-		  UNION ALL
-		  SELECT r.transaction_id, r.at, r.id, r.detail
-			FROM lance_namespace.history r
-		   WHERE r.transaction_id OPERATOR(pg_catalog.=) ANY
-				 (ARRAY(SELECT pg_catalog.pg_snapshot_xip(lance_changes.since)))
-			 AND r.operation OPERATOR(pg_catalog.=) 'CreateTableVersion'),
+SET plan_cache_mode = force_generic_plan
+AS $body$
+#variable_conflict use_column
+DECLARE
+	snap pg_catalog.pg_snapshot := lance_namespace.lance_changes_cursor();
+	xips pg_catalog.xid8[] := ARRAY(SELECT pg_catalog.pg_snapshot_xip(since));
+BEGIN
+	/*
+	 * Rows from since's xmax up to snap's (a transaction from snap's xmax on
+	 * is not visible in it), and those of since's in-progress list.  The
+	 * upper bound also gives the kept generic plan a range, which it
+	 * estimates small: an index scan whatever the table's size.
+	 */
+	RETURN QUERY
+	WITH h AS (SELECT r.transaction_id, r.at, r.id, r.detail
+				 FROM lance_namespace.history r
+				WHERE r.transaction_id OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmax(since)
+				  AND r.transaction_id OPERATOR(pg_catalog.<) pg_catalog.pg_snapshot_xmax(snap)
+				  AND r.operation OPERATOR(pg_catalog.=) 'CreateTableVersion'
+			   UNION ALL
+			   SELECT r.transaction_id, r.at, r.id, r.detail
+				 FROM lance_namespace.history r
+				WHERE r.transaction_id OPERATOR(pg_catalog.=) ANY (xips)
+				  AND r.operation OPERATOR(pg_catalog.=) 'CreateTableVersion'),
 	c AS (SELECT h.transaction_id, h.at, h.id,
 				 h.detail OPERATOR(pg_catalog.->>) 'branch' AS branch,
 				 (h.detail OPERATOR(pg_catalog.->>) 'version')::bigint AS version,
 				 h.detail OPERATOR(pg_catalog.->>) 'manifest_path' AS manifest_path,
 				 (pg_catalog.extract('epoch', h.at) OPERATOR(pg_catalog.*) 1000)::bigint AS timestamp_millis
-			FROM h, s
-		   WHERE pg_catalog.pg_visible_in_snapshot(h.transaction_id, s.snap))
-	SELECT s.snap, c.transaction_id, c.id, c.branch, c.version, c.manifest_path, c.timestamp_millis,
+			FROM h
+		   WHERE pg_catalog.pg_visible_in_snapshot(h.transaction_id, snap))
+	SELECT snap, c.transaction_id, c.id, c.branch, c.version, c.manifest_path, c.timestamp_millis,
 		   lance_namespace.lance_commit_payload(c.id, c.branch, c.version, c.manifest_path,
 												c.timestamp_millis, c.transaction_id)
-	  FROM c, s
+	  FROM c
 	 ORDER BY c.at, c.transaction_id;
-END;
+END
+$body$;
 
 /* The configuration in effect. */
 CREATE VIEW lance_namespace.configuration AS
