@@ -200,10 +200,18 @@ SELECT c.id, c.branch, c.version, c.manifest_path,
   FROM lance_namespace.lance_changes(:'hf_c1') c,
        lance_namespace.lance_describe_table_version(c.id, c.version) d;
 -- a version on a branch
+SELECT lance_namespace.lance_changes_cursor() AS hf_c1b \gset
 SELECT lance_namespace.lance_create_table_branch('{hf_feed,t}', 'dev') - 'createAt' AS branch;
 SELECT version FROM lance_namespace.lance_create_table_version('{hf_feed,t}', 2, '/m/f2', branch => 'dev');
 SELECT lance_namespace.lance_format_id(id) AS name, branch, version, manifest_path
   FROM lance_namespace.lance_changes(:'hf_c1');
+-- with until, an earlier cursor: only what was committed before it (the
+-- gateway's catch-up of a resuming subscriber), with until as the cursor
+SELECT lance_namespace.lance_format_id(id) AS name, branch, version,
+       cursor::text = :'hf_c1b' AS cursor_is_until
+  FROM lance_namespace.lance_changes(:'hf_c1', :'hf_c1b');
+SELECT count(*) AS nothing_between FROM lance_namespace.lance_changes(:'hf_c1b', :'hf_c1b');
+SELECT count(*) AS null_until_is_now FROM lance_namespace.lance_changes(:'hf_c1', NULL);
 -- from the cursor of that call: nothing
 SELECT cursor AS hf_c2 FROM lance_namespace.lance_changes(:'hf_c1') LIMIT 1 \gset
 SELECT count(*) FROM lance_namespace.lance_changes(:'hf_c2');

@@ -853,7 +853,8 @@ $body$;
  * The change feed, read from the history (an outbox): the table versions
  * whose transactions committed after the snapshot "since" was taken and
  * before the statement's own snapshot ("cursor", the same in every row),
- * in the order of their inserts.  Pass the last cursor you received as the
+ * in the order of their inserts.  With "until", an earlier cursor, only
+ * those committed before until was taken (a catch-up to a known point).  Pass the last cursor you received as the
  * next "since": each committed version is returned exactly once, however
  * long its transaction ran, across restarts, and never for rolled-back
  * work.  Start from lance_changes_cursor().  The rows with
@@ -863,19 +864,23 @@ $body$;
  * that its plan is kept for the session: the gateway's feed calls it up to
  * 200 times a second, and a LANGUAGE sql function is planned at each call.
  */
-CREATE FUNCTION lance_namespace.lance_changes(since pg_catalog.pg_snapshot)
+CREATE FUNCTION lance_namespace.lance_changes(since pg_catalog.pg_snapshot,
+											 until pg_catalog.pg_snapshot DEFAULT NULL)
 RETURNS TABLE (cursor pg_catalog.pg_snapshot, transaction_id pg_catalog.xid8, id text[],
 			   branch text, version bigint, manifest_path text, timestamp_millis bigint,
 			   payload json)
-LANGUAGE plpgsql STABLE STRICT
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 SET plan_cache_mode = force_generic_plan
 AS $body$
 #variable_conflict use_column
 DECLARE
-	snap pg_catalog.pg_snapshot := lance_namespace.lance_changes_cursor();
+	snap pg_catalog.pg_snapshot := COALESCE(until, lance_namespace.lance_changes_cursor());
 	xips pg_catalog.xid8[] := ARRAY(SELECT pg_catalog.pg_snapshot_xip(since));
 BEGIN
+	IF since IS NULL THEN
+		RETURN;
+	END IF;
 	/*
 	 * Rows from since's xmax up to snap's (a transaction from snap's xmax on
 	 * is not visible in it), and those of since's in-progress list.  The

@@ -87,6 +87,10 @@ typedef struct FeedSub
 	FeedEvent  *cur;			/* frame being written */
 	size_t		cur_off;
 	struct timespec last_write;
+	unsigned long long serial;	/* identifies it to the poller */
+	bool		pending;		/* not joined yet: the poller catches it up */
+	char	   *resume;			/* the cursor to catch up from, or NULL */
+	bool		resume_given;	/* resume came from the client */
 } FeedSub;
 
 static pthread_mutex_t feed_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -94,9 +98,9 @@ static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
 static FeedSub *subs;
 static bool stopping;
 static bool connected;			/* the poller is connected; under feed_lock */
-static bool ready;				/* the poller holds a cursor; under feed_lock */
 static bool started;
-static unsigned long long next_event_id;	/* the poller's */
+static char *shared_cursor;		/* the poller's cursor; under feed_lock */
+static unsigned long long next_serial;	/* under feed_lock */
 
 static long heartbeat_ms = 15000;
 static int	queue_max = 1024;
@@ -255,7 +259,7 @@ broadcast(FeedEvent *ev)
 		return;
 	pthread_mutex_lock(&feed_lock);
 	for (FeedSub *s = subs; s; s = s->next)
-		if (sub_matches(s, ev))
+		if (!s->pending && sub_matches(s, ev))
 			push(s, ev);
 	pthread_mutex_unlock(&feed_lock);
 	event_unref(ev);
@@ -291,7 +295,7 @@ commit_event(const char *payload)
 
 	if (text == NULL)
 		return NULL;
-	off = snprintf(text, 64, "id: %llu\nevent: commit\ndata: ", ++next_event_id);
+	off = snprintf(text, 64, "event: commit\ndata: ");
 	/* the payload is one line of JSON; never let it break the framing */
 	for (size_t i = 0; i < plen; i++)
 		text[off + i] = (payload[i] == '\n' || payload[i] == '\r') ? ' ' : payload[i];
@@ -364,42 +368,125 @@ gw_feed_set_connected(bool up)
 {
 	pthread_mutex_lock(&feed_lock);
 	connected = up;
-	if (!up)
-		ready = false;
 	pthread_cond_broadcast(&ready_cond);
 	pthread_mutex_unlock(&feed_lock);
 }
 
 /*
- * gw_feed_set_ready
- *		The poller took a cursor (commits from now on will be sent), or
- *		dropped it.
+ * gw_feed_set_cursor
+ *		The poller's cursor, after a poll (whose commits it has sent), or
+ *		NULL when it dropped it.  A subscriber that arrives now is caught up
+ *		from here.
  */
 void
-gw_feed_set_ready(bool now_ready)
+gw_feed_set_cursor(const char *cursor)
 {
+	char	   *copy = cursor ? strdup(cursor) : NULL;
+
 	pthread_mutex_lock(&feed_lock);
-	ready = now_ready;
-	pthread_cond_broadcast(&ready_cond);
+	free(shared_cursor);
+	shared_cursor = copy;
 	pthread_mutex_unlock(&feed_lock);
 }
 
 /*
- * wait_ready
- *		Wait (feed_lock held) until the poller holds a cursor, as long as
- *		it is connected, for at most five seconds.  Returns ready.
+ * gw_feed_pending
+ *		The subscribers that wait to join the stream, as (serial, cursor to
+ *		catch up from) pairs in a malloc'd array (*out, with *given telling
+ *		which cursors came from the clients); their number, or -1 when out
+ *		of memory.  Free with gw_feed_pending_free().
  */
-static bool
-wait_ready(void)
+int
+gw_feed_pending(GwFeedPending **out)
 {
-	struct timespec deadline;
+	int			n = 0;
+	int			i = 0;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += 5;
-	while (!ready && connected && !stopping)
-		if (pthread_cond_timedwait(&ready_cond, &feed_lock, &deadline) == ETIMEDOUT)
-			break;
-	return ready;
+	*out = NULL;
+	pthread_mutex_lock(&feed_lock);
+	for (FeedSub *s = subs; s; s = s->next)
+		n += s->pending;
+	if (n > 0 && (*out = calloc(n, sizeof(GwFeedPending))) == NULL)
+		n = -1;
+	for (FeedSub *s = subs; s && n > 0; s = s->next)
+		if (s->pending)
+		{
+			(*out)[i].serial = s->serial;
+			(*out)[i].given = s->resume_given;
+			(*out)[i].resume = s->resume ? strdup(s->resume) : NULL;
+			i++;
+		}
+	pthread_mutex_unlock(&feed_lock);
+	return n;
+}
+
+/*
+ * gw_feed_pending_free
+ *		Free what gw_feed_pending() returned.
+ */
+void
+gw_feed_pending_free(GwFeedPending *p, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(p[i].resume);
+	free(p);
+}
+
+/*
+ * gw_feed_join_stream
+ *		Let the subscriber serial join the stream at cursor: the comment
+ *		that it is subscribed, the n commits it missed (payloads) or the
+ *		control frame reset instead, then the cursor as the stream's event
+ *		id.
+ */
+void
+gw_feed_join_stream(unsigned long long serial, char **payloads, int n, const char *reset,
+					const char *cursor)
+{
+	FeedEvent **evs = n > 0 ? calloc(n, sizeof(FeedEvent *)) : NULL;
+	FeedEvent  *hello = NULL;
+	FeedEvent  *ctl = NULL;
+	FeedEvent  *id = NULL;
+	char	   *text;
+
+	for (int i = 0; evs && i < n; i++)
+		evs[i] = commit_event(payloads[i]);
+	if (n > 0 && evs == NULL)
+		reset = "event: reset\ndata: {\"message\":\"out of memory: the commits since the "
+			"cursor were not sent\"}\n\n";
+	if ((text = strdup("retry: 1000\n: subscribed to the change feed\n\n")) != NULL)
+		hello = event_new(text, false);
+	if (reset && (text = strdup(reset)) != NULL)
+		ctl = event_new(text, false);
+	if (asprintf(&text, "id: %s\n\n", cursor) >= 0)
+		id = event_new(text, false);
+
+	pthread_mutex_lock(&feed_lock);
+	for (FeedSub *s = subs; s; s = s->next)
+	{
+		if (s->serial != serial)
+			continue;
+		if (hello)
+			push(s, hello);
+		if (ctl)
+			push(s, ctl);
+		for (int i = 0; evs && i < n; i++)
+			if (evs[i] && sub_matches(s, evs[i]))
+				push(s, evs[i]);
+		if (id)
+			push(s, id);
+		s->pending = false;
+		if (s->resume_given)
+			gw_metrics_add(GW_M_SSE_RESUMES, 1);
+		break;
+	}
+	pthread_mutex_unlock(&feed_lock);
+	for (int i = 0; evs && i < n; i++)
+		event_unref(evs[i]);
+	free(evs);
+	event_unref(hello);
+	event_unref(ctl);
+	event_unref(id);
 }
 
 /*
@@ -420,7 +507,8 @@ gw_feed_start(void)
 	/* an idle stream must write before the HTTP server's idle timeout */
 	if (gw_config.request_timeout_s > 0 && heartbeat_ms > gw_config.request_timeout_s * 500L)
 		heartbeat_ms = gw_config.request_timeout_s * 500L;
-	if (!gw_feed_poller_start(interval))
+	/* a catch-up leaves room in the queue for the hello and the id */
+	if (!gw_feed_poller_start(interval, queue_max > 3 ? queue_max - 2 : 1))
 		return false;
 	started = true;
 
@@ -803,6 +891,7 @@ sub_free(void *cls)
 	free(s->cache);
 	free(s->ring);
 	free(s->role);
+	free(s->resume);
 	json_decref(s->ns_filter);
 	json_decref(s->table_filter);
 	pthread_cond_destroy(&s->cond);
@@ -836,9 +925,77 @@ parse_filter(json_t *query, const char *name, const char *delimiter, json_t **ou
 }
 
 /*
+ * valid_cursor
+ *		Whether text has the form of a pg_snapshot: "xmin:xmax:" and a
+ *		comma-separated list of transaction ids (the database checks the
+ *		rest).
+ */
+static bool
+valid_cursor(const char *text)
+{
+	int			field = 0;
+	int			digits = 0;
+
+	if (strlen(text) > GW_FEED_CURSOR_MAX)
+		return false;
+	for (const char *p = text; *p; p++)
+	{
+		if (*p >= '0' && *p <= '9')
+		{
+			if (++digits > 20)
+				return false;
+		}
+		else if ((*p == ':' && field < 2) || (*p == ',' && field == 2))
+		{
+			if (digits == 0)
+				return false;
+			field += *p == ':';
+			digits = 0;
+		}
+		else
+			return false;
+	}
+	return field == 2 && (digits > 0 || text[strlen(text) - 1] == ':');
+}
+
+/*
+ * parse_resume
+ *		The cursor a subscriber resumes from: the Last-Event-ID header (an
+ *		EventSource reconnecting) or the since query parameter, NULL if
+ *		neither.  False (err set) for a malformed one.
+ */
+static bool
+parse_resume(const GwHttpRequest *req, char **out, GwError *err)
+{
+	json_t	   *h = json_object_get(req->headers, "last-event-id");
+	json_t	   *q = json_object_get(req->query, "since");
+	const char *v = json_is_string(h) ? json_string_value(h) : json_string_value(q);
+
+	*out = NULL;
+	if (v == NULL || (v[0] == '\0' && q == NULL))
+		return true;			/* an empty Last-Event-ID means none */
+	if (!valid_cursor(v))
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "the cursor to resume from (Last-Event-ID or since) must be an event id "
+					 "of this feed: xmin:xmax:xip,...");
+		return false;
+	}
+	*out = strdup(v);
+	if (*out == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		return false;
+	}
+	return true;
+}
+
+/*
  * gw_feed_subscribe
  *		GET /v1/events: register a subscriber and answer with its stream
- *		(resp->stream), or an error.
+ *		(resp->stream), or an error.  The poller catches the subscriber up
+ *		(from the client's cursor, or from its own at registration) before
+ *		it joins the stream.
  */
 void
 gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
@@ -848,7 +1005,6 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 	pthread_condattr_t attr;
 	FeedSub    *s;
 	GwError		err;
-	bool		live;
 
 	gw_error_clear(&err);
 	s = calloc(1, sizeof(FeedSub));
@@ -873,8 +1029,10 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 		goto fail;
 	}
 	if (!parse_filter(req->query, "namespace", delimiter, &s->ns_filter, &err) ||
-		!parse_filter(req->query, "table", delimiter, &s->table_filter, &err))
+		!parse_filter(req->query, "table", delimiter, &s->table_filter, &err) ||
+		!parse_resume(req, &s->resume, &err))
 		goto fail;
+	s->resume_given = s->resume != NULL;
 	if (gw_config.db_auth && (s->role = authenticate(req->headers, &err)) == NULL)
 		goto fail;
 
@@ -885,43 +1043,32 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 		gw_error_set(&err, GW_ERR_UNAVAILABLE, "the gateway is shutting down");
 		goto fail;
 	}
+	s->serial = ++next_serial;
+	s->pending = true;
+	if (s->resume == NULL && shared_cursor != NULL && (s->resume = strdup(shared_cursor)) == NULL)
+	{
+		pthread_mutex_unlock(&feed_lock);
+		gw_error_set(&err, GW_ERR_INTERNAL, "out of memory");
+		goto fail;
+	}
 	s->next = subs;
 	if (subs)
 		subs->prev = s;
 	subs = s;
-	live = ready;
-	pthread_mutex_unlock(&feed_lock);
-	if (!live)
+	if (!connected)
 	{
-		/* the first subscriber: the poller takes its cursor now */
-		gw_feed_poller_wake();
-		pthread_mutex_lock(&feed_lock);
-		live = wait_ready();
-		pthread_mutex_unlock(&feed_lock);
-	}
-
-	/* the first frame tells the client that it is subscribed */
-	{
-		char	   *hello = strdup(live ? "retry: 1000\n: subscribed to the change feed\n\n"
-								   : "retry: 1000\n: subscribed; the change feed is reconnecting to the database\n\n");
-		FeedEvent  *ev = hello ? event_new(hello, false) : NULL;
+		char	   *text = strdup("retry: 1000\n: the change feed is reconnecting to the database; "
+								  "the stream starts once it is back\n\n");
+		FeedEvent  *ev = text ? event_new(text, false) : NULL;
 
 		if (ev != NULL)
-		{
-			pthread_mutex_lock(&feed_lock);
-			/* ahead of anything queued since registration */
-			if (s->count < queue_max)
-			{
-				s->head = (s->head + queue_max - 1) % queue_max;
-				s->ring[s->head] = ev;
-				s->count++;
-				s->bytes += ev->len;
-				ev = NULL;
-			}
-			pthread_mutex_unlock(&feed_lock);
-			event_unref(ev);
-		}
+			push(s, ev);
+		event_unref(ev);
 	}
+	pthread_mutex_unlock(&feed_lock);
+	/* the poller lets it join; the first subscriber makes it take a cursor */
+	gw_feed_poller_wake();
+
 	resp->status = 200;
 	resp->stream = s;
 	resp->content_type = "text/event-stream; charset=utf-8";

@@ -14,6 +14,8 @@
 
 /* the smallest buffer gw_feed_read() fills */
 #define GW_FEED_READ_MIN	1024
+/* the longest cursor (event id) accepted to resume from */
+#define GW_FEED_CURSOR_MAX	65536
 
 extern bool gw_feed_start(void);
 extern void gw_feed_stop(void);

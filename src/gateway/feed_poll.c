@@ -15,6 +15,11 @@
  *
  *	  The poller holds a cursor only while someone subscribes: with no
  *	  subscriber it reads nothing and only keeps its connection alive.
+ *	  A new subscriber joins the stream between two polls, after the
+ *	  poller sent it what was committed since its own cursor: the client's
+ *	  (Last-Event-ID, the cursor of an earlier stream), or the poller's at
+ *	  the time it subscribed.  After each poll that found commits, the new
+ *	  cursor goes out as the stream's event id.
  *	  It polls every LANCE_GATEWAY_FEED_POLL_MS, and at once (at most
  *	  every FEED_MIN_GAP_MS) after the gateway committed a version itself
  *	  (gw_feed_poke()).
@@ -49,6 +54,12 @@
 	"  LEFT JOIN lance_namespace.lance_changes($1::pg_catalog.pg_snapshot)" \
 	"       WITH ORDINALITY AS c ON true" \
 	" ORDER BY c.ordinality"
+/* what a subscriber missed between its cursor and ours, in order */
+#define CATCH_UP_SQL \
+	"SELECT c.payload::text" \
+	"  FROM lance_namespace.lance_changes($1::pg_catalog.pg_snapshot," \
+	"                                     $2::pg_catalog.pg_snapshot) c" \
+	" LIMIT $3::integer"
 
 static pthread_t poller;
 static bool poller_started;
@@ -56,6 +67,7 @@ static atomic_bool poller_stop;
 static atomic_bool poke_pending;
 static int	wake_pipe[2] = {-1, -1};
 static long poll_ms = 100;
+static int	catch_up_max = 1000;
 static char *cursor;			/* the poller's own; NULL without subscribers */
 
 /*
@@ -126,6 +138,11 @@ poll_connect(void)
 		return NULL;
 	}
 	res = PQprepare(conn, "feed_poll", POLL_SQL, 1, NULL);
+	if (PQresultStatus(res) == PGRES_COMMAND_OK)
+	{
+		PQclear(res);
+		res = PQprepare(conn, "feed_catch_up", CATCH_UP_SQL, 3, NULL);
+	}
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 	{
 		fprintf(stderr, "%s: change feed: cannot prepare the poll: %s", GW_PROGRAM,
@@ -152,6 +169,8 @@ take_cursor(PGconn *conn)
 	if (ok)
 		cursor = strdup(PQgetvalue(res, 0, 0));
 	PQclear(res);
+	if (cursor != NULL)
+		gw_feed_set_cursor(cursor);
 	return ok && cursor != NULL;
 }
 
@@ -166,6 +185,7 @@ poll_once(PGconn *conn)
 	const char *params[1] = {cursor};
 	PGresult   *res = PQexecPrepared(conn, "feed_poll", 1, params, NULL, NULL, 0);
 	int			n;
+	int			sent = 0;
 	char	   *next;
 
 	gw_metrics_add(GW_M_FEED_POLLS, 1);
@@ -191,17 +211,115 @@ poll_once(PGconn *conn)
 		gw_feed_broadcast_text("event: reset\ndata: {\"message\":\"the database's transaction ids "
 							   "went back (a restored database); commits may have been missed\"}\n\n");
 		n = 0;
+		sent = -1;				/* the clients need the new event id */
 	}
 	for (int i = 0; i < n; i++)
 		if (!PQgetisnull(res, i, 1))
 		{
 			gw_metrics_add(GW_M_FEED_COMMITS, 1);
 			gw_feed_broadcast_commit(PQgetvalue(res, i, 1));
+			sent++;
 		}
 	PQclear(res);
 	free(cursor);
 	cursor = next;
+	if (sent != 0)
+	{
+		/* the stream's event id: a client resumes from here */
+		char	   *id;
+
+		if (asprintf(&id, "id: %s\n\n", cursor) >= 0)
+		{
+			gw_feed_broadcast_text(id);
+			free(id);
+		}
+	}
+	gw_feed_set_cursor(cursor);
 	return true;
+}
+
+/*
+ * join_one
+ *		Send subscriber p what was committed between its cursor and ours,
+ *		and let it join the stream.  False if the connection failed (it
+ *		waits for the next connection).
+ */
+static bool
+join_one(PGconn *conn, const GwFeedPending *p)
+{
+	char		limit[16];
+	const char *params[3] = {p->resume, cursor, limit};
+	PGresult   *res;
+	int			n;
+	char	  **payloads;
+	char		reset[256];
+
+	if (p->resume == NULL)
+	{
+		gw_feed_join_stream(p->serial, NULL, 0, NULL, cursor);
+		return true;
+	}
+	if (xmax_of(p->resume) > xmax_of(cursor))
+	{
+		gw_feed_join_stream(p->serial, NULL, 0,
+							"event: reset\ndata: {\"message\":\"the cursor to resume from is not "
+							"from this database's past; commits may have been missed\"}\n\n", cursor);
+		return true;
+	}
+	snprintf(limit, sizeof(limit), "%d", catch_up_max + 1);
+	res = PQexecPrepared(conn, "feed_catch_up", 3, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		bool		lost = PQstatus(conn) != CONNECTION_OK;
+
+		PQclear(res);
+		if (lost)
+			return false;
+		/* the database refused the cursor (it checks more than its form) */
+		gw_feed_join_stream(p->serial, NULL, 0,
+							"event: reset\ndata: {\"message\":\"the database refused the cursor to "
+							"resume from; commits may have been missed\"}\n\n", cursor);
+		return true;
+	}
+	n = PQntuples(res);
+	if (n > catch_up_max)
+	{
+		snprintf(reset, sizeof(reset),
+				 "event: reset\ndata: {\"message\":\"more than %d commits since the cursor to "
+				 "resume from: re-read the tables; the stream goes on from here\"}\n\n",
+				 catch_up_max);
+		gw_feed_join_stream(p->serial, NULL, 0, reset, cursor);
+	}
+	else if ((payloads = calloc(n ? n : 1, sizeof(char *))) != NULL)
+	{
+		for (int i = 0; i < n; i++)
+			payloads[i] = PQgetvalue(res, i, 0);
+		gw_feed_join_stream(p->serial, payloads, n, NULL, cursor);
+		free(payloads);
+	}
+	else
+		gw_feed_join_stream(p->serial, NULL, n, NULL, cursor);	/* reports it */
+	PQclear(res);
+	return true;
+}
+
+/*
+ * join_pending
+ *		Let every waiting subscriber join the stream at our cursor.  False
+ *		if the connection failed.
+ */
+static bool
+join_pending(PGconn *conn)
+{
+	GwFeedPending *p;
+	int			n = gw_feed_pending(&p);
+	bool		ok = true;
+
+	for (int i = 0; i < n && ok; i++)
+		ok = join_one(conn, &p[i]);
+	if (n > 0)
+		gw_feed_pending_free(p, n);
+	return ok;
 }
 
 /*
@@ -269,13 +387,12 @@ serve(PGconn *conn)
 		{
 			free(cursor);
 			cursor = NULL;
-			gw_feed_set_ready(false);
+			gw_feed_set_cursor(NULL);
 		}
 		else if (active && cursor == NULL)
 		{
 			if (!take_cursor(conn))
 				return;
-			gw_feed_set_ready(true);
 		}
 		else if (active)
 		{
@@ -283,6 +400,8 @@ serve(PGconn *conn)
 			if (!poll_once(conn))
 				return;
 		}
+		if (cursor != NULL && !join_pending(conn))
+			return;
 		timed_out = wait_for_work(conn, active && cursor != NULL, &last_poll);
 		if (timed_out && !active)
 			PQclear(PQexec(conn, ""));	/* is the connection still alive? */
@@ -358,9 +477,10 @@ poller_main(void *arg)
  *		Start the poller thread.  False if it cannot be started.
  */
 bool
-gw_feed_poller_start(long interval_ms)
+gw_feed_poller_start(long interval_ms, int max_catch_up)
 {
 	poll_ms = interval_ms;
+	catch_up_max = max_catch_up;
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
 		return false;
 	if (pthread_create(&poller, NULL, poller_main, NULL) != 0)

@@ -317,6 +317,9 @@ gw_metrics_render(void)
 	put(&b, "# HELP lance_gateway_sse_slow_disconnects_total Streams closed because their client fell too far behind.\n"
 		"# TYPE lance_gateway_sse_slow_disconnects_total counter\n"
 		"lance_gateway_sse_slow_disconnects_total %ld\n", scalar(GW_M_SSE_SLOW_DISCONNECTS));
+	put(&b, "# HELP lance_gateway_sse_resumes_total Streams resumed from a client's cursor (Last-Event-ID or since).\n"
+		"# TYPE lance_gateway_sse_resumes_total counter\n"
+		"lance_gateway_sse_resumes_total %ld\n", scalar(GW_M_SSE_RESUMES));
 	put(&b, "# HELP lance_gateway_feed_commits_total Committed table versions read from the catalog's history.\n"
 		"# TYPE lance_gateway_feed_commits_total counter\n"
 		"lance_gateway_feed_commits_total %ld\n", scalar(GW_M_FEED_COMMITS));

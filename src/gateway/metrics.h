@@ -25,6 +25,7 @@ typedef enum GwMetric
 	GW_M_SSE_EVENTS_SENT,		/* commit events written to streams */
 	GW_M_SSE_EVENTS_WITHHELD,	/* events a subscriber may not read */
 	GW_M_SSE_SLOW_DISCONNECTS,	/* streams closed for falling behind */
+	GW_M_SSE_RESUMES,			/* streams resumed from a client's cursor */
 	GW_M_FEED_COMMITS,			/* versions read by the feed's poller */
 	GW_M_FEED_POLLS,			/* lance_changes() calls of the poller */
 	GW_M_FEED_CONNECTED,		/* gauge: 1 while the poller is connected */

@@ -16,6 +16,18 @@ import { subscribe, eventsOf } from "./sse.mjs";
 
 const base = ["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT, "--quiet"];
 
+/** The stream's event id once every commit of table t has been sent before it. */
+async function settledId(sub, t) {
+  const [ns, name] = t.id.split("$");
+  let id;
+  await sub.until((s) => {
+    if (s.lastEventId === undefined) return false;
+    id = s.lastEventId;
+    return psql(`SELECT count(*) FROM lance_namespace.lance_changes('${id}') WHERE id = ARRAY['${ns}','${name}']`) === "0";
+  }, 15000, "an event id after the last commit");
+  return id;
+}
+
 async function metric(url, name) {
   const text = (await req("GET", "/metrics", { base: url })).text;
   const m = new RegExp(`^${name} (\\S+)$`, "m").exec(text);
@@ -48,8 +60,9 @@ describe("change feed (GET /v1/events)", () => {
       await sleep(200);
       assert.equal(sub.events.length, 6);
       assert.deepEqual(sub.events.map((e) => e.data.version), [1, 2, 3, 4, 5, 6]);
-      const ids = sub.events.map((e) => Number(e.id));
-      for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], `ids not increasing: ${ids}`);
+      // the event id is a cursor: nothing of this table lies after the last one
+      assert.match(await settledId(sub, t), /^\d+:\d+:(\d+(,\d+)*)?$/);
+      assert.equal(psql(`SELECT count(*) FROM lance_namespace.lance_changes('${sub.ids[0]}') WHERE id = ARRAY['${ns}','${t.name}']`), "6");
       for (const e of sub.events) {
         assert.equal(e.event, "commit");
         assert.deepEqual(e.data.id, [ns, t.name]);
@@ -98,11 +111,11 @@ describe("change feed (GET /v1/events)", () => {
       }));
       for (const s of subs) await s.until((x) => x.events.length >= 200, 30000, "200 events");
       await sleep(300);
-      const seq0 = subs[0].events.map((e) => `${e.id} ${e.data.table} ${e.data.version}`);
+      const seq0 = subs[0].events.map((e) => `${e.data.table} ${e.data.version}`);
       for (const s of subs) {
         assert.equal(s.events.length, 200);
         // every subscriber sees the same events in the same order
-        assert.deepEqual(s.events.map((e) => `${e.id} ${e.data.table} ${e.data.version}`), seq0);
+        assert.deepEqual(s.events.map((e) => `${e.data.table} ${e.data.version}`), seq0);
         for (const t of tables) {
           assert.deepEqual(eventsOf(s, t.id).map((e) => e.data.version), Array.from({ length: 25 }, (_, i) => i + 1));
         }
@@ -154,6 +167,98 @@ describe("change feed (GET /v1/events)", () => {
     const r2 = await subscribe("?namespace=a%ZZ");
     assertError(r2, 400, 13);
     assertError(await req("POST", "/v1/events"), 405, 0);
+  });
+
+  it("resumes from Last-Event-ID, or ?since=, with exactly the commits it missed", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    const other = await mkTable(ns);
+    const first = await subscribe(`?table=${encodeURIComponent(t.id)}`);
+    let cursor;
+    try {
+      for (let v = 1; v <= 2; v++) ok((await createVersion(t, v)).res);
+      cursor = await settledId(first, t);
+      assert.deepEqual(first.events.map((e) => e.data.version), [1, 2]);
+    } finally {
+      first.close();
+    }
+    // committed while no one listens; the other table is filtered out
+    for (let v = 3; v <= 5; v++) ok((await createVersion(t, v)).res);
+    ok((await createVersion(other, 1)).res);
+    const resumes = await metric(GW_URL, "lance_gateway_sse_resumes_total");
+    const again = await subscribe(`?table=${encodeURIComponent(t.id)}`, { headers: { "last-event-id": cursor } });
+    const viaQuery = await subscribe(`?table=${encodeURIComponent(t.id)}&since=${encodeURIComponent(cursor)}`);
+    try {
+      ok((await createVersion(t, 6)).res);
+      for (const s of [again, viaQuery]) {
+        await s.until((x) => x.events.length >= 4, 15000, "the missed commits and a new one");
+      }
+      await sleep(300);
+      for (const s of [again, viaQuery]) {
+        assert.deepEqual(s.events.map((e) => e.data.version), [3, 4, 5, 6]);
+        assert.ok(s.comments.some((c) => /subscribed/.test(c)));
+        assert.equal(s.other.length, 0, JSON.stringify(s.other));
+      }
+      assert.equal((await metric(GW_URL, "lance_gateway_sse_resumes_total")) - resumes, 2);
+    } finally {
+      again.close();
+      viaQuery.close();
+    }
+  });
+
+  it("refuses a malformed cursor with 400, and resets on one the database does not know", async () => {
+    for (const bad of ["abc", "1:2", "1:2:3:", "1::", ":1:", "1:2:,", "1:2:3,,4", "1".repeat(21) + ":1:"]) {
+      assertError(await subscribe("", { headers: { "last-event-id": bad } }), 400, 13);
+      assertError(await subscribe(`?since=${encodeURIComponent(bad)}`), 400, 13);
+    }
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    // from the future (a restored database), and refused by pg_snapshot (xmin > xmax)
+    for (const cursor of ["999999999999:999999999999:", "5:3:"]) {
+      const s = await subscribe(`?namespace=${ns}`, { headers: { "last-event-id": cursor } });
+      try {
+        await s.until((x) => x.other.some((f) => f.event === "reset"), 10000, `a reset for ${cursor}`);
+        assert.match(JSON.parse(s.other.find((f) => f.event === "reset").data.join("\n")).message, /missed/);
+        ok((await createVersion(t, cursor.length)).res);   // and the stream goes on
+        await s.until((x) => x.events.length >= 1, 15000, "the next commit");
+      } finally {
+        s.close();
+      }
+    }
+  });
+
+  it("tells a client that is too far behind to re-read, and goes on from there", async () => {
+    const g = await startGateway([...base, "--pool", "2"], { env: { LANCE_GATEWAY_SSE_QUEUE: "8" } });
+    try {
+      const ns = await mkNamespace();
+      const t = await mkTable(ns);
+      const cursor = psql("SELECT lance_namespace.lance_changes_cursor()");
+      for (let v = 1; v <= 7; v++) ok((await createVersion(t, v, { base: g.url })).res);
+      const s = await subscribe(`?namespace=${ns}`, { base: g.url, headers: { "last-event-id": cursor } });
+      try {
+        await s.until((x) => x.other.some((f) => f.event === "reset"), 10000, "the reset");
+        assert.match(JSON.parse(s.other[0].data.join("\n")).message, /more than 6 commits/);
+        assert.equal(s.events.length, 0);
+        ok((await createVersion(t, 8, { base: g.url })).res);
+        await s.until((x) => x.events.length >= 1, 15000, "the next commit");
+        assert.deepEqual(s.events.map((e) => e.data.version), [8]);
+      } finally {
+        s.close();
+      }
+      // six fit: they are sent
+      const c6 = psql("SELECT lance_namespace.lance_changes_cursor()");
+      for (let v = 9; v <= 14; v++) ok((await createVersion(t, v, { base: g.url })).res);
+      const s6 = await subscribe(`?namespace=${ns}`, { base: g.url, headers: { "last-event-id": c6 } });
+      try {
+        await s6.until((x) => x.events.length >= 6, 10000, "six commits");
+        assert.deepEqual(s6.events.map((e) => e.data.version), [9, 10, 11, 12, 13, 14]);
+        assert.equal(s6.other.length, 0);
+      } finally {
+        s6.close();
+      }
+    } finally {
+      await stop(g.proc);
+    }
   });
 
   it("needs the API key when one is configured, and sends heartbeats", async () => {

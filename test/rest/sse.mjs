@@ -49,6 +49,7 @@ export function subscribe(query = "", { base = GW_URL, headers = {}, timeoutMs =
         }
         const sub = {
           status: 200, headers: res.headers, events: [], comments: [], frames: [], other: [], ended: false,
+          lastEventId: undefined, ids: [],
           close: () => r.destroy(),
           /** Wait until pred(sub) holds. */
           async until(pred, ms = 15000, what = "condition") {
@@ -69,7 +70,10 @@ export function subscribe(query = "", { base = GW_URL, headers = {}, timeoutMs =
             buf = buf.slice(i + 2);
             sub.frames.push(f);
             sub.comments.push(...f.comments);
-            if (f.event === "commit") sub.events.push({ id: f.id, event: f.event, data: JSON.parse(f.data.join("\n")) });
+            // as EventSource does: an id field (alone in its frame here) sets
+            // the id that a reconnecting client sends as Last-Event-ID
+            if (f.id !== undefined) { sub.lastEventId = f.id; sub.ids.push(f.id); }
+            if (f.event === "commit") sub.events.push({ id: sub.lastEventId, event: f.event, data: JSON.parse(f.data.join("\n")) });
             else if (f.event !== undefined || f.data.length) sub.other.push(f);
             if (sub.frames.length === 1) {
               clearTimeout(timer);
