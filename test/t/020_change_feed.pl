@@ -626,26 +626,28 @@ is( $node->safe_psql('postgres',
 @n = notifications(session_run($listener, 'SELECT 1;'));
 is(scalar(@n), $nwriters * $nversions,
 	'phase 2: one notification per committed version');
-my %seen;
-my %last;
-my $in_order = 1;
-foreach my $p (@n)
+# How often each (table, version) came in a list of payloads, and whether
+# each table's versions came in increasing order.
+sub tally
 {
-	my $key = "$p->{table}:$p->{version}";
-	$seen{$key}++;
-	$in_order = 0
-	  if defined $last{ $p->{table} } && $p->{version} <= $last{ $p->{table} };
-	$last{ $p->{table} } = $p->{version};
-}
-is_deeply(
-	\%seen,
+	my (%seen, %last);
+	my $in_order = 1;
+	foreach my $p (@_)
 	{
-		map {
-			my $w = $_;
-			map { ("feed\$w$w:$_" => 1) } 1 .. $nversions
-		} 1 .. $nwriters
-	},
-	'phase 2: exactly the committed versions, each once');
+		$seen{"$p->{table}:$p->{version}"}++;
+		$in_order = 0
+		  if defined $last{ $p->{table} } && $p->{version} <= $last{ $p->{table} };
+		$last{ $p->{table} } = $p->{version};
+	}
+	return (\%seen, $in_order);
+}
+# every version the writers committed, once
+my %committed = map {
+	my $w = $_;
+	map { ("feed\$w$w:$_" => 1) } 1 .. $nversions
+} 1 .. $nwriters;
+my ($seen, $in_order) = tally(@n);
+is_deeply($seen, \%committed, 'phase 2: exactly the committed versions, each once');
 ok($in_order, 'phase 2: per table, versions arrive in increasing order');
 ok(!(grep { $_->{version} > $nversions } @n),
 	'phase 2: nothing from rolled-back or failed transactions');
@@ -666,25 +668,8 @@ is( $node->safe_psql(
 # table in increasing version order, with the payload NOTIFY sent.
 is(scalar(@polled), $nwriters * $nversions,
 	'phase 2 outbox: one row per committed version');
-my %pseen;
-my %plast;
-my $pin_order = 1;
-foreach my $p (map { $_->{payload} } @polled)
-{
-	$pseen{"$p->{table}:$p->{version}"}++;
-	$pin_order = 0
-	  if defined $plast{ $p->{table} } && $p->{version} <= $plast{ $p->{table} };
-	$plast{ $p->{table} } = $p->{version};
-}
-is_deeply(
-	\%pseen,
-	{
-		map {
-			my $w = $_;
-			map { ("feed\$w$w:$_" => 1) } 1 .. $nversions
-		} 1 .. $nwriters
-	},
-	'phase 2 outbox: exactly the committed versions, each once');
+my ($pseen, $pin_order) = tally(map { $_->{payload} } @polled);
+is_deeply($pseen, \%committed, 'phase 2 outbox: exactly the committed versions, each once');
 ok($pin_order, 'phase 2 outbox: per table, versions arrive in increasing order');
 my $by_key = sub { "$a->{table}:$a->{version}" cmp "$b->{table}:$b->{version}" };
 is_deeply(
