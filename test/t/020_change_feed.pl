@@ -159,6 +159,17 @@ is_deeply(
 	['feed$quiet:2'],
 	'notify_commits = on in postgresql.conf: announced');
 
+# In session $s, create version $v of table feed$t twice, in a transaction
+# that rolls back and in one that fails (its COMMIT rolls back): neither
+# may be announced or returned.
+sub rolled_back_and_failed
+{
+	my ($s, $t, $v) = @_;
+	my $create = "SELECT (lance_namespace.lance_create_table_version(ARRAY['feed','$t'], $v, '/stage/$t$v-%s')).version;";
+	session_run($s, 'BEGIN; ' . sprintf($create, 'rolled-back') . ' ROLLBACK;');
+	session_run($s, 'BEGIN; ' . sprintf($create, 'failed') . ' SELECT 1/0; COMMIT;');
+}
+
 # ---------------------------------------------------------------------
 # Phase 1: serial commits, full payloads
 # ---------------------------------------------------------------------
@@ -218,15 +229,7 @@ session_run($w1,
 	q{SELECT (lance_namespace.lance_create_table_version(ARRAY['feed','a'], 1, '/stage/other')).version;}
 );
 like($w1->{last_err}, qr/already exists/, 'a conflicting version fails');
-session_run($w1,
-	q{BEGIN;
-	  SELECT (lance_namespace.lance_create_table_version(ARRAY['feed','a'], 2, '/stage/a2-rolled-back')).version;
-	  ROLLBACK;});
-session_run($w1,
-	q{BEGIN;
-	  SELECT (lance_namespace.lance_create_table_version(ARRAY['feed','a'], 2, '/stage/a2-failed')).version;
-	  SELECT 1/0;
-	  COMMIT;});
+rolled_back_and_failed($w1, 'a', 2);
 like($w1->{last_err}, qr/division by zero/, 'the failing transaction fails');
 is(scalar(notifications(session_run($listener, 'SELECT 1;'))),
 	0, 'no notification for repeats, conflicts, rollbacks and failures');
@@ -417,15 +420,7 @@ ok((grep { $_ eq $txa } in_progress($cursor)),
 
 # Nothing for a rolled-back version, one in a transaction that fails, an
 # idempotent repeat or a conflicting version; A is still open.
-session_run($w2,
-	q{BEGIN;
-	  SELECT (lance_namespace.lance_create_table_version(ARRAY['feed','ob'], 2, '/stage/ob2-rolled-back')).version;
-	  ROLLBACK;});
-session_run($w2,
-	q{BEGIN;
-	  SELECT (lance_namespace.lance_create_table_version(ARRAY['feed','ob'], 2, '/stage/ob2-failed')).version;
-	  SELECT 1/0;
-	  COMMIT;});
+rolled_back_and_failed($w2, 'ob', 2);
 like($w2->{last_err}, qr/division by zero/, 'outbox: the failing transaction fails');
 session_run($w2,
 	q{SELECT (lance_namespace.lance_create_table_version(ARRAY['feed','ob'], 1, '/stage/ob1')).version;});
