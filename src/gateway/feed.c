@@ -443,7 +443,7 @@ void
 gw_feed_join_stream(unsigned long long serial, char **payloads, int n, const char *reset,
 					const char *cursor)
 {
-	FeedEvent **evs = n > 0 ? calloc(n, sizeof(FeedEvent *)) : NULL;
+	FeedEvent **evs = n > 0 && payloads ? calloc(n, sizeof(FeedEvent *)) : NULL;
 	FeedEvent  *hello = NULL;
 	FeedEvent  *ctl = NULL;
 	FeedEvent  *id = NULL;

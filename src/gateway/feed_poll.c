@@ -298,7 +298,7 @@ join_one(PGconn *conn, const GwFeedPending *p)
 		free(payloads);
 	}
 	else
-		gw_feed_join_stream(p->serial, NULL, n, NULL, cursor);	/* reports it */
+		gw_feed_join_stream(p->serial, NULL, n, NULL, cursor);	/* says out of memory */
 	PQclear(res);
 	return true;
 }
