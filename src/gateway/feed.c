@@ -98,6 +98,7 @@ static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
 static FeedSub *subs;
 static bool stopping;
 static bool connected;			/* the poller is connected; under feed_lock */
+static bool refused;			/* the database refused the poll; under feed_lock */
 static bool started;
 static char *shared_cursor;		/* the poller's cursor; under feed_lock */
 static unsigned long long next_serial;	/* under feed_lock */
@@ -373,6 +374,21 @@ gw_feed_set_connected(bool up)
 }
 
 /*
+ * gw_feed_set_refused
+ *		The database answered but cannot serve the feed (an extension
+ *		without lance_changes): the poller retries, and the gateway starts
+ *		without waiting for it.
+ */
+void
+gw_feed_set_refused(void)
+{
+	pthread_mutex_lock(&feed_lock);
+	refused = true;
+	pthread_cond_broadcast(&ready_cond);
+	pthread_mutex_unlock(&feed_lock);
+}
+
+/*
  * gw_feed_set_cursor
  *		The poller's cursor, after a poll (whose commits it has sent), or
  *		NULL when it dropped it.  A subscriber that arrives now is caught up
@@ -515,7 +531,7 @@ gw_feed_start(void)
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += gw_config.startup_wait_s;
 	pthread_mutex_lock(&feed_lock);
-	while (!connected)
+	while (!connected && !refused)
 		if (pthread_cond_timedwait(&ready_cond, &feed_lock, &deadline) == ETIMEDOUT)
 			break;
 	if (!connected)

@@ -22,6 +22,7 @@ typedef struct GwFeedPending
 /* feed.c, for the poller */
 extern bool gw_feed_wanted(void);
 extern void gw_feed_set_connected(bool connected);
+extern void gw_feed_set_refused(void);
 extern void gw_feed_set_cursor(const char *cursor);
 extern void gw_feed_broadcast_commit(const char *payload);
 extern void gw_feed_broadcast_text(const char *text);
