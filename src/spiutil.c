@@ -78,21 +78,19 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 	 * executor run per commit instead of two.
 	 */
 	[PLAN_INSERT_VERSION] = {
-		"WITH t AS (SELECT clock_timestamp() AS at),"
-		" v AS ("
+		"WITH v AS ("
 		" INSERT INTO lance_namespace.versions"
 		" (table_id, branch, version, manifest_path, staging_manifest_path,"
 		"  manifest_size, e_tag, metadata, naming_scheme, timestamp_millis)"
-		" SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9,"
-		"  (EXTRACT(EPOCH FROM t.at) * 1000)::bigint FROM t"
+		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, (EXTRACT(EPOCH FROM $12) * 1000)::bigint)"
 		" ON CONFLICT (table_id, branch, version) DO NOTHING"
 		" RETURNING " VERSION_COLUMNS "),"
 		/* the same instant as the version's: lance_changes() reports it */
 		" h AS (INSERT INTO lance_namespace.history (at, operation, id, detail)"
-		"  SELECT t.at, 'CreateTableVersion', $10, $11 FROM v, t)"
+		"  SELECT $12, 'CreateTableVersion', $10, $11 FROM v)"
 		" SELECT " VERSION_COLUMNS " FROM v",
-		11, {INT8OID, TEXTOID, INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID, JSONBOID, TEXTOID,
-		TEXTARRAYOID, JSONBOID}
+		12, {INT8OID, TEXTOID, INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID, JSONBOID, TEXTOID,
+		TEXTARRAYOID, JSONBOID, TIMESTAMPTZOID}
 	},
 	[PLAN_GET_VERSION] = {
 		"SELECT " VERSION_COLUMNS ", staging_manifest_path"

@@ -25,6 +25,8 @@
 #include "utils/json.h"
 #include "utils/typcache.h"
 
+#include "utils/timestamp.h"
+
 #include "lance_namespace.h"
 
 #define LANCE_MAX_BATCH 10000
@@ -158,8 +160,8 @@ lance_create_version_spi(const char *op, LanceVersionRequest *req)
 	LanceEntry	table;
 	LanceBranch branch;
 	char	   *canonical;
-	Datum		values[11];
-	char		nulls[11] = "           ";
+	Datum		values[12];
+	char		nulls[12] = "            ";
 	int			attempt;
 
 	lance_validate_version_request(op, req);
@@ -191,6 +193,8 @@ lance_create_version_spi(const char *op, LanceVersionRequest *req)
 	values[8] = CStringGetTextDatum(req->naming_scheme);
 	values[9] = PointerGetDatum(req->id);
 	values[10] = JsonbPGetDatum(lance_version_history_detail(branch.name, req->version, canonical));
+	/* one instant for the version and its history row: lance_changes() */
+	values[11] = TimestampTzGetDatum(GetCurrentTimestamp());
 
 	/*
 	 * A conflicting row that is deleted between our INSERT and our SELECT
