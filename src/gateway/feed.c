@@ -408,9 +408,8 @@ gw_feed_set_cursor(const char *cursor)
 /*
  * gw_feed_pending
  *		The subscribers that wait to join the stream, as (serial, cursor to
- *		catch up from) pairs in a malloc'd array (*out, with *given telling
- *		which cursors came from the clients); their number, or -1 when out
- *		of memory.  Free with gw_feed_pending_free().
+ *		catch up from) pairs in a malloc'd array (*out); their number, or
+ *		-1 when out of memory.  Free with gw_feed_pending_free().
  */
 int
 gw_feed_pending(GwFeedPending **out)
@@ -428,7 +427,6 @@ gw_feed_pending(GwFeedPending **out)
 		if (s->pending)
 		{
 			(*out)[i].serial = s->serial;
-			(*out)[i].given = s->resume_given;
 			(*out)[i].resume = s->resume ? strdup(s->resume) : NULL;
 			i++;
 		}

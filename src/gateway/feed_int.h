@@ -16,7 +16,6 @@ typedef struct GwFeedPending
 {
 	unsigned long long serial;
 	char	   *resume;			/* the cursor to catch up from, or NULL */
-	bool		given;			/* resume came from the client */
 } GwFeedPending;
 
 /* feed.c, for the poller */
