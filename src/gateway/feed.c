@@ -96,6 +96,7 @@ typedef struct FeedSub
 static pthread_mutex_t feed_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
 static FeedSub *subs;
+static atomic_int nsubs;		/* linked into subs: read without the lock */
 static bool stopping;
 static bool connected;			/* the poller is connected; under feed_lock */
 static bool refused;			/* the database refused the poll; under feed_lock */
@@ -352,12 +353,8 @@ gw_feed_broadcast_text(const char *text)
 bool
 gw_feed_wanted(void)
 {
-	bool		any;
-
-	pthread_mutex_lock(&feed_lock);
-	any = subs != NULL;
-	pthread_mutex_unlock(&feed_lock);
-	return any;
+	/* on every commit's path (gw_feed_poke): no lock */
+	return atomic_load(&nsubs) > 0;
 }
 
 /*
@@ -888,6 +885,8 @@ sub_free(void *cls)
 	FeedSub    *s = cls;
 
 	pthread_mutex_lock(&feed_lock);
+	if (s->prev || subs == s)
+		atomic_fetch_sub(&nsubs, 1);
 	if (s->prev)
 		s->prev->next = s->next;
 	else if (subs == s)
@@ -1069,6 +1068,7 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 	if (subs)
 		subs->prev = s;
 	subs = s;
+	atomic_fetch_add(&nsubs, 1);
 	if (!connected)
 	{
 		char	   *text = strdup("retry: 1000\n: the change feed is reconnecting to the database; "

@@ -35,7 +35,7 @@ async function metric(url, name) {
 }
 
 describe("change feed (GET /v1/events)", () => {
-  it("streams each committed version as an event, in commit order", async () => {
+  it("streams each committed version of one writer as an event, in the order committed", async () => {
     const ns = await mkNamespace();
     const t = await mkTable(ns);
     const sub = await subscribe(`?namespace=${ns}`);
