@@ -25,6 +25,8 @@
 #include "metrics.h"
 #include "pool.h"
 
+static const char *call_statement_name(const char *function);
+
 typedef enum TxOutcome
 {
 	TX_OK,
@@ -69,11 +71,11 @@ set_error_from_result(PGconn *conn, PGresult *res, char *sqlstate_out, GwError *
 }
 
 /*
- * is_retryable
+ * gw_db_retryable
  *		Serialization failure or deadlock: run the transaction again.
  */
-static bool
-is_retryable(const char *sqlstate)
+bool
+gw_db_retryable(const char *sqlstate)
 {
 	return strcmp(sqlstate, "40001") == 0 || strcmp(sqlstate, "40P01") == 0;
 }
@@ -150,6 +152,49 @@ rollback(PGconn *conn)
 	" pg_catalog.set_config('request.path', $4, true)," \
 	" pg_catalog.set_config('lance_namespace.interface', 'rest', true)" \
 	" OFFSET 0) AS request_settings"
+
+/*
+ * gw_db_call_sql
+ *		The call statement of a function (SQL_CALL) into buf, and its
+ *		prepared statement's name: a string that lives as long as the
+ *		program, or NULL (run it unnamed).
+ */
+const char *
+gw_db_call_sql(const char *function, char *buf, size_t len)
+{
+	snprintf(buf, len, SQL_CALL, function);
+	return call_statement_name(function);
+}
+
+/*
+ * no_result
+ *		The error the call statement raises for a NULL result (SQL_CALL):
+ *		turn it into "returned no result" (code 18) and clear the SQLSTATE.
+ */
+static bool
+no_result(const char *function, char *sqlstate, GwError *err)
+{
+	if (strcmp(sqlstate, "42704") != 0 || strstr(err->message, NO_RESULT_GUC) == NULL)
+		return false;
+	gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", function);
+	sqlstate[0] = '\0';
+	return true;
+}
+
+/*
+ * gw_db_call_error
+ *		The error of a failed call statement (its result, or the
+ *		connection's state if res is NULL), as run_once reports it; the
+ *		SQLSTATE ("08006" for a lost connection) into sqlstate (6 bytes).
+ */
+void
+gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
+				 char *sqlstate, GwError *err)
+{
+	set_error_from_result(conn, res, sqlstate, err);
+	gw_metrics_db_error(sqlstate);
+	no_result(function, sqlstate, err);
+}
 
 /*
  * A pipeline: statements sent together (libpq pipeline mode) with one
@@ -411,7 +456,7 @@ run_once(GwConn *c, const char *function, const char *call_name,
 		free(role);				/* libpq has copied it into its buffer */
 	}
 
-	snprintf(sql, sizeof(sql), SQL_CALL, function);
+	gw_db_call_sql(function, sql, sizeof(sql));
 	params[0] = request_json;
 	params[1] = info->headers_json;
 	params[2] = info->method;
@@ -424,11 +469,8 @@ run_once(GwConn *c, const char *function, const char *call_name,
 		p.commit_sent = !p.send_failed;
 	if (!pipe_run(&p, sqlstate, err, hooks ? hooks->during_call : NULL, hooks ? hooks->arg : NULL))
 	{
-		if (strcmp(sqlstate, "42704") == 0 && strstr(err->message, NO_RESULT_GUC) != NULL)
-		{
-			gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", function);
-			sqlstate[0] = '\0';
-		}
+		if (no_result(function, sqlstate, err))
+			;
 		else if (p.commit_sent && failed_lost(conn, sqlstate))
 		{
 			/* Lost with the COMMIT on its way: the outcome is unknown. */
@@ -477,7 +519,7 @@ run_once(GwConn *c, const char *function, const char *call_name,
 			return TX_FAILED;
 		if (hooks->after_abort)
 			hooks->after_abort(hooks->arg);
-		return is_retryable(sqlstate) ? TX_RETRY : TX_FAILED;
+		return gw_db_retryable(sqlstate) ? TX_RETRY : TX_FAILED;
 	}
 	if (hooks->after_commit)
 		hooks->after_commit(hooks->arg);
@@ -493,7 +535,7 @@ failed:
 	rollback(conn);
 	if (PQstatus(conn) != CONNECTION_OK)
 		return TX_STALE;
-	return is_retryable(sqlstate) ? TX_RETRY : TX_FAILED;
+	return gw_db_retryable(sqlstate) ? TX_RETRY : TX_FAILED;
 }
 
 /*

@@ -8,6 +8,8 @@
 #ifndef LANCE_GATEWAY_DB_H
 #define LANCE_GATEWAY_DB_H
 
+#include <libpq-fe.h>
+
 #include "gateway.h"
 
 /* Request facts exposed to SQL as request.headers/method/path settings. */
@@ -41,6 +43,12 @@ extern char *gw_db_call(const char *function, const char *request_json,
 						const GwRequestInfo *info, const GwTxHooks *hooks,
 						GwError *err);
 extern bool gw_db_ping(GwError *err);
+
+/* the call statement, for the event loop's own pipeline (evloop_db.c) */
+extern const char *gw_db_call_sql(const char *function, char *buf, size_t len);
+extern void gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
+							 char *sqlstate, GwError *err);
+extern bool gw_db_retryable(const char *sqlstate);
 extern bool gw_db_check_root(const char *root, char **catalog_root, GwError *err);
 
 #endif							/* LANCE_GATEWAY_DB_H */

@@ -85,58 +85,75 @@ credentials(json_t *headers, const char **api_key, const char **bearer)
 }
 
 /*
- * run_operation
- *		Build the request model and call the route's SQL function.
+ * build_call
+ *		The request model and header texts of a route's call; false with
+ *		resp filled when the request is malformed.
  */
-static void
-run_operation(const GwRoute *route, char *raw_id, const GwHttpRequest *req,
-			  GwResponse *resp)
+static bool
+build_call(const GwRoute *route, const char *raw_id, const GwHttpRequest *req,
+		   GwResponse *resp, GwCall *call)
 {
 	GwError		err;
-	json_t	   *request;
-	char	   *headers_text;
-	char	   *request_text = NULL;
-	char	   *result = NULL;
-	GwRequestInfo info;
 
 	gw_error_clear(&err);
-	request = gw_parse_body(req->body, req->body_len, &err);
-	if (request != NULL)
-		request = gw_build_request(request, raw_id, req->query, &err);
-	if (request == NULL)
+	memset(call, 0, sizeof(*call));
+	call->route = route;
+	call->request = gw_parse_body(req->body, req->body_len, &err);
+	if (call->request != NULL)
+		call->request = gw_build_request(call->request, raw_id, req->query, &err);
+	if (call->request == NULL)
 	{
 		gw_respond_error(resp, &err, req->path);
-		return;
+		return false;
 	}
+	call->headers_text = json_dumps(req->headers, JSON_COMPACT);
+	call->info.headers_json = call->headers_text ? call->headers_text : "{}";
+	call->info.method = req->method;
+	call->info.path = req->path;
+	credentials(req->headers, &call->info.api_key, &call->info.bearer);
+	return true;
+}
 
-	headers_text = json_dumps(req->headers, JSON_COMPACT);
-	info.headers_json = headers_text ? headers_text : "{}";
-	info.method = req->method;
-	info.path = req->path;
-	credentials(req->headers, &info.api_key, &info.bearer);
+/*
+ * gw_call_text
+ *		The request model of a call as JSON text (kept in the call), or
+ *		NULL with err set.
+ */
+const char *
+gw_call_text(GwCall *call, GwError *err)
+{
+	if (call->request_text == NULL)
+		call->request_text = json_dumps(call->request, JSON_COMPACT);
+	if (call->request_text == NULL)
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+	return call->request_text;
+}
 
-	if (route->kind == GW_ROUTE_BATCH_COMMIT)
-		result = gw_commit_operations(route->function, request, &info, &err);
-	else if (route->kind == GW_ROUTE_VERSION_CREATE || route->kind == GW_ROUTE_BATCH_CREATE)
-		result = gw_commit_versions(route->function, request,
-									route->kind == GW_ROUTE_BATCH_CREATE, &info, &err);
-	else
-	{
-		request_text = json_dumps(request, JSON_COMPACT);
-		if (request_text == NULL)
-			gw_error_set(&err, GW_ERR_INTERNAL, "out of memory");
-		else
-			result = gw_db_call(route->function, request_text, &info, NULL, &err);
-	}
+/*
+ * gw_call_free
+ *		Release what a call holds.
+ */
+void
+gw_call_free(GwCall *call)
+{
+	json_decref(call->request);
+	free(call->request_text);
+	free(call->headers_text);
+	memset(call, 0, sizeof(*call));
+}
 
-	if (result != NULL && (route->kind == GW_ROUTE_BATCH_COMMIT ||
-						   route->kind == GW_ROUTE_VERSION_CREATE ||
-						   route->kind == GW_ROUTE_BATCH_CREATE))
-		gw_feed_poke();			/* subscribers need not wait for the poll */
-
+/*
+ * gw_dispatch_finish
+ *		Turn a call's result (malloc'd, taken over) or its error into the
+ *		response, and release the call.
+ */
+void
+gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
+				   const char *instance, GwResponse *resp)
+{
 	if (result == NULL)
-		gw_respond_error(resp, &err, req->path);
-	else if (route->kind == GW_ROUTE_EXISTS)
+		gw_respond_error(resp, err, instance);
+	else if (call->route->kind == GW_ROUTE_EXISTS)
 	{
 		/* existence is the status code; no body (catalog-rest-index.md) */
 		resp->status = 200;
@@ -147,22 +164,86 @@ run_operation(const GwRoute *route, char *raw_id, const GwHttpRequest *req,
 		resp->status = 200;
 		resp->body = result;
 	}
-	json_decref(request);
-	free(request_text);
-	free(headers_text);
+	gw_call_free(call);
 }
 
 /*
- * gw_dispatch
- *		Answer one request.
+ * run_call
+ *		Run a route's call here, in this thread: the commits with their
+ *		manifest files (commit.c), every other route as its statement.
  */
-void
-gw_dispatch(const GwHttpRequest *req, GwResponse *resp)
+static void
+run_call(GwCall *call, const GwHttpRequest *req, GwResponse *resp)
+{
+	GwRouteKind kind = call->route->kind;
+	const char *function = call->route->function;
+	char	   *result = NULL;
+	const char *text;
+	GwError		err;
+
+	gw_error_clear(&err);
+	if (kind == GW_ROUTE_BATCH_COMMIT)
+		result = gw_commit_operations(function, call->request, &call->info, &err);
+	else if (kind == GW_ROUTE_VERSION_CREATE || kind == GW_ROUTE_BATCH_CREATE)
+		result = gw_commit_versions(function, call->request,
+									kind == GW_ROUTE_BATCH_CREATE, &call->info, &err);
+	else if ((text = gw_call_text(call, &err)) != NULL)
+		result = gw_db_call(function, text, &call->info, NULL, &err);
+
+	if (result != NULL && (kind == GW_ROUTE_BATCH_COMMIT ||
+						   kind == GW_ROUTE_VERSION_CREATE ||
+						   kind == GW_ROUTE_BATCH_CREATE))
+		gw_feed_poke();			/* subscribers need not wait for the poll */
+	gw_dispatch_finish(call, result, &err, req->path, resp);
+}
+
+/*
+ * blocks
+ *		Routes that are not answered by the event loop.  It answers the
+ *		reads, whose statements never wait for another transaction's row
+ *		locks, so one of them cannot hold up the others behind it in the
+ *		loop's pipeline.  The rest wait on something: the writes on
+ *		locks, the commits also on their manifest files, the readiness
+ *		probe on a pooled connection, the change feed on commits; and,
+ *		with --db-auth, every call on its role switch, a round trip of its
+ *		own.
+ */
+static bool
+blocks(GwRouteKind kind)
+{
+	switch (kind)
+	{
+		case GW_ROUTE_READ:
+		case GW_ROUTE_EXISTS:
+			return gw_config.db_auth;
+		case GW_ROUTE_METRICS:
+		case GW_ROUTE_HEALTH:
+		case GW_ROUTE_UNSUPPORTED:
+			return false;
+		default:
+			return true;
+	}
+}
+
+/*
+ * gw_dispatch_begin
+ *		Route a request.  GW_DISPATCH_DONE: resp is its answer.
+ *		GW_DISPATCH_CALL: call is the route's one statement, to be run
+ *		(gw_db_call, or the event loop's pipeline) and given to
+ *		gw_dispatch_finish.  GW_DISPATCH_THREAD (only when may_block is
+ *		false): the request needs a thread of its own, gw_dispatch; nothing
+ *		was done.  With may_block, readiness, the change feed and the
+ *		commits are answered here, so the result is never THREAD.
+ */
+GwDispatchStep
+gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call,
+				  bool may_block)
 {
 	const GwRoute *route;
 	char	   *raw_id = NULL;
 	GwError		err;
 	GwMatch		m;
+	GwDispatchStep step = GW_DISPATCH_DONE;
 
 	gw_error_clear(&err);
 	memset(resp, 0, sizeof(*resp));
@@ -173,7 +254,13 @@ gw_dispatch(const GwHttpRequest *req, GwResponse *resp)
 	{
 		resp->status = 200;
 		resp->body = strdup("{\"status\":\"ok\"}");
-		return;
+		free(raw_id);
+		return GW_DISPATCH_DONE;
+	}
+	if (!may_block && m == GW_MATCH_OK && blocks(route->kind))
+	{
+		free(raw_id);
+		return GW_DISPATCH_THREAD;
 	}
 	if (m == GW_MATCH_OK && route->kind == GW_ROUTE_READY)
 	{
@@ -184,7 +271,8 @@ gw_dispatch(const GwHttpRequest *req, GwResponse *resp)
 		}
 		else
 			gw_respond_error(resp, &err, req->path);
-		return;
+		free(raw_id);
+		return GW_DISPATCH_DONE;
 	}
 
 	if (!authenticated(req->headers))
@@ -192,7 +280,7 @@ gw_dispatch(const GwHttpRequest *req, GwResponse *resp)
 		gw_error_set(&err, GW_ERR_UNAUTHENTICATED, "missing or invalid API key");
 		gw_respond_error(resp, &err, req->path);
 		free(raw_id);
-		return;
+		return GW_DISPATCH_DONE;
 	}
 
 	/* /metrics never touches the database (so not even --db-auth) */
@@ -202,13 +290,13 @@ gw_dispatch(const GwHttpRequest *req, GwResponse *resp)
 		resp->status = resp->body ? 200 : 500;
 		resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
 		free(raw_id);
-		return;
+		return GW_DISPATCH_DONE;
 	}
 	if (m == GW_MATCH_OK && route->kind == GW_ROUTE_EVENTS)
 	{
 		gw_feed_subscribe(req, resp);
 		free(raw_id);
-		return;
+		return GW_DISPATCH_DONE;
 	}
 
 	switch (m)
@@ -232,8 +320,28 @@ gw_dispatch(const GwHttpRequest *req, GwResponse *resp)
 			resp->allow = (route->methods & GW_GET) ? "GET, POST" : "POST";
 			break;
 		case GW_MATCH_OK:
-			run_operation(route, raw_id, req, resp);
+			if (!build_call(route, raw_id, req, resp, call))
+				break;
+			if (route->kind == GW_ROUTE_READ || route->kind == GW_ROUTE_EXISTS ||
+				route->kind == GW_ROUTE_CATALOG)
+				step = GW_DISPATCH_CALL;
+			else
+				run_call(call, req, resp);
 			break;
 	}
 	free(raw_id);
+	return step;
+}
+
+/*
+ * gw_dispatch
+ *		Answer one request in this thread.
+ */
+void
+gw_dispatch(const GwHttpRequest *req, GwResponse *resp)
+{
+	GwCall		call;
+
+	if (gw_dispatch_begin(req, resp, &call, true) == GW_DISPATCH_CALL)
+		run_call(&call, req, resp);
 }

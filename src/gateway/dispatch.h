@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "db.h"
 #include "gateway.h"
 
 typedef struct GwHttpRequest
@@ -34,7 +35,30 @@ typedef struct GwResponse
 	void	   *stream;			/* change-feed subscriber (feed.c), or NULL */
 } GwResponse;
 
+/* A route's call: its request model and the request facts SQL sees. */
+typedef struct GwCall
+{
+	const struct GwRoute *route;
+	json_t	   *request;		/* the request model */
+	char	   *request_text;	/* its text, once gw_call_text made it */
+	char	   *headers_text;	/* the headers as JSON (request.headers) */
+	GwRequestInfo info;			/* points into the call and the request */
+} GwCall;
+
+typedef enum GwDispatchStep
+{
+	GW_DISPATCH_DONE,			/* the response is ready */
+	GW_DISPATCH_CALL,			/* run the call's statement, then finish */
+	GW_DISPATCH_THREAD			/* the request needs a thread: gw_dispatch */
+} GwDispatchStep;
+
 extern void gw_dispatch(const GwHttpRequest *req, GwResponse *resp);
+extern GwDispatchStep gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp,
+										GwCall *call, bool may_block);
+extern void gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
+							   const char *instance, GwResponse *resp);
+extern const char *gw_call_text(GwCall *call, GwError *err);
+extern void gw_call_free(GwCall *call);
 extern void gw_respond_error(GwResponse *resp, const GwError *err, const char *instance);
 
 #endif							/* LANCE_GATEWAY_DISPATCH_H */

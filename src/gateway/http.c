@@ -1,10 +1,18 @@
 /*-------------------------------------------------------------------------
  *
  * http.c
- *	  The gateway's HTTP/1.1 server: the listening socket, an accept
- *	  thread and one thread per connection, at most --max-connections of
- *	  them (a connection beyond that gets a JSON 503 and is closed).  What
- *	  a connection thread does with its requests is in http_conn.c.
+ *	  The gateway's HTTP/1.1 server: the listening socket, the list of
+ *	  open connections (at most --max-connections; one beyond that gets a
+ *	  JSON 503 and is closed) and the connection threads.
+ *
+ *	  The event loop (evloop.c) accepts connections, waits for their
+ *	  requests and answers those that need nothing but their statement.
+ *	  A connection whose request may block (a commit with its manifest
+ *	  files, the change feed's stream, a body still to arrive, a response
+ *	  the client is slow to take) is handed to a connection thread, which
+ *	  serves it as http_conn.c says until it waits for a new request, and
+ *	  then hands it back.  Threads are started as needed and end after a
+ *	  while without work.
  *
  *	  A graceful stop: stop accepting, close idle connections, let
  *	  in-flight requests finish (--shutdown-timeout), then close what is
@@ -31,20 +39,32 @@
 #include "http.h"
 #include "http_conn.h"
 
+#include "evloop.h"
+
+#define THREAD_IDLE_S	30		/* an idle connection thread ends after this */
+
 static int	listen_fd = -1;
-static pthread_t accept_thread;
-static bool accept_started;
+static bool loop_started;
 static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t conn_gone = PTHREAD_COND_INITIALIZER;
 static GwHttpConn *conns;		/* under conn_lock */
 static int	nconns;				/* under conn_lock */
 
+/* connections waiting for a thread, linked by loop_next; under work_lock */
+static pthread_mutex_t work_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t work_ready;
+static GwHttpConn *work_head;
+static GwHttpConn *work_tail;
+static int	nqueued;
+static int	idle_threads;
+
 /*
- * forget_connection
- *		Take c out of the list of open connections and wake gw_http_stop.
+ * gw_http_close
+ *		Close a connection and take it out of the list of open connections
+ *		(waking gw_http_stop).
  */
-static void
-forget_connection(GwHttpConn *c)
+void
+gw_http_close(GwHttpConn *c)
 {
 	pthread_mutex_lock(&conn_lock);
 	if (c->prev)
@@ -56,56 +76,143 @@ forget_connection(GwHttpConn *c)
 	nconns--;
 	pthread_cond_broadcast(&conn_gone);
 	pthread_mutex_unlock(&conn_lock);
-}
-
-/*
- * conn_main
- *		A connection's thread: requests until the connection ends.
- */
-static void *
-conn_main(void *arg)
-{
-	GwHttpConn	   *c = arg;
-	struct timespec wait_start;
-	GwHttpNext		next = GW_HTTP_NEXT_CLOSE;
-
-	clock_gettime(CLOCK_MONOTONIC, &wait_start);
-	c->cap = GW_HTTP_BUF_INITIAL;
-	c->buf = malloc(c->cap);
-	if (c->buf != NULL)
-		while ((next = gw_http_serve_request(c, &wait_start)) == GW_HTTP_NEXT_REQUEST)
-			;
-	if (next == GW_HTTP_NEXT_LINGER)
-		gw_http_linger(c->fd);
-
-	forget_connection(c);
 	close(c->fd);
+	free(c->out);
 	free(c->buf);
 	free(c);
-	return NULL;
 }
 
 /*
- * start_connection
- *		Give an accepted connection its thread, or refuse it when the
- *		connection limit is reached.
+ * serve
+ *		In a connection thread: finish what the event loop handed over,
+ *		then serve requests until the connection ends or waits for a new
+ *		request, when it goes back to the event loop.
  */
 static void
-start_connection(int fd)
+serve(GwHttpConn *c)
 {
-	GwHttpConn	   *c = calloc(1, sizeof(GwHttpConn));
+	GwHttpNext	next = gw_http_resume(c);
+
+	while (next == GW_HTTP_NEXT_REQUEST)
+	{
+		if (c->len == 0 && !atomic_load(&gw_http_stopping) && gw_loop_adopt(c))
+			return;
+		next = gw_http_serve_request(c, &c->wait_start);
+	}
+	if (next == GW_HTTP_NEXT_LINGER)
+		gw_http_linger(c->fd);
+	gw_http_close(c);
+}
+
+/*
+ * thread_main
+ *		A connection thread: serve the connections handed to it, and end
+ *		after THREAD_IDLE_S seconds without one.
+ */
+static void *
+thread_main(void *arg)
+{
+	GwHttpConn *c = arg;
+
+	for (;;)
+	{
+		struct timespec until;
+
+		serve(c);
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += THREAD_IDLE_S;
+		pthread_mutex_lock(&work_lock);
+		idle_threads++;
+		while (work_head == NULL && !atomic_load(&gw_http_stopping))
+			if (pthread_cond_timedwait(&work_ready, &work_lock, &until) == ETIMEDOUT)
+				break;
+		idle_threads--;
+		c = work_head;
+		if (c != NULL)
+		{
+			work_head = c->loop_next;
+			if (work_head == NULL)
+				work_tail = NULL;
+			nqueued--;
+		}
+		pthread_mutex_unlock(&work_lock);
+		if (c == NULL)
+			return NULL;
+	}
+}
+
+/*
+ * gw_http_thread_serve
+ *		Hand a connection to a connection thread: an idle one, or a new
+ *		one.
+ */
+void
+gw_http_thread_serve(GwHttpConn *c)
+{
 	pthread_attr_t attr;
 	pthread_t	t;
-	int			one = 1;
-	int			rc;
+	int			rc = 0;
 
+	c->loop_next = NULL;
+	pthread_mutex_lock(&work_lock);
+	if (idle_threads > nqueued)
+	{
+		if (work_tail)
+			work_tail->loop_next = c;
+		else
+			work_head = c;
+		work_tail = c;
+		nqueued++;
+		pthread_cond_signal(&work_ready);
+		pthread_mutex_unlock(&work_lock);
+		return;
+	}
+	pthread_mutex_unlock(&work_lock);
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &attr, thread_main, c);
+	pthread_attr_destroy(&attr);
+	if (rc != 0)
+	{
+		fprintf(stderr, "%s: cannot start a connection thread: %s\n", GW_PROGRAM, strerror(rc));
+		if (c->resume == GW_RESUME_FLUSH)
+		{
+			/* the request the loop answered ends here */
+			c->x.aborted = true;
+			free(c->out);
+			c->out = NULL;
+			atomic_fetch_sub(&gw_http_in_flight, 1);
+		}
+		gw_http_close(c);
+	}
+}
+
+/*
+ * gw_http_accepted
+ *		Take an accepted connection into the list, or refuse it when the
+ *		connection limit is reached (NULL).
+ */
+GwHttpConn *
+gw_http_accepted(int fd)
+{
+	GwHttpConn *c = calloc(1, sizeof(GwHttpConn));
+	int			one = 1;
+
+	if (c != NULL)
+	{
+		c->cap = GW_HTTP_BUF_INITIAL;
+		c->buf = malloc(c->cap);
+	}
 	pthread_mutex_lock(&conn_lock);
-	if (c == NULL || nconns >= gw_config.max_connections)
+	if (c == NULL || c->buf == NULL || nconns >= gw_config.max_connections)
 	{
 		pthread_mutex_unlock(&conn_lock);
+		if (c != NULL)
+			free(c->buf);
 		free(c);
 		gw_http_reject_busy(fd);
-		return;
+		return NULL;
 	}
 	c->fd = fd;
 	c->next = conns;
@@ -116,63 +223,13 @@ start_connection(int fd)
 	pthread_mutex_unlock(&conn_lock);
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	rc = pthread_create(&t, &attr, conn_main, c);
-	pthread_attr_destroy(&attr);
-	if (rc != 0)
-	{
-		fprintf(stderr, "%s: cannot start a connection thread: %s\n", GW_PROGRAM, strerror(rc));
-		forget_connection(c);
-		close(fd);
-		free(c);
-	}
-}
-
-/*
- * accept_main
- *		The accept thread: until the server stops.
- */
-static void *
-accept_main(void *arg)
-{
-	time_t		last_complaint = 0;
-
-	(void) arg;
-	for (;;)
-	{
-		struct pollfd p[2] = {{listen_fd, POLLIN, 0}, {gw_http_stop_pipe[0], POLLIN, 0}};
-		int			fd;
-
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
-			break;
-		if (atomic_load(&gw_http_stopping) || p[1].revents != 0)
-			break;
-		if (p[0].revents == 0)
-			continue;
-		fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
-		{
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-			{
-				/* out of descriptors or memory: complain, back off */
-				if (time(NULL) != last_complaint)
-				{
-					last_complaint = time(NULL);
-					fprintf(stderr, "%s: cannot accept a connection: %s\n", GW_PROGRAM, strerror(errno));
-				}
-				poll(NULL, 0, 100);
-			}
-			continue;
-		}
-		start_connection(fd);
-	}
-	return NULL;
+	clock_gettime(CLOCK_MONOTONIC, &c->wait_start);
+	return c;
 }
 
 /*
  * gw_http_start
- *		Listen on addr and start the accept thread.
+ *		Listen on addr and start the event loop.
  */
 bool
 gw_http_start(const struct sockaddr *addr)
@@ -200,15 +257,22 @@ gw_http_start(const struct sockaddr *addr)
 		listen_fd = -1;
 		return false;
 	}
-	if (pipe2(gw_http_stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0 ||
-		pthread_create(&accept_thread, NULL, accept_main, NULL) != 0)
 	{
-		fprintf(stderr, "%s: cannot start the accept thread\n", GW_PROGRAM);
+		pthread_condattr_t cattr;
+
+		pthread_condattr_init(&cattr);
+		pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+		pthread_cond_init(&work_ready, &cattr);
+		pthread_condattr_destroy(&cattr);
+	}
+	if (pipe2(gw_http_stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0 || !gw_loop_start(listen_fd))
+	{
+		fprintf(stderr, "%s: cannot start the event loop\n", GW_PROGRAM);
 		close(listen_fd);
 		listen_fd = -1;
 		return false;
 	}
-	accept_started = true;
+	loop_started = true;
 	return true;
 }
 
@@ -231,9 +295,9 @@ gw_http_port(void)
 
 /*
  * gw_http_stop
- *		Stop accepting connections and close the idle ones, wait for
- *		in-flight requests (at most the shutdown budget), then close every
- *		connection and wait for their threads.
+ *		Stop accepting connections and close the idle ones (the event loop
+ *		does both), wait for in-flight requests (at most the shutdown
+ *		budget), then close every connection and wait for the loop.
  */
 void
 gw_http_stop(void)
@@ -244,11 +308,6 @@ gw_http_stop(void)
 	atomic_store(&gw_http_stopping, true);
 	if (write(gw_http_stop_pipe[1], "x", 1) < 0)
 		fprintf(stderr, "%s: cannot wake the connection threads\n", GW_PROGRAM);
-	if (accept_started)
-		pthread_join(accept_thread, NULL);
-	accept_started = false;
-	close(listen_fd);
-	listen_fd = -1;
 
 	while (atomic_load(&gw_http_in_flight) > 0 && waited_ms < gw_config.shutdown_wait_s * 1000)
 	{
@@ -265,6 +324,14 @@ gw_http_stop(void)
 	while (nconns > 0)
 		pthread_cond_wait(&conn_gone, &conn_lock);
 	pthread_mutex_unlock(&conn_lock);
+	if (loop_started)
+		gw_loop_join();
+	loop_started = false;
+	close(listen_fd);
+	listen_fd = -1;
+	pthread_mutex_lock(&work_lock);
+	pthread_cond_broadcast(&work_ready);	/* idle threads end */
+	pthread_mutex_unlock(&work_lock);
 	close(gw_http_stop_pipe[0]);
 	close(gw_http_stop_pipe[1]);
 	gw_http_stop_pipe[0] = gw_http_stop_pipe[1] = -1;

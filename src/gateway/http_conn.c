@@ -49,20 +49,7 @@
 #define MSG_HEAD_TIMEOUT "the request headers were not received within the request timeout"
 #define MSG_BODY_TIMEOUT "the request was not received within the request timeout"
 
-/* One request as the access log and the metrics see it. */
-typedef struct Exchange
-{
-	struct timespec start;
-	const char *method;			/* "-" until known */
-	const char *path;			/* "-" until known */
-	int			status;
-	const struct GwRoute *route;
-	int			minor;			/* HTTP/1.minor of the request */
-	bool		head_only;		/* HEAD: no body in the response */
-	bool		close;			/* close the connection after the response */
-	bool		stream;			/* a change-feed stream */
-	bool		aborted;		/* the response could not be sent */
-} Exchange;
+typedef GwExchange Exchange;
 
 typedef enum IoResult
 {
@@ -273,6 +260,57 @@ write_all(int fd, struct iovec *iov, int iovcnt)
 }
 
 /*
+ * response_head
+ *		Format the head of a complete response into head (size bytes);
+ *		its length, or 0 if it does not fit.
+ */
+static size_t
+response_head(const Exchange *x, const GwResponse *resp, char *head, size_t size)
+{
+	size_t		blen = resp->body ? strlen(resp->body) : 0;
+	bool		bodyless = resp->status < 200 || resp->status == 204 || resp->status == 304;
+	int			n;
+
+	n = snprintf(head, size, "HTTP/1.1 %d %s\r\nDate: %s\r\n",
+				 resp->status, reason(resp->status), http_date());
+	if (resp->body)
+		n += snprintf(head + n, size - n, "Content-Type: %s\r\n",
+					  resp->content_type ? resp->content_type : "application/json");
+	if (!bodyless)
+		n += snprintf(head + n, size - n, "Content-Length: %zu\r\n", blen);
+	if (resp->retry_after)
+		n += snprintf(head + n, size - n, "Retry-After: 1\r\n");
+	if (resp->allow)
+		n += snprintf(head + n, size - n, "Allow: %s\r\n", resp->allow);
+	if (x->close)
+		n += snprintf(head + n, size - n, "Connection: close\r\n");
+	else if (x->minor == 0)
+		n += snprintf(head + n, size - n, "Connection: keep-alive\r\n");
+	n += snprintf(head + n, size - n, "\r\n");
+	if ((size_t) n >= size)
+		return 0;				/* cannot happen: the header values are ours */
+	return (size_t) n;
+}
+
+/*
+ * response_iov
+ *		The head (formatted into head) and the body of a response as two
+ *		iovecs; false if the head does not fit.
+ */
+static bool
+response_iov(const Exchange *x, const GwResponse *resp, char *head, size_t size,
+			 struct iovec *iov)
+{
+	bool		bodyless = resp->status < 200 || resp->status == 204 || resp->status == 304;
+
+	iov[0].iov_base = head;
+	iov[0].iov_len = response_head(x, resp, head, size);
+	iov[1].iov_base = resp->body;
+	iov[1].iov_len = (x->head_only || bodyless || resp->body == NULL) ? 0 : strlen(resp->body);
+	return iov[0].iov_len > 0;
+}
+
+/*
  * send_response
  *		Write a complete response, head and body in one call.
  */
@@ -280,33 +318,10 @@ static bool
 send_response(GwHttpConn *c, const Exchange *x, const GwResponse *resp)
 {
 	char		head[1024];
-	size_t		blen = resp->body ? strlen(resp->body) : 0;
-	bool		bodyless = resp->status < 200 || resp->status == 204 || resp->status == 304;
 	struct iovec iov[2];
-	int			n;
 
-	n = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\nDate: %s\r\n",
-				 resp->status, reason(resp->status), http_date());
-	if (resp->body)
-		n += snprintf(head + n, sizeof(head) - n, "Content-Type: %s\r\n",
-					  resp->content_type ? resp->content_type : "application/json");
-	if (!bodyless)
-		n += snprintf(head + n, sizeof(head) - n, "Content-Length: %zu\r\n", blen);
-	if (resp->retry_after)
-		n += snprintf(head + n, sizeof(head) - n, "Retry-After: 1\r\n");
-	if (resp->allow)
-		n += snprintf(head + n, sizeof(head) - n, "Allow: %s\r\n", resp->allow);
-	if (x->close)
-		n += snprintf(head + n, sizeof(head) - n, "Connection: close\r\n");
-	else if (x->minor == 0)
-		n += snprintf(head + n, sizeof(head) - n, "Connection: keep-alive\r\n");
-	n += snprintf(head + n, sizeof(head) - n, "\r\n");
-	if ((size_t) n >= sizeof(head))
-		return false;			/* cannot happen: the header values are ours */
-	iov[0].iov_base = head;
-	iov[0].iov_len = (size_t) n;
-	iov[1].iov_base = resp->body;
-	iov[1].iov_len = (x->head_only || bodyless) ? 0 : blen;
+	if (!response_iov(x, resp, head, sizeof(head), iov))
+		return false;
 	return write_all(c->fd, iov, 2);
 }
 
@@ -413,6 +428,13 @@ read_head(GwHttpConn *c, const struct timespec *wait_start, GwHttpHead *h, GwHtt
 	struct timespec deadline = deadline_after(wait_start, gw_config.request_timeout_s);
 	struct timespec idle = deadline_after(wait_start, gw_config.idle_timeout_s);
 
+	if (c->head_ready)
+	{
+		/* the event loop parsed it (in place: it cannot be parsed again) */
+		*h = c->head;
+		c->head_ready = false;
+		return GW_HTTP_DONE;
+	}
 	for (;;)
 	{
 		GwHttpResult r;
@@ -650,6 +672,41 @@ stream_response(GwHttpConn *c, Exchange *x, GwResponse *resp)
 }
 
 /*
+ * request_view
+ *		The dispatcher's view of a complete request whose body is body_len
+ *		bytes after the head.  The caller releases req->query and
+ *		req->headers.  False, with resp filled, if the query string is
+ *		malformed.
+ */
+static bool
+request_view(GwHttpConn *c, const GwHttpHead *h, size_t body_len,
+			 GwHttpRequest *req, GwResponse *resp)
+{
+	GwError		err;
+
+	gw_error_clear(&err);
+	req->query = json_object();
+	req->headers = json_object();
+	req->method = h->method;
+	req->path = h->path;
+	req->body = c->buf + h->head_len;
+	req->body_len = body_len;
+	if (h->query != NULL && !gw_http_parse_query(h->query, h->query_len, req->query, &err))
+	{
+		gw_respond_error(resp, &err, h->path);
+		return false;
+	}
+	for (int i = 0; i < h->nfields; i++)
+	{
+		const GwHttpField *f = &h->fields[i];
+
+		if (gw_valid_utf8(f->value, f->value_len))
+			json_object_set_new(req->headers, f->name, json_stringn(f->value, f->value_len));
+	}
+	return true;
+}
+
+/*
  * answer
  *		Build the dispatcher's view of a complete request, dispatch it and
  *		send the response.
@@ -659,33 +716,12 @@ answer(GwHttpConn *c, const GwHttpHead *h, Exchange *x, size_t body_len)
 {
 	GwHttpRequest req;
 	GwResponse	resp;
-	GwError		err;
-	json_t	   *query = json_object();
-	json_t	   *headers = json_object();
 
-	gw_error_clear(&err);
 	memset(&resp, 0, sizeof(resp));
-	if (h->query != NULL && !gw_http_parse_query(h->query, h->query_len, query, &err))
-		gw_respond_error(&resp, &err, h->path);
-	else
-	{
-		for (int i = 0; i < h->nfields; i++)
-		{
-			const GwHttpField *f = &h->fields[i];
-
-			if (gw_valid_utf8(f->value, f->value_len))
-				json_object_set_new(headers, f->name, json_stringn(f->value, f->value_len));
-		}
-		req.method = h->method;
-		req.path = h->path;
-		req.query = query;
-		req.headers = headers;
-		req.body = c->buf + h->head_len;
-		req.body_len = body_len;
+	if (request_view(c, h, body_len, &req, &resp))
 		gw_dispatch(&req, &resp);
-	}
-	json_decref(query);
-	json_decref(headers);
+	json_decref(req.query);
+	json_decref(req.headers);
 
 	x->route = resp.route;
 	x->status = resp.status;
@@ -697,6 +733,30 @@ answer(GwHttpConn *c, const GwHttpHead *h, Exchange *x, size_t body_len)
 		x->close = true;
 	}
 	free(resp.body);
+}
+
+/*
+ * next_request
+ *		After a response on a connection that stays open: the next
+ *		request's bytes move to the front, a large buffer shrinks, and the
+ *		wait for the next request begins.
+ */
+static void
+next_request(GwHttpConn *c, size_t consumed)
+{
+	memmove(c->buf, c->buf + consumed, c->len - consumed);
+	c->len -= consumed;
+	if (c->cap > BUF_KEEP && c->len <= GW_HTTP_BUF_INITIAL)
+	{
+		char	   *nb = realloc(c->buf, GW_HTTP_BUF_INITIAL);
+
+		if (nb != NULL)
+		{
+			c->buf = nb;
+			c->cap = GW_HTTP_BUF_INITIAL;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &c->wait_start);
 }
 
 /*
@@ -762,21 +822,259 @@ gw_http_serve_request(GwHttpConn *c, struct timespec *wait_start)
 	if (x.close)
 		return (x.stream || x.aborted) ? GW_HTTP_NEXT_CLOSE : GW_HTTP_NEXT_LINGER;
 
-	/* keep the connection: the next request's bytes move to the front */
-	memmove(c->buf, c->buf + consumed, c->len - consumed);
-	c->len -= consumed;
-	if (c->cap > BUF_KEEP && c->len <= GW_HTTP_BUF_INITIAL)
-	{
-		char	   *nb = realloc(c->buf, GW_HTTP_BUF_INITIAL);
+	/* keep the connection */
+	next_request(c, consumed);
+	*wait_start = c->wait_start;
+	return GW_HTTP_NEXT_REQUEST;
+}
 
-		if (nb != NULL)
+/*
+ * gw_http_resume
+ *		In a thread, finish what the event loop handed over with a
+ *		connection (c->resume): the rest of a response, or the graceful
+ *		close after a final one.
+ */
+GwHttpNext
+gw_http_resume(GwHttpConn *c)
+{
+	GwHttpResume resume = c->resume;
+
+	c->resume = GW_RESUME_REQUEST;
+	if (resume == GW_RESUME_LINGER)
+		return GW_HTTP_NEXT_LINGER;
+	if (resume != GW_RESUME_FLUSH)
+		return GW_HTTP_NEXT_REQUEST;
+
+	{
+		struct iovec iov = {c->out, c->out_len};
+
+		if (!write_all(c->fd, &iov, 1))
 		{
-			c->buf = nb;
-			c->cap = GW_HTTP_BUF_INITIAL;
+			c->x.aborted = true;
+			c->x.close = true;
 		}
 	}
-	clock_gettime(CLOCK_MONOTONIC, wait_start);
+	free(c->out);
+	c->out = NULL;
+	c->out_len = 0;
+	finish(&c->x);
+	atomic_fetch_sub(&gw_http_in_flight, 1);
+	if (c->x.close)
+		return c->x.aborted ? GW_HTTP_NEXT_CLOSE : GW_HTTP_NEXT_LINGER;
+	next_request(c, c->consumed);
 	return GW_HTTP_NEXT_REQUEST;
+}
+
+/*
+ * gw_http_loop_read
+ *		In the event loop: read what arrived on a readable connection.
+ *		GW_LOOP_NEXT when bytes came (look for a request), GW_LOOP_WAIT when
+ *		none did, GW_LOOP_CLOSE when the client left between requests (or
+ *		the connection failed), GW_LOOP_THREAD when it left in the middle
+ *		of one (a thread answers 400) or the buffer is full (a thread
+ *		grows it).
+ */
+GwLoopStep
+gw_http_loop_read(GwHttpConn *c)
+{
+	ssize_t		n;
+
+	if (c->len == c->cap)
+		return GW_LOOP_THREAD;
+	n = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+	if (n > 0)
+	{
+		c->len += (size_t) n;
+		return GW_LOOP_NEXT;
+	}
+	if (n == 0)
+		return only_blank(c) ? GW_LOOP_CLOSE : GW_LOOP_THREAD;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		return GW_LOOP_WAIT;
+	return GW_LOOP_CLOSE;
+}
+
+/*
+ * loop_sent
+ *		In the event loop, once a response is written: the access log and
+ *		metrics, then close, linger (in a thread) or look for the next
+ *		request.
+ */
+static GwLoopStep
+loop_sent(GwHttpConn *c)
+{
+	gw_metrics_add(GW_M_LOOP_ANSWERED, 1);
+	finish(&c->x);
+	atomic_fetch_sub(&gw_http_in_flight, 1);
+	if (c->x.close)
+	{
+		if (c->x.aborted)
+			return GW_LOOP_CLOSE;
+		c->resume = GW_RESUME_LINGER;
+		return GW_LOOP_THREAD;
+	}
+	next_request(c, c->consumed);
+	return GW_LOOP_NEXT;
+}
+
+/*
+ * loop_send
+ *		In the event loop: write a response without waiting.  What the
+ *		socket does not take goes to a thread (GW_RESUME_FLUSH), which may
+ *		wait for the client.
+ */
+static GwLoopStep
+loop_send(GwHttpConn *c, GwResponse *resp)
+{
+	char		head[1024];
+	struct iovec iov[2];
+	struct msghdr msg;
+	size_t		total;
+	ssize_t		n;
+
+	c->x.status = resp->status;
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = iov;
+	msg.msg_iovlen = 2;
+	if (!response_iov(&c->x, resp, head, sizeof(head), iov))
+		n = -1;
+	else
+	{
+		n = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			n = 0;
+	}
+	total = iov[0].iov_len + iov[1].iov_len;
+	if (n >= 0 && (size_t) n < total)
+	{
+		/* keep the rest for a thread */
+		c->out_len = total - (size_t) n;
+		c->out = malloc(c->out_len);
+		if (c->out != NULL)
+		{
+			size_t		from_head = (size_t) n < iov[0].iov_len ? iov[0].iov_len - (size_t) n : 0;
+
+			memcpy(c->out, (char *) iov[0].iov_base + (iov[0].iov_len - from_head), from_head);
+			memcpy(c->out + from_head,
+				   (char *) iov[1].iov_base + (iov[1].iov_len - (c->out_len - from_head)),
+				   c->out_len - from_head);
+			free(resp->body);
+			c->resume = GW_RESUME_FLUSH;
+			return GW_LOOP_THREAD;
+		}
+		c->out_len = 0;
+		n = -1;
+	}
+	free(resp->body);
+	if (n < 0)
+	{
+		c->x.aborted = true;
+		c->x.close = true;
+	}
+	return loop_sent(c);
+}
+
+/*
+ * gw_http_loop_request
+ *		In the event loop: answer the request at the front of the buffer
+ *		if it is complete and can be answered without blocking.
+ *		GW_LOOP_CALL: its statement (c->call) is to be sent, and
+ *		gw_http_loop_reply called with the result.  GW_LOOP_WAIT: nothing
+ *		complete yet.  GW_LOOP_THREAD: a thread must serve it (a malformed
+ *		or oversized request, a body still to come after Expect:
+ *		100-continue or in chunks, a route that blocks); nothing was
+ *		consumed.
+ */
+GwLoopStep
+gw_http_loop_request(GwHttpConn *c)
+{
+	GwHttpHead *h = &c->head;
+	GwHttpError perr;
+	GwHttpRequest req;
+	GwResponse	resp;
+	GwDispatchStep step;
+	size_t		need;
+
+	if (c->len == 0)
+		return GW_LOOP_WAIT;
+	if (!c->head_ready)
+	{
+		gw_http_head_init(h);
+		switch (gw_http_parse_head(c->buf, c->len, &gw_http_limits, h, &perr))
+		{
+			case GW_HTTP_MORE:
+				return c->len < c->cap ? GW_LOOP_WAIT : GW_LOOP_THREAD;
+			case GW_HTTP_ERROR:
+				return GW_LOOP_THREAD;
+			case GW_HTTP_DONE:
+				/* parsed in place: kept until the request is answered */
+				c->head_ready = true;
+				break;
+		}
+	}
+	need = h->head_len + h->content_length;
+	if (h->chunked)
+		return GW_LOOP_THREAD;
+	if (c->len < need)
+		return (h->expect_continue || need > c->cap) ? GW_LOOP_THREAD : GW_LOOP_WAIT;
+
+	memset(&c->x, 0, sizeof(c->x));
+	clock_gettime(CLOCK_MONOTONIC, &c->x.start);
+	c->x.method = h->method;
+	c->x.path = h->path;
+	c->x.minor = h->minor;
+	c->x.head_only = strcmp(h->method, "HEAD") == 0;
+	c->x.close = !h->keep_alive || atomic_load(&gw_http_stopping);
+	c->consumed = need;
+	atomic_fetch_add(&gw_http_in_flight, 1);
+
+	memset(&resp, 0, sizeof(resp));
+	step = GW_DISPATCH_DONE;
+	if (request_view(c, h, h->content_length, &req, &resp))
+		step = gw_dispatch_begin(&req, &resp, &c->call, false);
+	json_decref(req.query);
+	json_decref(req.headers);
+	c->x.route = resp.route;
+	if (step == GW_DISPATCH_THREAD)
+	{
+		atomic_fetch_sub(&gw_http_in_flight, 1);
+		c->resume = GW_RESUME_REQUEST;
+		return GW_LOOP_THREAD;
+	}
+	c->head_ready = false;
+	if (step == GW_DISPATCH_CALL)
+		return GW_LOOP_CALL;
+	return loop_send(c, &resp);
+}
+
+/*
+ * gw_http_loop_reply
+ *		In the event loop: answer the request whose statement returned
+ *		result (malloc'd, taken over), or failed with err.
+ */
+GwLoopStep
+gw_http_loop_reply(GwHttpConn *c, char *result, const GwError *err)
+{
+	GwResponse	resp;
+
+	memset(&resp, 0, sizeof(resp));
+	gw_dispatch_finish(&c->call, result, err, c->x.path, &resp);
+	return loop_send(c, &resp);
+}
+
+/*
+ * gw_http_loop_fallback
+ *		In the event loop: give up answering the request whose statement
+ *		was sent (it may be run again: a serialization failure, a lost
+ *		prepared statement); a thread serves it from the start.
+ */
+void
+gw_http_loop_fallback(GwHttpConn *c)
+{
+	gw_call_free(&c->call);
+	atomic_fetch_sub(&gw_http_in_flight, 1);
+	c->resume = GW_RESUME_REQUEST;
+	c->head_ready = true;		/* c->head is still that of the request */
 }
 
 /*

@@ -51,13 +51,13 @@ gw_pool_init(const char *conninfo, int size)
 }
 
 /*
- * pool_connect
+ * gw_pool_connect
  *		Open one connection.  The user's conninfo comes last so that it can
  *		override the defaults set here; multi-host strings and
  *		target_session_attrs pass through to libpq unchanged.
  */
-static PGconn *
-pool_connect(GwError *err)
+PGconn *
+gw_pool_connect(GwError *err)
 {
 	const char *keys[] = {"connect_timeout", "fallback_application_name", "dbname", NULL};
 	const char *vals[] = {"5", GW_PROGRAM, pool_conninfo, NULL};
@@ -152,7 +152,7 @@ gw_pool_acquire(int wait_ms, GwError *err)
 	if (c->conn == NULL)
 	{
 		c->nprepared = 0;		/* a new session has no prepared statements */
-		c->conn = pool_connect(err);
+		c->conn = gw_pool_connect(err);
 		if (c->conn == NULL)
 		{
 			gw_pool_release(c);

@@ -29,5 +29,6 @@ extern GwConn *gw_pool_acquire(int wait_ms, GwError *err);
 extern void gw_pool_release(GwConn *c);
 extern void gw_pool_discard(GwConn *c);
 extern void gw_pool_shutdown(void);
+extern PGconn *gw_pool_connect(GwError *err);
 
 #endif							/* LANCE_GATEWAY_POOL_H */

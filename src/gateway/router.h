@@ -15,8 +15,9 @@
 
 typedef enum GwRouteKind
 {
-	GW_ROUTE_CATALOG,			/* call rest_<op>, return its JSON */
-	GW_ROUTE_EXISTS,			/* call rest_<op>, 200 with no body */
+	GW_ROUTE_READ,				/* call rest_<op> (reads only), return its JSON */
+	GW_ROUTE_EXISTS,			/* call rest_<op> (reads only), 200, no body */
+	GW_ROUTE_CATALOG,			/* call rest_<op> (writes), return its JSON */
 	GW_ROUTE_VERSION_CREATE,	/* rest_create_table_version + manifest copy */
 	GW_ROUTE_BATCH_CREATE,		/* rest_batch_create_table_versions + copies */
 	GW_ROUTE_BATCH_COMMIT,		/* rest_batch_commit_tables + copies */

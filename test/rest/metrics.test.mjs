@@ -118,22 +118,33 @@ describe("metrics", () => {
   it("answers without a free database connection and shows pool waits", async () => {
     const g = await startGateway([...base, "--pool", "1", "--pool-wait-ms", "3000"]);
     const ns = await mkNamespace();
+    const tables = [await mkTable(ns), await mkTable(ns), await mkTable(ns)];
+    const before = await scrape(g.url);
     const locker = psqlBackground(
       "BEGIN; LOCK TABLE lance_namespace.entries IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(1.5); COMMIT;",
     );
     try {
       await sleep(300);
-      const blocked = [1, 2, 3].map(() => req("POST", `/v1/namespace/${ns}/describe`, { base: g.url, body: {} }));
+      // commits run in connection threads on the pool (one connection);
+      // reads go down the event loop's pipeline, which is not the pool's
+      const commits = tables.map((t) => createVersion(t, 1, { base: g.url }));
+      const reads = [1, 2].map(() => req("POST", `/v1/namespace/${ns}/describe`, { base: g.url, body: {} }));
       await sleep(300);
       const t0 = Date.now();
       const during = await scrape(g.url);
       assert.ok(Date.now() - t0 < 1000, "metrics waited for the database");
       assert.equal(get(during, "lance_gateway_pool_in_use"), 1);
-      for (const r of await Promise.all(blocked)) ok(r);
+      assert.equal(get(during, "lance_gateway_loop_calls"), 2);
+      assert.equal(get(during, "lance_gateway_loop_db_connected"), 1);
+      for (const r of await Promise.all(commits)) ok(r.res);
+      for (const r of await Promise.all(reads)) ok(r);
       const after = await scrape(g.url);
       assert.ok(get(after, "lance_gateway_pool_waits_total") >= 2);
       assert.ok(get(after, "lance_gateway_pool_wait_seconds_total") > 0);
       assert.equal(get(after, "lance_gateway_pool_in_use"), 0);
+      assert.equal(get(after, "lance_gateway_loop_calls"), 0);
+      assert.ok(get(after, "lance_gateway_loop_answered_total") - get(before, "lance_gateway_loop_answered_total") >= 2);
+      assert.ok(get(after, "lance_gateway_loop_handoffs_total") - get(before, "lance_gateway_loop_handoffs_total") >= 3);
     } finally {
       locker.kill();
       await stop(g.proc);

@@ -103,6 +103,8 @@ describe("gateway process", () => {
   });
 
   it("answers 503 code 17 with Retry-After when the pool is exhausted", async () => {
+    // the pool serves the connection threads: writes and commits (reads
+    // go down the event loop's own pipelined connection)
     const g = await startGateway([...base, "--pool", "1", "--pool-wait-ms", "200"]);
     const ns = await mkNamespace();
     const locker = psqlBackground(
@@ -110,9 +112,9 @@ describe("gateway process", () => {
     );
     try {
       await sleep(500);
-      const blocked = req("POST", `/v1/namespace/${ns}/describe`, { base: g.url });
+      const blocked = req("POST", `/v1/namespace/${ns}/drop`, { base: g.url });
       await sleep(300);
-      const r = await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url });
+      const r = await req("POST", `/v1/namespace/${ns}_other/create`, { base: g.url });
       assertError(r, 503, 17);
       assert.ok(r.headers["retry-after"], "Retry-After header");
       ok(await blocked);

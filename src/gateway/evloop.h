@@ -1,0 +1,19 @@
+/*-------------------------------------------------------------------------
+ *
+ * evloop.h
+ *	  The gateway's event loop (evloop.c): accepts connections, waits for
+ *	  their requests and answers those that need only their statement,
+ *	  pipelined to the database over a connection of its own.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCE_GATEWAY_EVLOOP_H
+#define LANCE_GATEWAY_EVLOOP_H
+
+#include "http_conn.h"
+
+extern bool gw_loop_start(int listen_fd);
+extern bool gw_loop_adopt(GwHttpConn *c);
+extern void gw_loop_join(void);
+
+#endif							/* LANCE_GATEWAY_EVLOOP_H */
