@@ -11,8 +11,8 @@
  *	  files, the change feed's stream, a body still to arrive, a response
  *	  the client is slow to take) is handed to a connection thread, which
  *	  serves it as http_conn.c says until it waits for a new request, and
- *	  then hands it back.  Threads are started as needed and end after a
- *	  while without work.
+ *	  then hands it back (serve).  Threads are started as needed and end
+ *	  after a while without work.
  *
  *	  A graceful stop: stop accepting, close idle connections, let
  *	  in-flight requests finish (--shutdown-timeout), then close what is
@@ -42,6 +42,7 @@
 #include "evloop.h"
 
 #define THREAD_IDLE_S	30		/* an idle connection thread ends after this */
+#define THREAD_KEEP_MS	10		/* a thread keeps a connection this long */
 
 static int	listen_fd = -1;
 static bool loop_started;
@@ -83,10 +84,27 @@ gw_http_close(GwHttpConn *c)
 }
 
 /*
+ * next_arrives
+ *		True if the connection has bytes (or its end) to read within ms.
+ */
+static bool
+next_arrives(int fd, int ms)
+{
+	struct pollfd p = {fd, POLLIN, 0};
+	int			rc;
+
+	while ((rc = poll(&p, 1, ms)) < 0 && errno == EINTR)
+		;
+	return rc != 0;
+}
+
+/*
  * serve
  *		In a connection thread: finish what the event loop handed over,
- *		then serve requests until the connection ends or waits for a new
- *		request, when it goes back to the event loop.
+ *		then serve requests until the connection ends or no request comes
+ *		for THREAD_KEEP_MS, when it goes back to the event loop.  Keeping
+ *		it that long spares a client that sends request after request of
+ *		the kind a thread serves (commits) two hand-overs per request.
  */
 static void
 serve(GwHttpConn *c)
@@ -95,7 +113,8 @@ serve(GwHttpConn *c)
 
 	while (next == GW_HTTP_NEXT_REQUEST)
 	{
-		if (c->len == 0 && !atomic_load(&gw_http_stopping) && gw_loop_adopt(c))
+		if (c->len == 0 && !atomic_load(&gw_http_stopping) &&
+			!next_arrives(c->fd, THREAD_KEEP_MS) && gw_loop_adopt(c))
 			return;
 		next = gw_http_serve_request(c, &c->wait_start);
 	}

@@ -1,0 +1,99 @@
+// The event loop: reads of many clients share one pipelined database
+// connection (src/gateway/evloop.c, evloop_db.c); what may block goes to a
+// connection thread and comes back.
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import net from "node:net";
+import {
+  GW_URL, req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, psql, sleep,
+} from "./lib.mjs";
+
+async function metric(name) {
+  const r = await req("GET", "/metrics");
+  assert.equal(r.status, 200);
+  const m = new RegExp(`^${name} (\\S+)$`, "m").exec(r.text);
+  assert.ok(m, `no ${name}`);
+  return Number(m[1]);
+}
+
+describe("the event loop", () => {
+  it("answers many clients' reads down one pipeline, each with its own answer, failures included", async () => {
+    const names = [];
+    for (let i = 0; i < 16; i++) {
+      const ns = fresh("loop");
+      ok(await req("POST", `/v1/namespace/${ns}/create`, { body: { properties: { n: String(i) } } }));
+      names.push(ns);
+    }
+    const answered = await metric("lance_gateway_loop_answered_total");
+    const handoffs = await metric("lance_gateway_loop_handoffs_total");
+    // 320 reads from up to 64 connections at once: a describe of each
+    // namespace, and of a missing one, which fails inside the pipeline
+    // between the others (each statement ends at its own Sync)
+    const jobs = [];
+    for (let round = 0; round < 10; round++) {
+      for (let i = 0; i < names.length; i++) {
+        jobs.push(req("POST", `/v1/namespace/${names[i]}/describe`, { body: {} }).then((r) => ({ i, r })));
+        jobs.push(req("POST", `/v1/namespace/${names[i]}_missing/describe`, { body: {} }).then((r) => ({ i: -1, r })));
+      }
+    }
+    for (const { i, r } of await Promise.all(jobs)) {
+      if (i < 0) assertError(r, 404, 1);
+      else {
+        ok(r);
+        assert.deepEqual(r.json.properties, { n: String(i) }, "an answer went to another request");
+      }
+    }
+    assert.ok(await metric("lance_gateway_loop_answered_total") - answered >= jobs.length);
+    assert.ok(await metric("lance_gateway_loop_handoffs_total") - handoffs < jobs.length / 10,
+      "the reads went to connection threads");
+    assert.equal(await metric("lance_gateway_loop_calls"), 0);
+  });
+
+  it("hands a connection that commits to a thread and takes it back for its reads", async () => {
+    const t = await mkTable(await mkNamespace());
+    const handoffs = await metric("lance_gateway_loop_handoffs_total");
+    for (let v = 1; v <= 3; v++) {
+      // a thread keeps a connection 10 ms after a request: wait longer, so
+      // that each commit arrives at the loop, which hands it over
+      await sleep(100);
+      ok((await createVersion(t, v)).res);
+      await sleep(100);
+      const d = await req("POST", `/v1/table/${t.enc}/version/describe?delimiter=%24`, { body: { version: v } });
+      ok(d);
+      assert.equal(d.json.version.version, v);
+    }
+    assert.ok(await metric("lance_gateway_loop_handoffs_total") - handoffs >= 3);
+  });
+
+  it("finishes in a thread a response the client does not take at once", async () => {
+    // about 2.6 MB of namespace names: more than the socket takes while the
+    // client does not read
+    const parent = fresh("big");
+    ok(await req("POST", `/v1/namespace/${parent}/create`, { body: {} }));
+    psql(`SELECT lance_namespace.lance_create_namespace(ARRAY['${parent}', lpad(i::text, 250, 'x')])
+            FROM generate_series(1, 10000) AS i`);
+    const handoffs = await metric("lance_gateway_loop_handoffs_total");
+    const u = new URL(GW_URL);
+    const s = net.connect({ host: u.hostname, port: Number(u.port) });
+    s.pause();
+    const chunks = [];
+    await new Promise((r) => s.on("connect", r));
+    s.write(`GET /v1/namespace/${parent}/list?limit=10000 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    await sleep(500);
+    s.on("data", (c) => chunks.push(c));
+    const closed = new Promise((r) => s.on("close", r));
+    s.resume();
+    await closed;
+    const text = Buffer.concat(chunks).toString("utf8");
+    const at = text.indexOf("\r\n\r\n");
+    assert.match(text.slice(0, at), /^HTTP\/1\.1 200 /);
+    const length = Number(/\r\ncontent-length: (\d+)\r\n/i.exec(text.slice(0, at + 2))[1]);
+    const body = text.slice(at + 4);
+    assert.equal(Buffer.byteLength(body), length);
+    assert.ok(length > 2_000_000, `only ${length} bytes`);
+    const list = JSON.parse(body);
+    assert.equal(list.namespaces.length, 10000);
+    assert.ok(await metric("lance_gateway_loop_handoffs_total") > handoffs, "the loop did not hand it over");
+    psql(`SELECT lance_namespace.lance_drop_namespace(ARRAY['${parent}'], behavior => 'Cascade')`);
+  });
+});
