@@ -24,6 +24,7 @@ describe("the event loop", () => {
       ok(await req("POST", `/v1/namespace/${ns}/create`, { body: { properties: { n: String(i) } } }));
       names.push(ns);
     }
+    await sleep(100);			// the threads that served the creates give their connections back
     const answered = await metric("lance_gateway_loop_answered_total");
     const handoffs = await metric("lance_gateway_loop_handoffs_total");
     // 320 reads from up to 64 connections at once: a describe of each
