@@ -981,9 +981,8 @@ loop_send(GwHttpConn *c, GwResponse *resp)
  *		GW_LOOP_CALL: its statement (c->call) is to be sent, and
  *		gw_http_loop_reply called with the result.  GW_LOOP_WAIT: nothing
  *		complete yet.  GW_LOOP_THREAD: a thread must serve it (a malformed
- *		or oversized request, a body still to come after Expect:
- *		100-continue or in chunks, a route that blocks); nothing was
- *		consumed.
+ *		or oversized request, a body still to come, a route that blocks);
+ *		nothing was consumed.
  */
 GwLoopStep
 gw_http_loop_request(GwHttpConn *c)
@@ -1016,7 +1015,10 @@ gw_http_loop_request(GwHttpConn *c)
 	if (h->chunked)
 		return GW_LOOP_THREAD;
 	if (c->len < need)
-		return (h->expect_continue || need > c->cap) ? GW_LOOP_THREAD : GW_LOOP_WAIT;
+	{
+		/* a thread reads the body, within --request-timeout of the head */
+		return GW_LOOP_THREAD;
+	}
 
 	memset(&c->x, 0, sizeof(c->x));
 	clock_gettime(CLOCK_MONOTONIC, &c->x.start);
