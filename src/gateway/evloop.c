@@ -371,6 +371,8 @@ loop_main(void *arg)
 		if (stopping || ms_since(&last_scan, &now) >= SCAN_MS)
 		{
 			scan();
+			if (!stopping)
+				gw_evdb_connect();	/* if the connection is down: reopen it */
 			last_scan = now;
 		}
 		settle();

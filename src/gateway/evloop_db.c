@@ -17,8 +17,9 @@
  *	  A connection that breaks is closed; the calls that were in its
  *	  pipeline may have committed, so they are answered 503 (code 17), as
  *	  db.c answers a call whose COMMIT was in flight.  A new connection is
- *	  opened by a short-lived thread, at most once a second, so that the
- *	  loop never waits for the database.
+ *	  opened by a short-lived thread, at most once a second (when a call
+ *	  needs one, and at the loop's once-a-second scan), so that the loop
+ *	  never waits for the database.
  *
  *-------------------------------------------------------------------------
  */

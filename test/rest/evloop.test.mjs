@@ -16,6 +16,12 @@ async function metric(name) {
   return Number(m[1]);
 }
 
+/** Wait until the loop's pipelined connection is up (reopened within a second of a loss). */
+async function loopConnected() {
+  for (let i = 0; i < 50 && (await metric("lance_gateway_loop_db_connected")) !== 1; i++) await sleep(100);
+  assert.equal(await metric("lance_gateway_loop_db_connected"), 1, "the loop's connection is down");
+}
+
 describe("the event loop", () => {
   it("answers many clients' reads down one pipeline, each with its own answer, failures included", async () => {
     const names = [];
@@ -25,6 +31,7 @@ describe("the event loop", () => {
       names.push(ns);
     }
     await sleep(100);			// the threads that served the creates give their connections back
+    await loopConnected();
     const answered = await metric("lance_gateway_loop_answered_total");
     const handoffs = await metric("lance_gateway_loop_handoffs_total");
     // 320 reads from up to 64 connections at once: a describe of each

@@ -178,8 +178,14 @@ describe("gateway process", () => {
       ok(await req("GET", "/health", { base: g.url }));
       const opts = `-p ${process.env.PGPORT} -k ${process.env.PGHOST} -c listen_addresses= -c fsync=off`;
       assert.equal(spawnSync(pgctl, ["-D", process.env.PGDATA, "-w", "-l", path.join(TMP, "postgres.log"), "-o", opts, "start"]).status, 0);
+      // the event loop reopens its own connection by itself (/metrics needs no database)
+      const metric = async (name) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec((await req("GET", "/metrics", { base: g.url })).text)[1]);
+      for (let i = 0; i < 50 && (await metric("lance_gateway_loop_db_connected")) !== 1; i++) await sleep(100);
+      assert.equal(await metric("lance_gateway_loop_db_connected"), 1, "the loop did not reconnect");
+      const answered = await metric("lance_gateway_loop_answered_total");
       // stale pooled connections are replaced transparently
       for (let i = 0; i < 4; i++) ok(await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url }));
+      assert.ok(await metric("lance_gateway_loop_answered_total") >= answered + 4, "the reads did not go down the loop's pipeline");
       ok(await req("GET", "/ready", { base: g.url }));
     } finally {
       await stop(g.proc);
