@@ -2,8 +2,9 @@
  *
  * http_conn.h
  *	  One client connection of the HTTP/1.1 server: what http.c (the
- *	  threads), evloop.c (the event loop) and http_conn.c (requests and
- *	  responses on a connection) share.
+ *	  threads), evloop.c (the event loop), http_conn.c (requests and
+ *	  responses on a connection in a thread) and http_loop.c (in the loop)
+ *	  share.
  *
  *-------------------------------------------------------------------------
  */
@@ -14,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
+#include <sys/uio.h>
 
 #include "dispatch.h"
 #include "http_parse.h"
@@ -102,6 +104,7 @@ extern int	gw_http_stop_pipe[2];	/* readable once the server stops */
 extern GwHttpLimits gw_http_limits;
 extern size_t gw_http_head_bytes;	/* gw_http_head_max(&gw_http_limits) */
 
+/* http_conn.c: a connection in a thread */
 extern GwHttpNext gw_http_serve_request(GwHttpConn *c, struct timespec *wait_start);
 extern GwHttpNext gw_http_resume(GwHttpConn *c);
 
@@ -109,6 +112,17 @@ extern GwHttpNext gw_http_resume(GwHttpConn *c);
 extern GwHttpConn *gw_http_accepted(int fd);
 extern void gw_http_thread_serve(GwHttpConn *c);
 extern void gw_http_close(GwHttpConn *c);
+
+/* http_conn.c: what http_loop.c shares */
+extern bool gw_http_only_blank(const GwHttpConn *c);
+extern bool gw_http_request_view(GwHttpConn *c, const GwHttpHead *h, size_t body_len,
+								 GwHttpRequest *req, GwResponse *resp);
+extern bool gw_http_response_iov(const GwExchange *x, const GwResponse *resp,
+								 char *head, size_t size, struct iovec *iov);
+extern void gw_http_finish(const GwExchange *x);
+extern void gw_http_next_request(GwHttpConn *c, size_t consumed);
+
+/* http_loop.c: a connection in the event loop */
 extern GwLoopStep gw_http_loop_read(GwHttpConn *c);
 extern GwLoopStep gw_http_loop_request(GwHttpConn *c);
 extern GwLoopStep gw_http_loop_reply(GwHttpConn *c, char *result, const GwError *err);
