@@ -1,6 +1,7 @@
 /*
- * evloop_probe.c: what an event-loop gateway could reach for a REST read
- * on this machine (bench/run, section 2).  Not the gateway: one thread
+ * evloop_probe.c: the gateway's event loop (src/gateway/evloop.c) stripped
+ * to one REST read, so its ceiling on this machine (bench/run, section 2).
+ * Not the gateway: one thread
  * with epoll answers every HTTP request on 127.0.0.1:PORT with the
  * gateway's own statement for version/describe of bench$read
  * (bench/pgbench/gw_describe.sql), pipelined over NPG libpq connections,
