@@ -5,11 +5,12 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import net from "node:net";
 import {
-  GW_URL, req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, psql, sleep,
+  GW_URL, GW_DB, ROOT, req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, psql, psqlBackground,
+  startGateway, stop, sleep,
 } from "./lib.mjs";
 
-async function metric(name) {
-  const r = await req("GET", "/metrics");
+async function metric(name, base = GW_URL) {
+  const r = await req("GET", "/metrics", { base });
   assert.equal(r.status, 200);
   const m = new RegExp(`^${name} (\\S+)$`, "m").exec(r.text);
   assert.ok(m, `no ${name}`);
@@ -17,9 +18,9 @@ async function metric(name) {
 }
 
 /** Wait until the loop's pipelined connection is up (reopened within a second of a loss). */
-async function loopConnected() {
-  for (let i = 0; i < 50 && (await metric("lance_gateway_loop_db_connected")) !== 1; i++) await sleep(100);
-  assert.equal(await metric("lance_gateway_loop_db_connected"), 1, "the loop's connection is down");
+async function loopConnected(base = GW_URL) {
+  for (let i = 0; i < 50 && (await metric("lance_gateway_loop_db_connected", base)) !== 1; i++) await sleep(100);
+  assert.equal(await metric("lance_gateway_loop_db_connected", base), 1, "the loop's connection is down");
 }
 
 describe("the event loop", () => {
@@ -103,5 +104,36 @@ describe("the event loop", () => {
     assert.equal(list.namespaces.length, 10000);
     assert.ok(await metric("lance_gateway_loop_handoffs_total") > handoffs, "the loop did not hand it over");
     psql(`SELECT lance_namespace.lance_drop_namespace(ARRAY['${parent}'], behavior => 'Cascade')`);
+  });
+
+  it("answers 503 for the reads in a pipeline whose connection breaks, then reconnects", async () => {
+    const g = await startGateway(["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT, "--quiet"]);
+    const ns = await mkNamespace();
+    const locker = psqlBackground(
+      "BEGIN; LOCK TABLE lance_namespace.entries IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;",
+    );
+    try {
+      await loopConnected(g.url);
+      await sleep(300);
+      // three reads wait in the loop's pipeline behind the lock
+      const reads = [1, 2, 3].map(() => req("POST", `/v1/namespace/${ns}/describe`, { base: g.url, body: {} }));
+      for (let i = 0; i < 50 && (await metric("lance_gateway_loop_calls", g.url)) < 3; i++) await sleep(50);
+      assert.equal(await metric("lance_gateway_loop_calls", g.url), 3);
+      // the loop's backend is the one waiting with the describe
+      assert.equal(psql(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                          WHERE query LIKE '%rest_describe_namespace%' AND wait_event_type = 'Lock'
+                            AND pid <> pg_backend_pid()`), "1");
+      // their outcome is unknown to the gateway: 503, never a wrong answer
+      for (const r of await Promise.all(reads)) assertError(r, 503, 17);
+      assert.equal(await metric("lance_gateway_loop_calls", g.url), 0);
+      locker.kill();
+      await loopConnected(g.url);
+      const answered = await metric("lance_gateway_loop_answered_total", g.url);
+      ok(await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url, body: {} }));
+      assert.equal(await metric("lance_gateway_loop_answered_total", g.url), answered + 2);	// the describe and a /metrics
+    } finally {
+      locker.kill();
+      await stop(g.proc);
+    }
   });
 });
