@@ -28,6 +28,8 @@ static const char *usage_text =
 "  --root DIR                catalog root directory for table data\n"
 "  --pool N                  PostgreSQL connections (default 8)\n"
 "  --pool-wait-ms MS         wait for a free connection before 503 (default 5000)\n"
+"  --loops N                 event loop threads, each answering reads over a\n"
+"                            database connection of its own (default 1)\n"
 "  --max-body-bytes N        largest request body, else 413 (default 1048576)\n"
 "  --max-url-bytes N         longest request target, else 414 (default 8192)\n"
 "  --max-header-bytes N      largest header section, else 431 (default 16384)\n"
@@ -65,7 +67,8 @@ static const char *usage_text =
 "  --help, --version\n"
 "\n"
 "Environment: LANCE_GATEWAY_LISTEN, LANCE_GATEWAY_DB, LANCE_GATEWAY_ROOT,\n"
-"LANCE_GATEWAY_POOL, LANCE_GATEWAY_POOL_WAIT_MS, LANCE_GATEWAY_MAX_BODY_BYTES,\n"
+"LANCE_GATEWAY_POOL, LANCE_GATEWAY_POOL_WAIT_MS, LANCE_GATEWAY_LOOPS,\n"
+"LANCE_GATEWAY_MAX_BODY_BYTES,\n"
 "LANCE_GATEWAY_MAX_URL_BYTES, LANCE_GATEWAY_MAX_HEADER_BYTES,\n"
 "LANCE_GATEWAY_MAX_BATCH_ENTRIES, LANCE_GATEWAY_REQUEST_TIMEOUT,\n"
 "LANCE_GATEWAY_IDLE_TIMEOUT,\n"
@@ -77,7 +80,7 @@ static const char *usage_text =
 
 enum
 {
-	OPT_LISTEN = 256, OPT_DB, OPT_ROOT, OPT_POOL, OPT_POOL_WAIT, OPT_MAX_BODY,
+	OPT_LISTEN = 256, OPT_DB, OPT_ROOT, OPT_POOL, OPT_POOL_WAIT, OPT_LOOPS, OPT_MAX_BODY,
 	OPT_MAX_URL, OPT_MAX_CONN, OPT_RETRIES, OPT_SHUTDOWN, OPT_STARTUP,
 	OPT_API_KEY, OPT_DB_AUTH, OPT_ANON_ROLE, OPT_INSECURE, OPT_QUIET, OPT_HELP,
 	OPT_VERSION, OPT_MAX_HEADER, OPT_MAX_BATCH, OPT_REQ_TIMEOUT,
@@ -160,6 +163,9 @@ apply(int opt, const char *name, const char *value)
 		case OPT_POOL_WAIT:
 			gw_config.pool_wait_ms = (int) parse_long(name, value, 0, 600000);
 			break;
+		case OPT_LOOPS:
+			gw_config.loops = (int) parse_long(name, value, 1, GW_MAX_LOOPS);
+			break;
 		case OPT_MAX_BODY:
 			gw_config.max_body_bytes = parse_long(name, value, 1024, 1L << 30);
 			break;
@@ -239,6 +245,7 @@ gw_config_load(int argc, char **argv)
 		{"root", required_argument, NULL, OPT_ROOT},
 		{"pool", required_argument, NULL, OPT_POOL},
 		{"pool-wait-ms", required_argument, NULL, OPT_POOL_WAIT},
+		{"loops", required_argument, NULL, OPT_LOOPS},
 		{"max-body-bytes", required_argument, NULL, OPT_MAX_BODY},
 		{"max-url-bytes", required_argument, NULL, OPT_MAX_URL},
 		{"max-header-bytes", required_argument, NULL, OPT_MAX_HEADER},
@@ -273,6 +280,7 @@ gw_config_load(int argc, char **argv)
 		{"LANCE_GATEWAY_ROOT", OPT_ROOT},
 		{"LANCE_GATEWAY_POOL", OPT_POOL},
 		{"LANCE_GATEWAY_POOL_WAIT_MS", OPT_POOL_WAIT},
+		{"LANCE_GATEWAY_LOOPS", OPT_LOOPS},
 		{"LANCE_GATEWAY_MAX_BODY_BYTES", OPT_MAX_BODY},
 		{"LANCE_GATEWAY_MAX_URL_BYTES", OPT_MAX_URL},
 		{"LANCE_GATEWAY_MAX_HEADER_BYTES", OPT_MAX_HEADER},
@@ -296,6 +304,7 @@ gw_config_load(int argc, char **argv)
 	gw_config.db = strdup("");
 	gw_config.pool_size = 8;
 	gw_config.pool_wait_ms = 5000;
+	gw_config.loops = 1;
 	gw_config.max_body_bytes = 1048576;
 	gw_config.max_url_bytes = 8192;
 	gw_config.max_header_bytes = 16384;

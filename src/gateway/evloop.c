@@ -1,13 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * evloop.c
- *	  The gateway's event loop: one thread with epoll that accepts
- *	  connections, waits for their requests and answers those that need
- *	  nothing but their statement (the catalog's reads and single-statement
- *	  writes, /health, /metrics, errors), sending the statements of many
- *	  connections down one pipelined database connection (evloop_db.c).
- *	  A connection whose request may block is handed to a connection
- *	  thread (http.c), which hands it back once it waits for a new request.
+ *	  The gateway's event loops (--loops, one by default).  A loop is one
+ *	  thread with epoll that accepts connections, waits for their requests
+ *	  and answers those that need nothing but a read's statement (or
+ *	  nothing at all: /health, /metrics, errors), sending the statements
+ *	  of many connections down its one pipelined database connection
+ *	  (evloop_db.c).  A connection whose request may block is handed to a
+ *	  connection thread (http.c), which hands it back to its loop once it
+ *	  waits for a new request.  Several loops share the listening socket;
+ *	  a connection stays with the loop that accepted it.
  *
  *	  A connection belongs to the loop while it is on the loop's list
  *	  ("owned").  Closing one, or handing it to a thread, happens after
@@ -43,21 +45,9 @@
 #define ACCEPT_BATCH	64		/* connections accepted per wake-up */
 #define SCAN_MS			1000	/* how often timeouts are checked */
 
-int			gw_loop_epoll = -1;
-
 static int	listen_fd = -1;
-static int	wake_fd = -1;
-static pthread_t loop_thread;
-
-/* connections handed back by threads, linked by loop_next; under lock */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static GwHttpConn *adopted;
-static bool closed;				/* the loop ended: nothing more is adopted */
-
-/* the loop thread's own state */
-static GwHttpConn *owned;		/* the loop's connections (loop_prev/next) */
-static GwHttpConn *later;		/* disowned in this batch (loop_next) */
-static bool stopping;
+static GwLoop loops[GW_MAX_LOOPS];
+static int	nloops;
 
 /*
  * watch
@@ -72,7 +62,7 @@ watch(GwHttpConn *c, bool on)
 		return;
 	ev.events = EPOLLIN;
 	ev.data.ptr = c;
-	epoll_ctl(gw_loop_epoll, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, c->fd, &ev);
+	epoll_ctl(c->loop->ep, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, c->fd, &ev);
 	c->watched = on;
 }
 
@@ -81,16 +71,17 @@ watch(GwHttpConn *c, bool on)
  *		Put a connection on the loop's list and watch it.
  */
 static void
-own(GwHttpConn *c)
+own(GwLoop *L, GwHttpConn *c)
 {
+	c->loop = L;
 	c->owned = true;
 	c->in_call = false;
 	c->to_close = false;
 	c->loop_prev = NULL;
-	c->loop_next = owned;
-	if (owned)
-		owned->loop_prev = c;
-	owned = c;
+	c->loop_next = L->owned;
+	if (L->owned)
+		L->owned->loop_prev = c;
+	L->owned = c;
 	watch(c, true);
 }
 
@@ -102,17 +93,19 @@ own(GwHttpConn *c)
 static void
 disown(GwHttpConn *c, bool to_close)
 {
+	GwLoop	   *L = c->loop;
+
 	watch(c, false);
 	if (c->loop_prev)
 		c->loop_prev->loop_next = c->loop_next;
 	else
-		owned = c->loop_next;
+		L->owned = c->loop_next;
 	if (c->loop_next)
 		c->loop_next->loop_prev = c->loop_prev;
 	c->owned = false;
 	c->to_close = to_close;
-	c->loop_next = later;
-	later = c;
+	c->loop_next = L->later;
+	L->later = c;
 }
 
 /*
@@ -120,13 +113,13 @@ disown(GwHttpConn *c, bool to_close)
  *		After a batch: close or hand over what was disowned in it.
  */
 static void
-settle(void)
+settle(GwLoop *L)
 {
-	while (later != NULL)
+	while (L->later != NULL)
 	{
-		GwHttpConn *c = later;
+		GwHttpConn *c = L->later;
 
-		later = c->loop_next;
+		L->later = c->loop_next;
 		if (c->to_close)
 			gw_http_close(c);
 		else
@@ -194,9 +187,9 @@ on_readable(GwHttpConn *c)
  *		Accept what is waiting, a batch at most.
  */
 static void
-accept_some(void)
+accept_some(GwLoop *L)
 {
-	static time_t last_complaint;
+	static __thread time_t last_complaint;
 
 	for (int i = 0; i < ACCEPT_BATCH; i++)
 	{
@@ -218,7 +211,7 @@ accept_some(void)
 		}
 		c = gw_http_accepted(fd);
 		if (c != NULL)
-			own(c);
+			own(L, c);
 	}
 }
 
@@ -227,25 +220,25 @@ accept_some(void)
  *		Own the connections that threads handed back.
  */
 static void
-take_adopted(void)
+take_adopted(GwLoop *L)
 {
 	GwHttpConn *list;
 	uint64_t	n;
 
-	if (read(wake_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+	if (read(L->wake_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		fprintf(stderr, "%s: event loop: %s\n", GW_PROGRAM, strerror(errno));
-	pthread_mutex_lock(&lock);
-	list = adopted;
-	adopted = NULL;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_lock(&L->lock);
+	list = L->adopted;
+	L->adopted = NULL;
+	pthread_mutex_unlock(&L->lock);
 	while (list != NULL)
 	{
 		GwHttpConn *c = list;
 
 		list = c->loop_next;
-		own(c);
+		own(L, c);
 	}
-	gw_evdb_take_connection();
+	gw_evdb_take_connection(L);
 }
 
 /*
@@ -266,13 +259,13 @@ ms_since(const struct timespec *t, const struct timespec *now)
  *		is closed and a partial request goes to a thread.
  */
 static void
-scan(void)
+scan(GwLoop *L)
 {
 	struct timespec now;
 	GwHttpConn *next;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	for (GwHttpConn *c = owned; c != NULL; c = next)
+	for (GwHttpConn *c = L->owned; c != NULL; c = next)
 	{
 		long		waited = ms_since(&c->wait_start, &now);
 
@@ -281,10 +274,10 @@ scan(void)
 			continue;
 		if (c->len == 0)
 		{
-			if (stopping || waited >= gw_config.idle_timeout_s * 1000L)
+			if (L->stopping || waited >= gw_config.idle_timeout_s * 1000L)
 				disown(c, true);
 		}
-		else if (stopping || waited >= gw_config.request_timeout_s * 1000L)
+		else if (L->stopping || waited >= gw_config.request_timeout_s * 1000L)
 		{
 			c->resume = GW_RESUME_REQUEST;
 			disown(c, false);
@@ -298,17 +291,17 @@ scan(void)
  *		finish later close their connections themselves.
  */
 static bool
-loop_ended(void)
+loop_ended(GwLoop *L)
 {
 	bool		done;
 
-	if (owned != NULL || gw_evdb_pending() > 0)
+	if (L->owned != NULL || gw_evdb_pending(L) > 0)
 		return false;
-	pthread_mutex_lock(&lock);
-	done = (adopted == NULL);
+	pthread_mutex_lock(&L->lock);
+	done = (L->adopted == NULL);
 	if (done)
-		closed = true;
-	pthread_mutex_unlock(&lock);
+		L->closed = true;
+	pthread_mutex_unlock(&L->lock);
 	return done;
 }
 
@@ -321,15 +314,15 @@ loop_ended(void)
 static void *
 loop_main(void *arg)
 {
+	GwLoop	   *L = arg;
 	struct epoll_event evs[MAX_EVENTS];
 	struct timespec last_scan;
 
-	(void) arg;
 	clock_gettime(CLOCK_MONOTONIC, &last_scan);
-	gw_evdb_connect();
+	gw_evdb_connect(L);
 	for (;;)
 	{
-		int			n = epoll_wait(gw_loop_epoll, evs, MAX_EVENTS, stopping ? 20 : SCAN_MS);
+		int			n = epoll_wait(L->ep, evs, MAX_EVENTS, L->stopping ? 20 : SCAN_MS);
 		struct timespec now;
 
 		if (n < 0 && errno != EINTR)
@@ -339,7 +332,7 @@ loop_main(void *arg)
 		}
 		for (int i = 0; i < n; i++)
 			if (evs[i].data.u64 == GW_EV_DB)
-				gw_evdb_event(evs[i].events);
+				gw_evdb_event(L, evs[i].events);
 		for (int i = 0; i < n; i++)
 		{
 			switch (evs[i].data.u64)
@@ -347,18 +340,18 @@ loop_main(void *arg)
 				case GW_EV_DB:
 					break;
 				case GW_EV_LISTEN:
-					if (!stopping)
-						accept_some();
+					if (!L->stopping)
+						accept_some(L);
 					break;
 				case GW_EV_WAKE:
-					take_adopted();
+					take_adopted(L);
 					break;
 				case GW_EV_STOP:
-					if (!stopping)
+					if (!L->stopping)
 					{
-						stopping = true;
-						epoll_ctl(gw_loop_epoll, EPOLL_CTL_DEL, listen_fd, NULL);
-						epoll_ctl(gw_loop_epoll, EPOLL_CTL_DEL, gw_http_stop_pipe[0], NULL);
+						L->stopping = true;
+						epoll_ctl(L->ep, EPOLL_CTL_DEL, listen_fd, NULL);
+						epoll_ctl(L->ep, EPOLL_CTL_DEL, gw_http_stop_pipe[0], NULL);
 					}
 					break;
 				default:
@@ -366,94 +359,124 @@ loop_main(void *arg)
 					break;
 			}
 		}
-		gw_evdb_flush();
+		gw_evdb_flush(L);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (stopping || ms_since(&last_scan, &now) >= SCAN_MS)
+		if (L->stopping || ms_since(&last_scan, &now) >= SCAN_MS)
 		{
-			scan();
-			if (!stopping)
-				gw_evdb_connect();	/* if the connection is down: reopen it */
+			scan(L);
+			if (!L->stopping)
+				gw_evdb_connect(L);	/* if the connection is down: reopen it */
 			last_scan = now;
 		}
-		settle();
-		if (stopping && loop_ended())
+		settle(L);
+		if (L->stopping && loop_ended(L))
 			break;
 	}
-	gw_evdb_close();
+	gw_evdb_close(L);
 	return NULL;
 }
 
 /*
- * gw_loop_start
- *		Start the event loop on a listening socket.
+ * start_loop
+ *		Set up one loop on the listening socket and start its thread.
+ *		With several loops, each wakes for the socket alone
+ *		(EPOLLEXCLUSIVE), so one of them accepts a new connection.
  */
-bool
-gw_loop_start(int lfd)
+static bool
+start_loop(GwLoop *L, bool exclusive)
 {
 	struct epoll_event ev;
 
-	listen_fd = lfd;
-	gw_loop_epoll = epoll_create1(EPOLL_CLOEXEC);
-	wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (gw_loop_epoll < 0 || wake_fd < 0)
+	pthread_mutex_init(&L->lock, NULL);
+	pthread_mutex_init(&L->db_lock, NULL);
+	L->ep = epoll_create1(EPOLL_CLOEXEC);
+	L->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (L->ep < 0 || L->wake_fd < 0)
+		return false;
+	ev.events = EPOLLIN | (exclusive ? EPOLLEXCLUSIVE : 0);
+	ev.data.u64 = GW_EV_LISTEN;
+	if (epoll_ctl(L->ep, EPOLL_CTL_ADD, listen_fd, &ev) != 0)
 		return false;
 	ev.events = EPOLLIN;
-	ev.data.u64 = GW_EV_LISTEN;
-	if (epoll_ctl(gw_loop_epoll, EPOLL_CTL_ADD, listen_fd, &ev) != 0)
-		return false;
 	ev.data.u64 = GW_EV_WAKE;
-	if (epoll_ctl(gw_loop_epoll, EPOLL_CTL_ADD, wake_fd, &ev) != 0)
+	if (epoll_ctl(L->ep, EPOLL_CTL_ADD, L->wake_fd, &ev) != 0)
 		return false;
 	ev.data.u64 = GW_EV_STOP;
-	if (epoll_ctl(gw_loop_epoll, EPOLL_CTL_ADD, gw_http_stop_pipe[0], &ev) != 0)
+	if (epoll_ctl(L->ep, EPOLL_CTL_ADD, gw_http_stop_pipe[0], &ev) != 0)
 		return false;
-	return pthread_create(&loop_thread, NULL, loop_main, NULL) == 0;
+	L->started = pthread_create(&L->thread, NULL, loop_main, L) == 0;
+	return L->started;
+}
+
+/*
+ * gw_loop_start
+ *		Start n event loops (--loops) on a listening socket.
+ */
+bool
+gw_loop_start(int lfd, int n)
+{
+	listen_fd = lfd;
+	for (nloops = 0; nloops < n && nloops < GW_MAX_LOOPS; nloops++)
+		if (!start_loop(&loops[nloops], n > 1))
+			return false;
+	return true;
 }
 
 /*
  * gw_loop_wake
- *		Wake the loop (from any thread).
+ *		Wake a loop (from any thread).
  */
 void
-gw_loop_wake(void)
+gw_loop_wake(GwLoop *L)
 {
 	uint64_t	one = 1;
 
-	if (write(wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+	if (write(L->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		fprintf(stderr, "%s: cannot wake the event loop: %s\n", GW_PROGRAM, strerror(errno));
 }
 
 /*
  * gw_loop_adopt
  *		From a connection thread: give a connection that waits for its next
- *		request back to the loop.  False once the loop has ended (the
+ *		request back to its loop.  False once the loop has ended (the
  *		caller closes it).
  */
 bool
 gw_loop_adopt(GwHttpConn *c)
 {
-	pthread_mutex_lock(&lock);
-	if (closed)
+	GwLoop	   *L = c->loop;
+
+	pthread_mutex_lock(&L->lock);
+	if (L->closed)
 	{
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&L->lock);
 		return false;
 	}
-	c->loop_next = adopted;
-	adopted = c;
-	pthread_mutex_unlock(&lock);
-	gw_loop_wake();
+	c->loop_next = L->adopted;
+	L->adopted = c;
+	pthread_mutex_unlock(&L->lock);
+	gw_loop_wake(L);
 	return true;
 }
 
 /*
  * gw_loop_join
- *		Wait for the loop to end (after gw_http_stop closed everything).
+ *		Wait for the loops to end (after gw_http_stop closed everything).
+ *		A loop's structure stays: a connect thread may still report to it.
  */
 void
 gw_loop_join(void)
 {
-	pthread_join(loop_thread, NULL);
-	close(wake_fd);
-	close(gw_loop_epoll);
-	wake_fd = gw_loop_epoll = -1;
+	for (int i = 0; i < nloops; i++)
+	{
+		GwLoop	   *L = &loops[i];
+
+		if (L->started)
+			pthread_join(L->thread, NULL);
+		L->started = false;
+		close(L->wake_fd);
+		close(L->ep);
+		L->wake_fd = L->ep = -1;
+	}
+	nloops = 0;
 }

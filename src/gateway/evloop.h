@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * evloop.h
- *	  The gateway's event loop (evloop.c): accepts connections, waits for
- *	  their requests and answers those that need only their statement,
- *	  pipelined to the database over a connection of its own.
+ *	  The gateway's event loops (evloop.c): accept connections, wait for
+ *	  their requests and answer those that need only their statement,
+ *	  pipelined to the database over a connection of each loop's own.
  *
  *-------------------------------------------------------------------------
  */
@@ -12,7 +12,7 @@
 
 #include "http_conn.h"
 
-extern bool gw_loop_start(int listen_fd);
+extern bool gw_loop_start(int listen_fd, int n);
 extern bool gw_loop_adopt(GwHttpConn *c);
 extern void gw_loop_join(void);
 

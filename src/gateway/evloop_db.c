@@ -41,38 +41,6 @@
 #define RECONNECT_GAP_MS 1000	/* between connection attempts, at least */
 #define QUEUE_INITIAL	64
 
-/* One call in the pipeline, up to its Sync. */
-typedef struct Pending
-{
-	GwHttpConn *c;
-	const char *prepare;		/* statement prepared along with it, or NULL */
-} Pending;
-
-/* the connection opened by the connect thread; under lock */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static PGconn *opened;
-static bool attempt_done;
-static bool db_closed;			/* the loop ended: the thread closes it */
-
-/* the loop thread's own state */
-static PGconn *pg;
-static bool want_write;			/* EPOLLOUT is watched on pg's socket */
-static bool connecting;
-static struct timespec last_attempt;
-static int	nprepared;
-static const char *prepared[GW_MAX_PREPARED];
-static Pending *queue;
-static int	qhead;
-static int	qlen;
-static int	qcap;
-
-/* the call at the queue's head, while its results arrive */
-static PGresult *head_res;
-static bool head_prepared;		/* its statement's preparation succeeded */
-static bool head_failed;
-static char head_sqlstate[6];
-static GwError head_err;
-
 /*
  * connect_main
  *		The connect thread: open a connection and hand it to the loop.
@@ -80,22 +48,24 @@ static GwError head_err;
 static void *
 connect_main(void *arg)
 {
+	GwLoop	   *L = arg;
 	GwError		err;
 	PGconn	   *conn;
 
-	(void) arg;
 	gw_error_clear(&err);
 	conn = gw_pool_connect(&err);
-	pthread_mutex_lock(&lock);
-	if (db_closed)
+	pthread_mutex_lock(&L->db_lock);
+	if (L->db_closed)
 	{
+		/* the loop has ended (its wake-up descriptor may be gone) */
+		pthread_mutex_unlock(&L->db_lock);
 		PQfinish(conn);
-		conn = NULL;
+		return NULL;
 	}
-	opened = conn;
-	attempt_done = true;
-	pthread_mutex_unlock(&lock);
-	gw_loop_wake();
+	L->opened = conn;
+	L->attempt_done = true;
+	pthread_mutex_unlock(&L->db_lock);
+	gw_loop_wake(L);
 	return NULL;
 }
 
@@ -105,24 +75,24 @@ connect_main(void *arg)
  *		attempt was less than RECONNECT_GAP_MS ago.
  */
 void
-gw_evdb_connect(void)
+gw_evdb_connect(GwLoop *L)
 {
 	struct timespec now;
 	pthread_attr_t attr;
 	pthread_t	t;
 	long		ms;
 
-	if (pg != NULL || connecting)
+	if (L->pg != NULL || L->connecting)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (now.tv_sec - last_attempt.tv_sec) * 1000L +
-		(now.tv_nsec - last_attempt.tv_nsec) / 1000000L;
-	if (last_attempt.tv_sec != 0 && ms < RECONNECT_GAP_MS)
+	ms = (now.tv_sec - L->last_attempt.tv_sec) * 1000L +
+		(now.tv_nsec - L->last_attempt.tv_nsec) / 1000000L;
+	if (L->last_attempt.tv_sec != 0 && ms < RECONNECT_GAP_MS)
 		return;
-	last_attempt = now;
+	L->last_attempt = now;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	connecting = pthread_create(&t, &attr, connect_main, NULL) == 0;
+	L->connecting = pthread_create(&t, &attr, connect_main, L) == 0;
 	pthread_attr_destroy(&attr);
 }
 
@@ -132,35 +102,35 @@ gw_evdb_connect(void)
  *		opened, if it has.
  */
 void
-gw_evdb_take_connection(void)
+gw_evdb_take_connection(GwLoop *L)
 {
 	struct epoll_event ev;
 	PGconn	   *conn;
 	bool		done;
 
-	pthread_mutex_lock(&lock);
-	conn = opened;
-	done = attempt_done;
-	opened = NULL;
-	attempt_done = false;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_lock(&L->db_lock);
+	conn = L->opened;
+	done = L->attempt_done;
+	L->opened = NULL;
+	L->attempt_done = false;
+	pthread_mutex_unlock(&L->db_lock);
 	if (!done)
 		return;
-	connecting = false;
+	L->connecting = false;
 	if (conn == NULL)
 		return;
 	ev.events = EPOLLIN;
 	ev.data.u64 = GW_EV_DB;
 	if (PQsetnonblocking(conn, 1) != 0 || PQenterPipelineMode(conn) != 1 ||
-		epoll_ctl(gw_loop_epoll, EPOLL_CTL_ADD, PQsocket(conn), &ev) != 0)
+		epoll_ctl(L->ep, EPOLL_CTL_ADD, PQsocket(conn), &ev) != 0)
 	{
 		PQfinish(conn);
 		return;
 	}
-	pg = conn;
+	L->pg = conn;
 	gw_metrics_add(GW_M_LOOP_CONNECTED, 1);
-	want_write = false;
-	nprepared = 0;				/* a new session has no prepared statements */
+	L->want_write = false;
+	L->nprepared = 0;				/* a new session has no prepared statements */
 }
 
 /*
@@ -169,10 +139,10 @@ gw_evdb_take_connection(void)
  *		preparation is on its way).
  */
 static bool
-is_prepared(const char *name)
+is_prepared(GwLoop *L, const char *name)
 {
-	for (int i = 0; i < nprepared; i++)
-		if (prepared[i] == name)
+	for (int i = 0; i < L->nprepared; i++)
+		if (L->prepared[i] == name)
 			return true;
 	return false;
 }
@@ -182,12 +152,12 @@ is_prepared(const char *name)
  *		A preparation failed: the name is prepared anew next time.
  */
 static void
-forget_prepared(const char *name)
+forget_prepared(GwLoop *L, const char *name)
 {
-	for (int i = 0; i < nprepared; i++)
-		if (prepared[i] == name)
+	for (int i = 0; i < L->nprepared; i++)
+		if (L->prepared[i] == name)
 		{
-			prepared[i] = prepared[--nprepared];
+			L->prepared[i] = L->prepared[--L->nprepared];
 			return;
 		}
 }
@@ -197,18 +167,18 @@ forget_prepared(const char *name)
  *		Take the call at the queue's head off the queue.
  */
 static GwHttpConn *
-pop(void)
+pop(GwLoop *L)
 {
-	GwHttpConn *c = queue[qhead].c;
+	GwHttpConn *c = L->queue[L->qhead].c;
 
-	qhead = (qhead + 1) % qcap;
-	qlen--;
+	L->qhead = (L->qhead + 1) % L->qcap;
+	L->qlen--;
 	gw_metrics_add(GW_M_LOOP_CALLS, -1);
 	c->in_call = false;
-	PQclear(head_res);
-	head_res = NULL;
-	head_prepared = false;
-	head_failed = false;
+	PQclear(L->head_res);
+	L->head_res = NULL;
+	L->head_prepared = false;
+	L->head_failed = false;
 	return c;
 }
 
@@ -218,26 +188,26 @@ pop(void)
  *		its pipeline 503, for its outcome is unknown.
  */
 static void
-lost(void)
+lost(GwLoop *L)
 {
 	GwError		err;
-	PGconn	   *old = pg;
+	PGconn	   *old = L->pg;
 
 	gw_error_set(&err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
 	gw_error_detail(&err, "%s", PQerrorMessage(old));
-	epoll_ctl(gw_loop_epoll, EPOLL_CTL_DEL, PQsocket(old), NULL);
-	pg = NULL;
+	epoll_ctl(L->ep, EPOLL_CTL_DEL, PQsocket(old), NULL);
+	L->pg = NULL;
 	PQfinish(old);
 	gw_metrics_add(GW_M_LOOP_CONNECTED, -1);
 	gw_metrics_add(GW_M_DB_RECONNECTS, 1);
 	gw_metrics_db_error("08006");
-	while (qlen > 0)
+	while (L->qlen > 0)
 	{
-		GwHttpConn *c = pop();
+		GwHttpConn *c = pop(L);
 
 		gw_loop_drive(c, gw_http_loop_reply(c, NULL, &err));
 	}
-	gw_evdb_connect();
+	gw_evdb_connect(L);
 }
 
 /*
@@ -245,25 +215,25 @@ lost(void)
  *		Put a call at the queue's tail, growing the queue when it is full.
  */
 static bool
-push(GwHttpConn *c, const char *prepare)
+push(GwLoop *L, GwHttpConn *c, const char *prepare)
 {
-	if (qlen == qcap)
+	if (L->qlen == L->qcap)
 	{
-		int			ncap = qcap ? qcap * 2 : QUEUE_INITIAL;
-		Pending    *nq = malloc(sizeof(Pending) * ncap);
+		int			ncap = L->qcap ? L->qcap * 2 : QUEUE_INITIAL;
+		GwPending  *nq = malloc(sizeof(GwPending) * ncap);
 
 		if (nq == NULL)
 			return false;
-		for (int i = 0; i < qlen; i++)
-			nq[i] = queue[(qhead + i) % qcap];
-		free(queue);
-		queue = nq;
-		qcap = ncap;
-		qhead = 0;
+		for (int i = 0; i < L->qlen; i++)
+			nq[i] = L->queue[(L->qhead + i) % L->qcap];
+		free(L->queue);
+		L->queue = nq;
+		L->qcap = ncap;
+		L->qhead = 0;
 	}
-	queue[(qhead + qlen) % qcap].c = c;
-	queue[(qhead + qlen) % qcap].prepare = prepare;
-	qlen++;
+	L->queue[(L->qhead + L->qlen) % L->qcap].c = c;
+	L->queue[(L->qhead + L->qlen) % L->qcap].prepare = prepare;
+	L->qlen++;
 	gw_metrics_add(GW_M_LOOP_CALLS, 1);
 	return true;
 }
@@ -277,6 +247,7 @@ push(GwHttpConn *c, const char *prepare)
 GwLoopStep
 gw_evdb_send(GwHttpConn *c)
 {
+	GwLoop	   *L = c->loop;
 	const char *function = c->call.route->function;
 	const char *params[4];
 	const char *name;
@@ -289,9 +260,9 @@ gw_evdb_send(GwHttpConn *c)
 	params[0] = gw_call_text(&c->call, &err);
 	if (params[0] == NULL)
 		return gw_http_loop_reply(c, NULL, &err);
-	if (pg == NULL || !push(c, NULL))
+	if (L->pg == NULL || !push(L, c, NULL))
 	{
-		gw_evdb_connect();
+		gw_evdb_connect(L);
 		gw_http_loop_fallback(c);
 		return GW_LOOP_THREAD;
 	}
@@ -299,31 +270,31 @@ gw_evdb_send(GwHttpConn *c)
 	params[2] = c->call.info.method;
 	params[3] = c->call.info.path;
 	name = gw_db_call_sql(function, sql, sizeof(sql));
-	if (name != NULL && !is_prepared(name))
+	if (name != NULL && !is_prepared(L, name))
 	{
-		if (nprepared == GW_MAX_PREPARED)
+		if (L->nprepared == GW_MAX_PREPARED)
 			name = NULL;		/* run it unnamed */
-		else if (PQsendPrepare(pg, name, sql, 4, NULL) == 1)
+		else if (PQsendPrepare(L->pg, name, sql, 4, NULL) == 1)
 		{
-			prepared[nprepared++] = name;
+			L->prepared[L->nprepared++] = name;
 			prepare = name;
 		}
 		else
 			name = NULL;		/* the send below fails the same way */
 	}
 	if (name != NULL)
-		sent = PQsendQueryPrepared(pg, name, 4, params, NULL, NULL, 0);
+		sent = PQsendQueryPrepared(L->pg, name, 4, params, NULL, NULL, 0);
 	else
-		sent = PQsendQueryParams(pg, sql, 4, NULL, params, NULL, NULL, 0);
-	queue[(qhead + qlen - 1) % qcap].prepare = prepare;
+		sent = PQsendQueryParams(L->pg, sql, 4, NULL, params, NULL, NULL, 0);
+	L->queue[(L->qhead + L->qlen - 1) % L->qcap].prepare = prepare;
 	c->in_call = true;
-	if (sent != 1 || PQpipelineSync(pg) != 1)
+	if (sent != 1 || PQpipelineSync(L->pg) != 1)
 	{
 		/* the connection is out of step: drop it, run this one elsewhere */
-		qlen--;
+		L->qlen--;
 		gw_metrics_add(GW_M_LOOP_CALLS, -1);
 		c->in_call = false;
-		lost();
+		lost(L);
 		gw_http_loop_fallback(c);
 		return GW_LOOP_THREAD;
 	}
@@ -338,25 +309,25 @@ gw_evdb_send(GwHttpConn *c)
  *		statement missing because its preparation failed).
  */
 static void
-complete(void)
+complete(GwLoop *L)
 {
-	const char *function = queue[qhead].c->call.route->function;
+	const char *function = L->queue[L->qhead].c->call.route->function;
 	char	   *result = NULL;
 	bool		again = false;
 	GwHttpConn *c;
 	GwError		err;
 
 	gw_error_clear(&err);
-	if (head_failed)
+	if (L->head_failed)
 	{
-		err = head_err;
-		again = gw_db_retryable(head_sqlstate) || strcmp(head_sqlstate, "26000") == 0;
+		err = L->head_err;
+		again = gw_db_retryable(L->head_sqlstate) || strcmp(L->head_sqlstate, "26000") == 0;
 	}
-	else if (head_res == NULL || PQntuples(head_res) != 1 || PQgetisnull(head_res, 0, 0))
+	else if (L->head_res == NULL || PQntuples(L->head_res) != 1 || PQgetisnull(L->head_res, 0, 0))
 		gw_error_set(&err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", function);
-	else if ((result = strdup(PQgetvalue(head_res, 0, 0))) == NULL)
+	else if ((result = strdup(PQgetvalue(L->head_res, 0, 0))) == NULL)
 		gw_error_set(&err, GW_ERR_INTERNAL, "out of memory");
-	c = pop();
+	c = pop(L);
 	if (again)
 	{
 		gw_http_loop_fallback(c);
@@ -371,18 +342,18 @@ complete(void)
  *		Read what the server sent and answer the calls whose Sync arrived.
  */
 static void
-read_results(void)
+read_results(GwLoop *L)
 {
 	int			nulls = 0;
 
-	if (PQconsumeInput(pg) != 1)
+	if (PQconsumeInput(L->pg) != 1)
 	{
-		lost();
+		lost(L);
 		return;
 	}
-	while (pg != NULL && qlen > 0 && PQisBusy(pg) == 0)
+	while (L->pg != NULL && L->qlen > 0 && PQisBusy(L->pg) == 0)
 	{
-		PGresult   *res = PQgetResult(pg);
+		PGresult   *res = PQgetResult(L->pg);
 		ExecStatusType st;
 
 		if (res == NULL)
@@ -397,29 +368,29 @@ read_results(void)
 		if (st == PGRES_PIPELINE_SYNC)
 		{
 			PQclear(res);
-			complete();
+			complete(L);
 			continue;
 		}
-		if (st == PGRES_TUPLES_OK && !head_failed && head_res == NULL)
+		if (st == PGRES_TUPLES_OK && !L->head_failed && L->head_res == NULL)
 		{
-			head_res = res;
+			L->head_res = res;
 			continue;
 		}
 		if (st == PGRES_COMMAND_OK)
-			head_prepared = true;	/* only a Prepare answers that */
+			L->head_prepared = true;	/* only a Prepare answers that */
 		if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK &&
-			st != PGRES_PIPELINE_ABORTED && !head_failed)
+			st != PGRES_PIPELINE_ABORTED && !L->head_failed)
 		{
-			head_failed = true;
-			gw_db_call_error(pg, res, queue[qhead].c->call.route->function,
-							 head_sqlstate, &head_err);
-			if (queue[qhead].prepare != NULL && !head_prepared)
-				forget_prepared(queue[qhead].prepare);	/* the Prepare failed */
+			L->head_failed = true;
+			gw_db_call_error(L->pg, res, L->queue[L->qhead].c->call.route->function,
+							 L->head_sqlstate, &L->head_err);
+			if (L->queue[L->qhead].prepare != NULL && !L->head_prepared)
+				forget_prepared(L, L->queue[L->qhead].prepare);	/* the Prepare failed */
 		}
 		PQclear(res);
 	}
-	if (pg != NULL && PQstatus(pg) != CONNECTION_OK)
-		lost();
+	if (L->pg != NULL && PQstatus(L->pg) != CONNECTION_OK)
+		lost(L);
 }
 
 /*
@@ -427,17 +398,17 @@ read_results(void)
  *		The connection's socket is readable or writable (or failed).
  */
 void
-gw_evdb_event(uint32_t events)
+gw_evdb_event(GwLoop *L, uint32_t events)
 {
-	if (pg == NULL)
+	if (L->pg == NULL)
 		return;
-	if ((events & EPOLLOUT) && PQflush(pg) < 0)
+	if ((events & EPOLLOUT) && PQflush(L->pg) < 0)
 	{
-		lost();
+		lost(L);
 		return;
 	}
 	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
-		read_results();
+		read_results(L);
 }
 
 /*
@@ -446,25 +417,25 @@ gw_evdb_event(uint32_t events)
  *		to become writable while it cannot take it all.
  */
 void
-gw_evdb_flush(void)
+gw_evdb_flush(GwLoop *L)
 {
 	struct epoll_event ev;
 	int			rc;
 
-	if (pg == NULL)
+	if (L->pg == NULL)
 		return;
-	rc = PQflush(pg);
+	rc = PQflush(L->pg);
 	if (rc < 0)
 	{
-		lost();
+		lost(L);
 		return;
 	}
-	if ((rc == 1) != want_write)
+	if ((rc == 1) != L->want_write)
 	{
-		want_write = (rc == 1);
-		ev.events = EPOLLIN | (want_write ? EPOLLOUT : 0);
+		L->want_write = (rc == 1);
+		ev.events = EPOLLIN | (L->want_write ? EPOLLOUT : 0);
 		ev.data.u64 = GW_EV_DB;
-		epoll_ctl(gw_loop_epoll, EPOLL_CTL_MOD, PQsocket(pg), &ev);
+		epoll_ctl(L->ep, EPOLL_CTL_MOD, PQsocket(L->pg), &ev);
 	}
 }
 
@@ -473,9 +444,9 @@ gw_evdb_flush(void)
  *		The number of calls in the pipeline.
  */
 int
-gw_evdb_pending(void)
+gw_evdb_pending(GwLoop *L)
 {
-	return qlen;
+	return L->qlen;
 }
 
 /*
@@ -484,20 +455,20 @@ gw_evdb_pending(void)
  *		opened, once it is).
  */
 void
-gw_evdb_close(void)
+gw_evdb_close(GwLoop *L)
 {
-	pthread_mutex_lock(&lock);
-	db_closed = true;
-	PQfinish(opened);
-	opened = NULL;
-	pthread_mutex_unlock(&lock);
-	if (pg != NULL)
+	pthread_mutex_lock(&L->db_lock);
+	L->db_closed = true;
+	PQfinish(L->opened);
+	L->opened = NULL;
+	pthread_mutex_unlock(&L->db_lock);
+	if (L->pg != NULL)
 	{
-		PQfinish(pg);
+		PQfinish(L->pg);
 		gw_metrics_add(GW_M_LOOP_CONNECTED, -1);
 	}
-	pg = NULL;
-	free(queue);
-	queue = NULL;
-	qcap = qlen = qhead = 0;
+	L->pg = NULL;
+	free(L->queue);
+	L->queue = NULL;
+	L->qcap = L->qlen = L->qhead = 0;
 }

@@ -28,6 +28,8 @@
 #define GW_ERR_UNAVAILABLE			17
 #define GW_ERR_INTERNAL				18
 
+#define GW_MAX_LOOPS	64		/* --loops at most */
+
 /* Run-time configuration, filled from the command line and environment. */
 typedef struct GwConfig
 {
@@ -39,6 +41,7 @@ typedef struct GwConfig
 	bool		db_auth;		/* map credentials to roles in the database */
 	char	   *anon_role;		/* role of requests without credentials */
 	int			pool_size;		/* number of PostgreSQL connections */
+	int			loops;			/* event loop threads, each with a connection */
 	int			pool_wait_ms;	/* how long a request waits for a connection */
 	long		max_body_bytes; /* larger request bodies get 413 */
 	long		max_url_bytes;	/* longer request targets get 414 */

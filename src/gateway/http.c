@@ -284,7 +284,7 @@ gw_http_start(const struct sockaddr *addr)
 		pthread_cond_init(&work_ready, &cattr);
 		pthread_condattr_destroy(&cattr);
 	}
-	if (pipe2(gw_http_stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0 || !gw_loop_start(listen_fd))
+	if (pipe2(gw_http_stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0 || !gw_loop_start(listen_fd, gw_config.loops))
 	{
 		fprintf(stderr, "%s: cannot start the event loop\n", GW_PROGRAM);
 		close(listen_fd);

@@ -71,6 +71,7 @@ typedef struct GwHttpConn
 	GwHttpResume resume;
 
 	/* the event loop's bookkeeping (evloop.c) */
+	struct GwLoop *loop;		/* the loop it belongs to */
 	struct GwHttpConn *loop_prev;
 	struct GwHttpConn *loop_next;
 	bool		owned;			/* on the loop's list */

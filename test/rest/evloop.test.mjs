@@ -136,4 +136,33 @@ describe("the event loop", () => {
       await stop(g.proc);
     }
   });
+
+  it("with --loops 2, two loops share the connections, each with its own pipeline", async () => {
+    const g = await startGateway(["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT, "--quiet", "--loops", "2"]);
+    try {
+      for (let i = 0; i < 50 && (await metric("lance_gateway_loop_db_connected", g.url)) !== 2; i++) await sleep(100);
+      assert.equal(await metric("lance_gateway_loop_db_connected", g.url), 2);
+      const names = [];
+      for (let i = 0; i < 8; i++) {
+        const ns = fresh("loops");
+        ok(await req("POST", `/v1/namespace/${ns}/create`, { base: g.url, body: { properties: { n: String(i) } } }));
+        names.push(ns);
+      }
+      await sleep(100);
+      const answered = await metric("lance_gateway_loop_answered_total", g.url);
+      const jobs = [];
+      for (let round = 0; round < 20; round++) {
+        for (let i = 0; i < names.length; i++) {
+          jobs.push(req("POST", `/v1/namespace/${names[i]}/describe`, { base: g.url, body: {} }).then((r) => ({ i, r })));
+        }
+      }
+      for (const { i, r } of await Promise.all(jobs)) {
+        ok(r);
+        assert.deepEqual(r.json.properties, { n: String(i) }, "an answer went to another request");
+      }
+      assert.ok(await metric("lance_gateway_loop_answered_total", g.url) - answered >= jobs.length);
+    } finally {
+      await stop(g.proc);
+    }
+  });
 });
