@@ -183,6 +183,23 @@ on_readable(GwHttpConn *c)
 }
 
 /*
+ * watch_listener
+ *		Start or stop watching the listening socket.
+ */
+static void
+watch_listener(GwLoop *L, bool on)
+{
+	struct epoll_event ev;
+
+	if (L->accepting == on)
+		return;
+	ev.events = EPOLLIN | (nloops > 1 ? EPOLLEXCLUSIVE : 0);
+	ev.data.u64 = GW_EV_LISTEN;
+	if (epoll_ctl(L->ep, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, listen_fd, &ev) == 0)
+		L->accepting = on;
+}
+
+/*
  * accept_some
  *		Accept what is waiting, a batch at most.
  */
@@ -200,7 +217,12 @@ accept_some(GwLoop *L)
 		{
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
 			{
-				/* out of descriptors or memory: complain once a second */
+				/*
+				 * Out of descriptors or memory: the socket stays readable,
+				 * so stop watching it until the next scan (a second), and
+				 * complain once a second.
+				 */
+				watch_listener(L, false);
 				if (time(NULL) != last_complaint)
 				{
 					last_complaint = time(NULL);
@@ -350,7 +372,7 @@ loop_main(void *arg)
 					if (!L->stopping)
 					{
 						L->stopping = true;
-						epoll_ctl(L->ep, EPOLL_CTL_DEL, listen_fd, NULL);
+						watch_listener(L, false);
 						epoll_ctl(L->ep, EPOLL_CTL_DEL, gw_http_stop_pipe[0], NULL);
 					}
 					break;
@@ -365,7 +387,10 @@ loop_main(void *arg)
 		{
 			scan(L);
 			if (!L->stopping)
-				gw_evdb_connect(L);	/* if the connection is down: reopen it */
+			{
+				watch_listener(L, true);	/* if accepting was paused */
+				gw_evdb_connect(L); /* if the connection is down: reopen it */
+			}
 			last_scan = now;
 		}
 		settle(L);
@@ -383,7 +408,7 @@ loop_main(void *arg)
  *		(EPOLLEXCLUSIVE), so one of them accepts a new connection.
  */
 static bool
-start_loop(GwLoop *L, bool exclusive)
+start_loop(GwLoop *L)
 {
 	struct epoll_event ev;
 
@@ -393,9 +418,8 @@ start_loop(GwLoop *L, bool exclusive)
 	L->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (L->ep < 0 || L->wake_fd < 0)
 		return false;
-	ev.events = EPOLLIN | (exclusive ? EPOLLEXCLUSIVE : 0);
-	ev.data.u64 = GW_EV_LISTEN;
-	if (epoll_ctl(L->ep, EPOLL_CTL_ADD, listen_fd, &ev) != 0)
+	watch_listener(L, true);
+	if (!L->accepting)
 		return false;
 	ev.events = EPOLLIN;
 	ev.data.u64 = GW_EV_WAKE;
@@ -416,8 +440,9 @@ bool
 gw_loop_start(int lfd, int n)
 {
 	listen_fd = lfd;
-	for (nloops = 0; nloops < n && nloops < GW_MAX_LOOPS; nloops++)
-		if (!start_loop(&loops[nloops], n > 1))
+	nloops = n < GW_MAX_LOOPS ? n : GW_MAX_LOOPS;
+	for (int i = 0; i < nloops; i++)
+		if (!start_loop(&loops[i]))
 			return false;
 	return true;
 }
@@ -471,8 +496,9 @@ gw_loop_join(void)
 	{
 		GwLoop	   *L = &loops[i];
 
-		if (L->started)
-			pthread_join(L->thread, NULL);
+		if (!L->started)
+			continue;
+		pthread_join(L->thread, NULL);
 		L->started = false;
 		close(L->wake_fd);
 		close(L->ep);

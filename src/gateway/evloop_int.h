@@ -48,6 +48,7 @@ typedef struct GwLoop
 	GwHttpConn *adopted;		/* handed back by threads (loop_next) */
 	bool		closed;			/* the loop ended: nothing more is adopted */
 
+	bool		accepting;		/* the listening socket is watched */
 	GwHttpConn *owned;			/* the loop's connections (loop_prev/next) */
 	GwHttpConn *later;			/* disowned in this batch (loop_next) */
 	bool		stopping;

@@ -3,6 +3,7 @@
 // connection thread and comes back.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import net from "node:net";
 import {
   GW_URL, GW_DB, ROOT, req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, psql, psqlBackground,
@@ -162,6 +163,39 @@ describe("the event loop", () => {
       }
       assert.ok(await metric("lance_gateway_loop_answered_total", g.url) - answered >= jobs.length);
     } finally {
+      await stop(g.proc);
+    }
+  });
+
+  it("stops watching the listening socket while it is out of descriptors, and accepts again after", async () => {
+    const g = await startGateway(["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT, "--quiet"],
+      { prefix: ["prlimit", "--nofile=48", "--"] });
+    const u = new URL(g.url);
+    const socks = [];
+    const cpu = () => fs.readFileSync(`/proc/${g.proc.pid}/stat`, "utf8").split(") ")[1].split(" ")
+      .slice(11, 13).reduce((a, b) => a + Number(b), 0);
+    try {
+      // more connections than descriptors: the rest wait in the backlog,
+      // and the listening socket stays readable
+      for (let i = 0; i < 80; i++) {
+        const s = net.connect({ host: u.hostname, port: Number(u.port) });
+        s.on("error", () => {});
+        socks.push(s);
+      }
+      await sleep(1500);
+      const before = cpu();
+      await sleep(2000);
+      const ticks = cpu() - before;
+      assert.ok(ticks < 50, `the gateway spun on the listening socket: ${ticks} ticks of CPU in 2 s`);
+      assert.match(g.log(), /cannot accept a connection/);
+      for (const s of socks) s.destroy();
+      socks.length = 0;
+      await sleep(2500);
+      // new connections are accepted again, and reads answered
+      assert.equal((await req("GET", "/health", { base: g.url })).status, 200);
+      assertError(await req("POST", `/v1/namespace/${fresh("after")}/exists`, { base: g.url, body: {} }), 404, 1);
+    } finally {
+      for (const s of socks) s.destroy();
       await stop(g.proc);
     }
   });

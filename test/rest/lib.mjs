@@ -170,10 +170,14 @@ process.on("exit", () => {
 /**
  * Start another gateway process; resolves {proc, url, log()} once it
  * listens, or {proc, exitCode, log()} if it exits (or is killed after 20 s).
+ * prefix: a command run in front of it that execs it (prlimit), so that
+ * proc.pid is the gateway's.
  */
-export function startGateway(args, { env = {}, expectExit = false } = {}) {
+export function startGateway(args, { env = {}, expectExit = false, prefix = [] } = {}) {
   return new Promise((resolve) => {
-    const proc = spawn(GW_BIN, args, { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
+    // prefix: a command that execs the gateway (e.g. prlimit ... --), same pid
+    const argv = [...prefix, GW_BIN, ...args];
+    const proc = spawn(argv[0], argv.slice(1), { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
     children.add(proc);
     let log = "";
     let settled = false;
