@@ -469,9 +469,8 @@ run_once(GwConn *c, const char *function, const char *call_name,
 		p.commit_sent = !p.send_failed;
 	if (!pipe_run(&p, sqlstate, err, hooks ? hooks->during_call : NULL, hooks ? hooks->arg : NULL))
 	{
-		if (no_result(function, sqlstate, err))
-			;
-		else if (p.commit_sent && failed_lost(conn, sqlstate))
+		if (!no_result(function, sqlstate, err) &&
+			p.commit_sent && failed_lost(conn, sqlstate))
 		{
 			/* Lost with the COMMIT on its way: the outcome is unknown. */
 			return TX_FAILED;
