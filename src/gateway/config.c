@@ -30,6 +30,9 @@ static const char *usage_text =
 "  --pool-wait-ms MS         wait for a free connection before 503 (default 5000)\n"
 "  --loops N                 event loop threads, each answering reads over a\n"
 "                            database connection of its own (default 1)\n"
+"  --loop-lock-wait-ms MS    a read that waits this long for a table lock in\n"
+"                            a loop's pipeline moves to a thread, so that the\n"
+"                            reads behind it go on; 0: never (default 50)\n"
 "  --max-body-bytes N        largest request body, else 413 (default 1048576)\n"
 "  --max-url-bytes N         longest request target, else 414 (default 8192)\n"
 "  --max-header-bytes N      largest header section, else 431 (default 16384)\n"
@@ -68,6 +71,7 @@ static const char *usage_text =
 "\n"
 "Environment: LANCE_GATEWAY_LISTEN, LANCE_GATEWAY_DB, LANCE_GATEWAY_ROOT,\n"
 "LANCE_GATEWAY_POOL, LANCE_GATEWAY_POOL_WAIT_MS, LANCE_GATEWAY_LOOPS,\n"
+"LANCE_GATEWAY_LOOP_LOCK_WAIT_MS,\n"
 "LANCE_GATEWAY_MAX_BODY_BYTES,\n"
 "LANCE_GATEWAY_MAX_URL_BYTES, LANCE_GATEWAY_MAX_HEADER_BYTES,\n"
 "LANCE_GATEWAY_MAX_BATCH_ENTRIES, LANCE_GATEWAY_REQUEST_TIMEOUT,\n"
@@ -85,7 +89,7 @@ enum
 	OPT_API_KEY, OPT_DB_AUTH, OPT_ANON_ROLE, OPT_INSECURE, OPT_QUIET, OPT_HELP,
 	OPT_VERSION, OPT_MAX_HEADER, OPT_MAX_BATCH, OPT_REQ_TIMEOUT,
 	OPT_IDLE_TIMEOUT, OPT_MANIFEST_COPY, OPT_NO_OPENAT2, OPT_SWEEP, OPT_DRY_RUN,
-	OPT_SWEEP_MIN_AGE
+	OPT_SWEEP_MIN_AGE, OPT_LOOP_LOCK_WAIT
 };
 
 /*
@@ -165,6 +169,9 @@ apply(int opt, const char *name, const char *value)
 			break;
 		case OPT_LOOPS:
 			gw_config.loops = (int) parse_long(name, value, 1, GW_MAX_LOOPS);
+			break;
+		case OPT_LOOP_LOCK_WAIT:
+			gw_config.loop_lock_wait_ms = (int) parse_long(name, value, 0, 600000);
 			break;
 		case OPT_MAX_BODY:
 			gw_config.max_body_bytes = parse_long(name, value, 1024, 1L << 30);
@@ -246,6 +253,7 @@ gw_config_load(int argc, char **argv)
 		{"pool", required_argument, NULL, OPT_POOL},
 		{"pool-wait-ms", required_argument, NULL, OPT_POOL_WAIT},
 		{"loops", required_argument, NULL, OPT_LOOPS},
+		{"loop-lock-wait-ms", required_argument, NULL, OPT_LOOP_LOCK_WAIT},
 		{"max-body-bytes", required_argument, NULL, OPT_MAX_BODY},
 		{"max-url-bytes", required_argument, NULL, OPT_MAX_URL},
 		{"max-header-bytes", required_argument, NULL, OPT_MAX_HEADER},
@@ -281,6 +289,7 @@ gw_config_load(int argc, char **argv)
 		{"LANCE_GATEWAY_POOL", OPT_POOL},
 		{"LANCE_GATEWAY_POOL_WAIT_MS", OPT_POOL_WAIT},
 		{"LANCE_GATEWAY_LOOPS", OPT_LOOPS},
+		{"LANCE_GATEWAY_LOOP_LOCK_WAIT_MS", OPT_LOOP_LOCK_WAIT},
 		{"LANCE_GATEWAY_MAX_BODY_BYTES", OPT_MAX_BODY},
 		{"LANCE_GATEWAY_MAX_URL_BYTES", OPT_MAX_URL},
 		{"LANCE_GATEWAY_MAX_HEADER_BYTES", OPT_MAX_HEADER},
@@ -305,6 +314,7 @@ gw_config_load(int argc, char **argv)
 	gw_config.pool_size = 8;
 	gw_config.pool_wait_ms = 5000;
 	gw_config.loops = 1;
+	gw_config.loop_lock_wait_ms = 50;
 	gw_config.max_body_bytes = 1048576;
 	gw_config.max_url_bytes = 8192;
 	gw_config.max_header_bytes = 16384;

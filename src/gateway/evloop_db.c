@@ -14,6 +14,15 @@
  *	  which runs the request from the start with db.c's retries: a
  *	  serialization failure or deadlock, a statement whose preparation
  *	  failed, and every call while the loop has no connection.
+ *	  A read that waits for a table lock (LOCK TABLE, DDL on the catalog)
+ *	  holds up every read behind it in the pipeline, so the connection's
+ *	  lock_timeout is --loop-lock-wait-ms (unless the connection string
+ *	  sets a shorter one): such a read fails there with 55P03 and goes to
+ *	  a thread, where it waits on a connection of its own, under the
+ *	  connection string's settings, and the pipeline goes on.  For the
+ *	  next LOCK_BYPASS_MS the loop then sends every read to a thread, so
+ *	  that while the lock is held the pipeline stalls once, not once for
+ *	  each read of the locked table.
  *	  A connection that breaks is closed; the calls that were in its
  *	  pipeline may have committed, so they are answered 503 (code 17), as
  *	  db.c answers a call whose COMMIT was in flight.  A new connection is
@@ -32,6 +41,7 @@
 #include <time.h>
 #include <sys/epoll.h>
 
+#include "config.h"
 #include "db.h"
 #include "evloop_int.h"
 #include "metrics.h"
@@ -40,6 +50,39 @@
 
 #define RECONNECT_GAP_MS 1000	/* between connection attempts, at least */
 #define QUEUE_INITIAL	64
+#define LOCK_BYPASS_MS	1000	/* reads go to threads after a lock wait */
+
+/*
+ * SQL_LOCK_WAIT sets the session's lock_timeout to $1 (an interval such as
+ * "50ms"), unless the connection string set a shorter one.
+ */
+#define SQL_LOCK_WAIT \
+	"SELECT pg_catalog.set_config('lock_timeout', $1, false)" \
+	" WHERE pg_catalog.current_setting('lock_timeout') = '0'" \
+	" OR pg_catalog.current_setting('lock_timeout')::pg_catalog.interval" \
+	" > $1::pg_catalog.interval"
+
+/*
+ * bound_lock_wait
+ *		Give a new connection the loop's lock_timeout (see the file's
+ *		header).  False if the connection failed.
+ */
+static bool
+bound_lock_wait(PGconn *conn)
+{
+	char		value[32];
+	const char *params[1] = {value};
+	PGresult   *res;
+	bool		ok;
+
+	if (gw_config.loop_lock_wait_ms == 0)
+		return true;
+	snprintf(value, sizeof(value), "%dms", gw_config.loop_lock_wait_ms);
+	res = PQexecParams(conn, SQL_LOCK_WAIT, 1, NULL, params, NULL, NULL, 0);
+	ok = PQresultStatus(res) == PGRES_TUPLES_OK;
+	PQclear(res);
+	return ok;
+}
 
 /*
  * connect_main
@@ -54,6 +97,11 @@ connect_main(void *arg)
 
 	gw_error_clear(&err);
 	conn = gw_pool_connect(&err);
+	if (conn != NULL && !bound_lock_wait(conn))
+	{
+		PQfinish(conn);
+		conn = NULL;
+	}
 	pthread_mutex_lock(&L->db_lock);
 	if (L->db_closed)
 	{
@@ -239,6 +287,27 @@ push(GwLoop *L, GwHttpConn *c, const char *prepare)
 }
 
 /*
+ * bypassing
+ *		True while reads go to threads after a lock wait in the pipeline.
+ */
+static bool
+bypassing(GwLoop *L)
+{
+	struct timespec now;
+
+	if (L->bypass_until.tv_sec == 0)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec > L->bypass_until.tv_sec ||
+		(now.tv_sec == L->bypass_until.tv_sec && now.tv_nsec >= L->bypass_until.tv_nsec))
+	{
+		L->bypass_until.tv_sec = 0;
+		return false;
+	}
+	return true;
+}
+
+/*
  * gw_evdb_send
  *		Send a connection's call (c->call) down the pipeline.  GW_LOOP_WAIT
  *		once it is on its way; otherwise the next step of the connection
@@ -260,7 +329,7 @@ gw_evdb_send(GwHttpConn *c)
 	params[0] = gw_call_text(&c->call, &err);
 	if (params[0] == NULL)
 		return gw_http_loop_reply(c, NULL, &err);
-	if (L->pg == NULL || !push(L, c, NULL))
+	if (L->pg == NULL || bypassing(L) || !push(L, c, NULL))
 	{
 		gw_evdb_connect(L);
 		gw_http_loop_fallback(c);
@@ -306,7 +375,8 @@ gw_evdb_send(GwHttpConn *c)
  *		The Sync of the call at the queue's head arrived: answer it, or
  *		hand it to a thread when it may simply run again there (a
  *		serialization failure or deadlock, which db.c retries; a prepared
- *		statement missing because its preparation failed).
+ *		statement missing because its preparation failed; the loop's lock
+ *		wait ran out, see the file's header).
  */
 static void
 complete(GwLoop *L)
@@ -321,7 +391,16 @@ complete(GwLoop *L)
 	if (L->head_failed)
 	{
 		err = L->head_err;
-		again = gw_db_retryable(L->head_sqlstate) || strcmp(L->head_sqlstate, "26000") == 0;
+		again = gw_db_retryable(L->head_sqlstate) ||
+			strcmp(L->head_sqlstate, "26000") == 0;
+		if (strcmp(L->head_sqlstate, "55P03") == 0)
+		{
+			again = true;
+			clock_gettime(CLOCK_MONOTONIC, &L->bypass_until);
+			L->bypass_until.tv_nsec += LOCK_BYPASS_MS % 1000 * 1000000L;
+			L->bypass_until.tv_sec += LOCK_BYPASS_MS / 1000 + L->bypass_until.tv_nsec / 1000000000L;
+			L->bypass_until.tv_nsec %= 1000000000L;
+		}
 	}
 	else if (L->head_res == NULL || PQntuples(L->head_res) != 1 || PQgetisnull(L->head_res, 0, 0))
 		gw_error_set(&err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", function);

@@ -62,6 +62,7 @@ typedef struct GwLoop
 	bool		want_write;		/* EPOLLOUT is watched on pg's socket */
 	bool		connecting;
 	struct timespec last_attempt;
+	struct timespec bypass_until;	/* reads go to threads until then (0: no) */
 	int			nprepared;
 	const char *prepared[GW_MAX_PREPARED];
 	GwPending  *queue;			/* the calls in the pipeline, a ring */

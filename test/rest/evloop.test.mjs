@@ -107,8 +107,60 @@ describe("the event loop", () => {
     psql(`SELECT lance_namespace.lance_drop_namespace(ARRAY['${parent}'], behavior => 'Cascade')`);
   });
 
+  it("moves a read that waits for a table lock to a thread, and answers the reads behind it", async () => {
+    // a long lock wait, so that the reads below join the pipeline behind it
+    const g = await startGateway(["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT, "--quiet",
+      "--loop-lock-wait-ms", "500"]);
+    const t = await mkTable(await mkNamespace());
+    ok((await createVersion(t, 1, { base: g.url })).res);
+    const ns = await mkNamespace();
+    const lockHeld = () => psql(`SELECT count(*) FROM pg_locks WHERE relation = 'lance_namespace.versions'::regclass
+                                   AND mode = 'AccessExclusiveLock' AND granted`) === "1";
+    const class55 = async () => {
+      const r = await req("GET", "/metrics", { base: g.url });
+      const m = /^lance_gateway_db_errors_total\{class="55"\} (\d+)$/m.exec(r.text);
+      return m ? Number(m[1]) : 0;
+    };
+    const locker = psqlBackground(
+      "BEGIN; LOCK TABLE lance_namespace.versions IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(4); COMMIT;",
+    );
+    try {
+      await sleep(200);
+      await loopConnected(g.url);
+      for (let i = 0; i < 50 && !lockHeld(); i++) await sleep(50);
+      assert.ok(lockHeld(), "the lock was not taken");
+      const lockErrors = await class55();
+      const handoffs = await metric("lance_gateway_loop_handoffs_total", g.url);
+      // a read of the locked table waits at the head of the pipeline...
+      let listed = false;
+      const list = req("POST", `/v1/table/${t.enc}/version/list?delimiter=%24`, { base: g.url, body: {} })
+        .then((r) => { listed = true; return r; });
+      for (let i = 0; i < 50 && (await metric("lance_gateway_loop_calls", g.url)) < 1; i++) await sleep(20);
+      // ...and reads of another table join the pipeline behind it
+      const describes = [1, 2, 3].map(() => req("POST", `/v1/namespace/${ns}/describe`, { base: g.url, body: {} }));
+      for (const r of await Promise.all(describes)) ok(r);
+      assert.ok(lockHeld() && !listed, "the reads behind the waiting one were answered only after the lock");
+      // the loop stands aside for a while: another read of the locked table
+      // goes to a thread without waiting in the pipeline first
+      const list2 = req("POST", `/v1/table/${t.enc}/version/list?delimiter=%24`, { base: g.url, body: {} });
+      await sleep(700);
+      assert.equal(await class55(), lockErrors + 1, "one lock wait ran out in the pipeline");
+      // both lists are answered in full once the lock is gone
+      for (const r of [await list, await list2]) {
+        ok(r);
+        assert.deepEqual(r.json.versions.map((v) => v.version), [1]);
+      }
+      assert.ok(await metric("lance_gateway_loop_handoffs_total", g.url) - handoffs >= 2);
+    } finally {
+      locker.kill();
+      await stop(g.proc);
+    }
+  });
+
   it("answers 503 for the reads in a pipeline whose connection breaks, then reconnects", async () => {
-    const g = await startGateway(["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT, "--quiet"]);
+    // no lock wait bound: the reads wait in the pipeline behind the lock
+    const g = await startGateway(["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT, "--quiet",
+      "--loop-lock-wait-ms", "0"]);
     const ns = await mkNamespace();
     const locker = psqlBackground(
       "BEGIN; LOCK TABLE lance_namespace.entries IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;",
