@@ -354,7 +354,13 @@ gw_config_load(int argc, char **argv)
 		}
 		for (int i = 0; longopts[i].name; i++)
 			if (longopts[i].val == opt)
-				apply(opt, longopts[i].name, optarg);
+			{
+				char		name[64];
+
+				/* errors name the option as it was written */
+				snprintf(name, sizeof(name), "--%s", longopts[i].name);
+				apply(opt, name, optarg);
+			}
 	}
 	if (optind < argc)
 	{

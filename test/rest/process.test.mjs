@@ -20,6 +20,21 @@ describe("gateway process", () => {
     assert.match(g.log(), /non-loopback/);
   });
 
+  it("refuses an option value out of its range, from the command line or the environment", () => {
+    const gw = process.env.GW_BIN;
+    for (const [args, env, name] of [
+      [["--loops", "0"], {}, "--loops"],
+      [["--loop-lock-wait-ms", "-1"], {}, "--loop-lock-wait-ms"],
+      [["--pool", "ten"], {}, "--pool"],
+      [[], { LANCE_GATEWAY_LOOP_LOCK_WAIT_MS: "600001" }, "LANCE_GATEWAY_LOOP_LOCK_WAIT_MS"],
+      [[], { LANCE_GATEWAY_LOOPS: "65" }, "LANCE_GATEWAY_LOOPS"],
+    ]) {
+      const r = spawnSync(gw, [...base, ...args], { env: { ...process.env, ...env }, encoding: "utf8", timeout: 10000 });
+      assert.equal(r.status, 2, `${name}: exit ${r.status}`);
+      assert.match(r.stderr, new RegExp(`invalid value for ${name}: .*\\(expected -?\\d+\\.\\.\\d+\\)`));
+    }
+  });
+
   it("refuses a --root other than the catalog's", async () => {
     const other = path.join(TMP, "other-root");
     const g = await startGateway(["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", other], { expectExit: true });
