@@ -116,7 +116,8 @@ describe("metrics", () => {
   });
 
   it("answers without a free database connection and shows pool waits", async () => {
-    const g = await startGateway([...base, "--pool", "1", "--pool-wait-ms", "3000"]);
+    // no lock wait bound on the loop: its reads stay in the pipeline
+    const g = await startGateway([...base, "--pool", "1", "--pool-wait-ms", "3000", "--loop-lock-wait-ms", "0"]);
     const ns = await mkNamespace();
     const tables = [await mkTable(ns), await mkTable(ns), await mkTable(ns)];
     const before = await scrape(g.url);
