@@ -988,10 +988,11 @@ SET search_path = pg_catalog, pg_temp;
  * returning the response model as jsonb.  They only translate shapes; every
  * rule lives in the lance_* functions they call.
  *
- * They are C.  The three of the version routes, which carry every LanceDB
+ * They are C.  The four of the version routes, which carry every LanceDB
  * commit and read, call the C implementations of the operations directly
- * (src/rest_bindings.c).  Those of the namespace, table, branch and tag
- * routes are one C function, lance_rest_binding, driven by a table
+ * (src/rest_bindings.c).  Those of the namespace, table, branch, tag, batch
+ * commit and transaction routes are one C function, lance_rest_binding,
+ * driven by a table
  * (src/rest_table.c): each row names the lance_* function, the request
  * fields in the order of its parameters, read as the req_* helpers read
  * them, and the result columns of the response.  The operation is called
@@ -999,12 +1000,6 @@ SET search_path = pg_catalog, pg_temp;
  * call of it would be.  A binding in PL/pgSQL cost a search_path set-up per
  * request field and the executor work of its query: about 0.57 of the
  * SQL function's throughput for DescribeTable, against about 1.0 in C.
- *
- * The batch and transaction bindings, whose shapes are their own, are
- * PL/pgSQL: PostgreSQL 15 rebuilds a LANGUAGE sql function on every call,
- * while PL/pgSQL keeps the compiled function and its plan for the session.
- * Each body is one RETURN of one schema-qualified query, under the pinned
- * search_path.
  * ------------------------------------------------------------------------ */
 
 CREATE FUNCTION lance_namespace.rest_create_namespace(request jsonb)
@@ -1110,21 +1105,10 @@ LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
 
 CREATE FUNCTION lance_namespace.rest_batch_create_table_versions(request jsonb)
-RETURNS jsonb LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $body$
-BEGIN
-	RETURN (
-		SELECT pg_catalog.jsonb_build_object('versions',
-				COALESCE(pg_catalog.jsonb_agg(pg_catalog.jsonb_strip_nulls(pg_catalog.to_jsonb(r))
-											  OPERATOR(pg_catalog.-) 'n' ORDER BY r.n), '[]'),
-				'transaction_id', lance_namespace.lance_current_transaction_id())
-		  FROM lance_namespace.lance_batch_create_table_versions(
-				entries => lance_namespace.req_json(request, 'entries'))
-			   WITH ORDINALITY AS r(version, manifest_path, manifest_size, e_tag,
-									timestamp_millis, metadata, n));
-END
-$body$;
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_rest_batch_create_table_versions'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
 
 CREATE FUNCTION lance_namespace.rest_create_table_branch(request jsonb)
 RETURNS jsonb
@@ -1175,37 +1159,19 @@ LANGUAGE C STABLE
 SET search_path = pg_catalog, pg_temp;
 
 CREATE FUNCTION lance_namespace.rest_batch_commit_tables(request jsonb)
-RETURNS jsonb LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $body$
-BEGIN
-	RETURN (
-		SELECT pg_catalog.jsonb_build_object(
-				'results', lance_namespace.lance_batch_commit_tables(lance_namespace.req_json(request, 'operations')),
-				'transaction_id', lance_namespace.lance_current_transaction_id()));
-END
-$body$;
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_rest_binding'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
 
 CREATE FUNCTION lance_namespace.rest_describe_transaction(request jsonb)
-RETURNS jsonb LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $body$
-BEGIN
-	RETURN (
-		SELECT pg_catalog.jsonb_build_object('status', r.status, 'properties', r.properties)
-		  FROM lance_namespace.lance_describe_transaction(
-				id => pg_catalog.array_to_string(lance_namespace.req_text_array(request, 'id'), '$')) r);
-END
-$body$;
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_rest_binding'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
 
 CREATE FUNCTION lance_namespace.rest_alter_transaction(request jsonb)
-RETURNS jsonb LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $body$
-BEGIN
-	RETURN (
-		SELECT lance_namespace.lance_alter_transaction(
-				id => pg_catalog.array_to_string(lance_namespace.req_text_array(request, 'id'), '$'),
-				actions => lance_namespace.req_json(request, 'actions')));
-END
-$body$;
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_rest_binding'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;

@@ -267,6 +267,12 @@ extern void lance_validate_version_request(const char *op, LanceVersionRequest *
 extern void lance_create_version_spi(const char *op, LanceVersionRequest *req);
 extern HeapTuple lance_create_version_core(const char *op, LanceVersionRequest *req,
 										   TupleDesc tupdesc, MemoryContext outcxt);
+
+/* Called by lance_batch_create_spi after each version it creates */
+typedef void (*LanceBatchEmit) (int position, void *arg);
+extern int	lance_batch_count(const char *op, Jsonb *entries);
+extern int	lance_batch_create_spi(const char *op, Jsonb *entries, LanceBatchEmit emit,
+								   void *arg);
 extern void lance_describe_version_spi(const char *op, ArrayType *id, bool has_version,
 									   int64 version, const char *branch_name);
 extern int	lance_list_versions_spi(const char *op, ArrayType *id, const char *branch_name,

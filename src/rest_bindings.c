@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * rest_bindings.c
- *	  The REST bindings of the hot version routes in C:
- *	  rest_create_table_version, rest_describe_table_version and
- *	  rest_list_table_versions.
+ *	  The REST bindings of the version routes in C:
+ *	  rest_create_table_version, rest_describe_table_version,
+ *	  rest_list_table_versions and rest_batch_create_table_versions.
  *
  * Each takes the request object the gateway (or PostgREST) passes and
  * returns the response body as jsonb, exactly as the other bindings, which
@@ -36,8 +36,9 @@ static const char *const version_keys[] = {
  * push_version
  *		Push row of the last SPI result as a table_version object, without
  *		its NULL fields (as jsonb_strip_nulls(to_jsonb(version)) would).
+ *		Returns the object when it is the outermost value (else NULL).
  */
-static void
+static JsonbValue *
 push_version(JsonbParseState **st, int row)
 {
 	int			col;
@@ -53,7 +54,7 @@ push_version(JsonbParseState **st, int row)
 		lance_push_string(st, WJB_KEY, version_keys[col]);
 		lance_push_datum(st, d, false, SPI_gettypeid(SPI_tuptable->tupdesc, col + 1));
 	}
-	pushJsonbValue(st, WJB_END_OBJECT, NULL);
+	return pushJsonbValue(st, WJB_END_OBJECT, NULL);
 }
 
 /*
@@ -194,4 +195,70 @@ lance_rest_list_table_versions(PG_FUNCTION_ARGS)
 	result = JsonbValueToJsonb(res);	/* before SPI's memory goes */
 	SPI_finish();
 	PG_RETURN_JSONB_P(result);
+}
+
+/* What the batch binding's emit callback fills */
+typedef struct BatchJson
+{
+	Jsonb	  **versions;		/* in request order */
+	MemoryContext cxt;
+} BatchJson;
+
+/*
+ * batch_version
+ *		LanceBatchEmit of the batch binding: keep the version (row 0 of the
+ *		SPI result) as a table_version object in the caller's context.
+ */
+static void
+batch_version(int position, void *arg)
+{
+	BatchJson  *bj = arg;
+	MemoryContext old = MemoryContextSwitchTo(bj->cxt);
+	JsonbParseState *st = NULL;
+
+	bj->versions[position] = JsonbValueToJsonb(push_version(&st, 0));
+	MemoryContextSwitchTo(old);
+}
+
+PG_FUNCTION_INFO_V1(lance_rest_batch_create_table_versions);
+
+/*
+ * rest_batch_create_table_versions(request jsonb) returns jsonb
+ *		{"versions": [...], "transaction_id": "..."}, the versions in the
+ *		order of the request's entries.
+ */
+Datum
+lance_rest_batch_create_table_versions(PG_FUNCTION_ARGS)
+{
+	const char *op = "BatchCreateTableVersions";
+	Jsonb	   *request = request_arg(fcinfo);
+	Jsonb	   *entries = lance_request_json(request, "entries");
+	JsonbParseState *st = NULL;
+	JsonbValue *res;
+	BatchJson	bj;
+	int			n;
+
+	bj.cxt = CurrentMemoryContext;
+	bj.versions = palloc0(sizeof(Jsonb *) * (lance_batch_count(op, entries) + 1));
+	SPI_connect();
+	n = lance_batch_create_spi(op, entries, batch_version, &bj);
+	SPI_finish();
+
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	lance_push_string(&st, WJB_KEY, "versions");
+	pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	for (int i = 0; i < n; i++)
+	{
+		JsonbValue	v;
+
+		v.type = jbvBinary;
+		v.val.binary.data = &bj.versions[i]->root;
+		v.val.binary.len = VARSIZE(bj.versions[i]) - VARHDRSZ;
+		pushJsonbValue(&st, WJB_ELEM, &v);
+	}
+	pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	lance_push_string(&st, WJB_KEY, "transaction_id");
+	lance_push_string(&st, WJB_VALUE, lance_transaction_id());
+	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	PG_RETURN_JSONB_P(JsonbValueToJsonb(res));
 }

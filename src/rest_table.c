@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * rest_table.c
- *	  The REST bindings of the namespace, table, branch and tag routes,
- *	  driven by one table: lance_rest_binding.
+ *	  The REST bindings of the namespace, table, branch, tag, batch commit
+ *	  and transaction routes, driven by one table: lance_rest_binding.
  *
  * A binding translates the request object that the gateway (or PostgREST)
  * passes into the arguments of one lance_* SQL function, calls it, and
@@ -12,7 +12,8 @@
  * the lance_request_* helpers, as the req_* SQL functions do), the result
  * columns that the response carries, whether JSON nulls are left out
  * (jsonb_strip_nulls of the whole object) and whether the transaction_id
- * of a mutating operation is added.
+ * of a mutating operation is added; or, for an operation that forms the
+ * whole response itself, that its result is the response.
  *
  * The operation is called through the function manager with its own
  * pinned search_path, exactly as a SQL call of it would, so its rules are
@@ -21,8 +22,8 @@
  * per request field.  The function's OID and result columns are looked up
  * once per session and forgotten when pg_proc changes.
  *
- * The version routes have their own C bindings (rest_bindings.c); the
- * batch and transaction routes, whose shapes differ, stay in PL/pgSQL.
+ * The version routes, batch creates included, have their own C bindings
+ * (rest_bindings.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -52,6 +53,7 @@
 typedef enum RestArgKind
 {
 	RA_TEXT_ARRAY,				/* text[]: an array of strings */
+	RA_ID_STRING,				/* text: an array of strings joined by '$' */
 	RA_TEXT,					/* text */
 	RA_JSON,					/* jsonb: any JSON value */
 	RA_BOOL,					/* boolean */
@@ -85,6 +87,7 @@ typedef struct RestBinding
 	const char *outputs[REST_MAX_OUTPUTS];	/* result columns, NULL-ended */
 	bool		strip_nulls;
 	bool		with_txid;
+	bool		whole;			/* the result is the response (no outputs) */
 } RestBinding;
 
 #define ID {"id", RA_TEXT_ARRAY, RD_NULL}
@@ -163,6 +166,15 @@ static const RestBinding bindings[] = {
 	{"rest_list_table_tags", "lance_list_table_tags", 3,
 		{ID, PAGE},
 	{"tags", "page_token"}, true, false},
+	{"rest_batch_commit_tables", "lance_batch_commit_tables", 1,
+		{{"operations", RA_JSON, RD_NULL}},
+	{"results"}, false, true},
+	{"rest_describe_transaction", "lance_describe_transaction", 1,
+		{{"id", RA_ID_STRING, RD_NULL}},
+	{"status", "properties"}, false, false},
+	{"rest_alter_transaction", "lance_alter_transaction", 2,
+		{{"id", RA_ID_STRING, RD_NULL}, {"actions", RA_JSON, RD_NULL}},
+	{NULL}, false, false, true},
 };
 
 #define NBINDINGS lengthof(bindings)
@@ -204,6 +216,7 @@ arg_type(RestArgKind kind)
 		case RA_TEXT_ARRAY:
 			return TEXTARRAYOID;
 		case RA_TEXT:
+		case RA_ID_STRING:
 			return TEXTOID;
 		case RA_JSON:
 			return JSONBOID;
@@ -320,6 +333,15 @@ request_arg_value(Jsonb *request, const RestArg *a, bool *isnull)
 				d = PointerGetDatum(arr);
 			}
 			break;
+		case RA_ID_STRING:
+			{
+				ArrayType  *arr = lance_request_text_array(request, a->field);
+
+				present = (arr != NULL);
+				if (present)
+					d = CStringGetTextDatum(lance_id_to_cstring(arr, "$"));
+			}
+			break;
 		case RA_TEXT:
 			{
 				char	   *s = lance_request_text(request, a->field);
@@ -401,6 +423,12 @@ lance_rest_binding(PG_FUNCTION_ARGS)
 	for (int i = 0; i < b->nargs; i++)
 		call->args[i].value = request_arg_value(request, &b->args[i], &call->args[i].isnull);
 	result = FunctionCallInvoke(call);
+	if (b->whole)
+	{
+		if (call->isnull)
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(result);
+	}
 
 	if (c->composite && !call->isnull)
 	{

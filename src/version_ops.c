@@ -570,42 +570,43 @@ parse_batch_entry(const char *op, Jsonb *obj, BatchEntry *entry)
 						  req->branch ? req->branch : LANCE_MAIN_BRANCH);
 }
 
-PG_FUNCTION_INFO_V1(lance_batch_create_table_versions);
-
 /*
- * lance_batch_create_table_versions(entries jsonb) returns setof table_version
- *		Create versions across tables, all or nothing: any failing entry
- *		raises an error, which rolls back every entry.  Results come back
- *		in request order.
+ * lance_batch_count
+ *		The number of entries of a BatchCreateTableVersions request, which
+ *		must be a JSON array of at most LANCE_MAX_BATCH values.
  */
-Datum
-lance_batch_create_table_versions(PG_FUNCTION_ARGS)
+int
+lance_batch_count(const char *op, Jsonb *entries)
 {
-	const char *op = "BatchCreateTableVersions";
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MemoryContext outer = CurrentMemoryContext;
-	Jsonb	   *entries;
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-	BatchEntry *batch;
-	HeapTuple  *results;
-	TupleDesc	tupdesc;
-	int			n = 0;
-	int			i;
-
-	InitMaterializedSRF(fcinfo, 0);
-	tupdesc = rsinfo->setDesc;
-	if (PG_ARGISNULL(0))
+	if (entries == NULL)
 		lance_error(LANCE_INVALID_INPUT, errmsg("%s: entries must not be NULL", op));
-	entries = PG_GETARG_JSONB_P(0);
 	if (!JB_ROOT_IS_ARRAY(entries) || JB_ROOT_IS_SCALAR(entries))
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("%s: entries must be a JSON array", op));
 	if (JB_ROOT_COUNT(entries) > LANCE_MAX_BATCH)
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("%s: more than %d entries", op, LANCE_MAX_BATCH));
-	batch = palloc0(sizeof(BatchEntry) * (JB_ROOT_COUNT(entries) + 1));
+	return JB_ROOT_COUNT(entries);
+}
+
+/*
+ * lance_batch_create_spi
+ *		BatchCreateTableVersions while connected to SPI: create the versions
+ *		of entries (a JSON array of CreateTableVersionEntry objects), all or
+ *		nothing, in the order of batch_entry_cmp.  After each one, emit is
+ *		called with the entry's index in the request while the new version
+ *		is row 0 of the SPI result.  Returns the number of entries.
+ */
+int
+lance_batch_create_spi(const char *op, Jsonb *entries, LanceBatchEmit emit, void *arg)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	BatchEntry *batch;
+	int			n = 0;
+
+	batch = palloc0(sizeof(BatchEntry) * (lance_batch_count(op, entries) + 1));
 	it = JsonbIteratorInit(&entries->root);
 	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 	{
@@ -619,14 +620,59 @@ lance_batch_create_table_versions(PG_FUNCTION_ARGS)
 		n++;
 	}
 	qsort(batch, n, sizeof(BatchEntry), batch_entry_cmp);
-	results = palloc0(sizeof(HeapTuple) * (n + 1));
+	for (int i = 0; i < n; i++)
+	{
+		lance_create_version_spi(op, &batch[i].req);
+		emit(batch[i].position, arg);
+	}
+	return n;
+}
 
+/* What the SRF's emit callback fills: the results in request order */
+typedef struct BatchTuples
+{
+	HeapTuple  *results;
+	TupleDesc	tupdesc;
+	MemoryContext cxt;
+} BatchTuples;
+
+/*
+ * batch_tuple
+ *		LanceBatchEmit of the SRF: keep the version as a tuple.
+ */
+static void
+batch_tuple(int position, void *arg)
+{
+	BatchTuples *bt = arg;
+
+	bt->results[position] = version_tuple(0, bt->tupdesc, bt->cxt);
+}
+
+PG_FUNCTION_INFO_V1(lance_batch_create_table_versions);
+
+/*
+ * lance_batch_create_table_versions(entries jsonb) returns setof table_version
+ *		Create versions across tables, all or nothing: any failing entry
+ *		raises an error, which rolls back every entry.  Results come back
+ *		in request order.
+ */
+Datum
+lance_batch_create_table_versions(PG_FUNCTION_ARGS)
+{
+	const char *op = "BatchCreateTableVersions";
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Jsonb	   *entries = PG_ARGISNULL(0) ? NULL : PG_GETARG_JSONB_P(0);
+	BatchTuples bt;
+	int			n;
+
+	InitMaterializedSRF(fcinfo, 0);
+	bt.tupdesc = rsinfo->setDesc;
+	bt.cxt = CurrentMemoryContext;
+	bt.results = palloc0(sizeof(HeapTuple) * (lance_batch_count(op, entries) + 1));
 	SPI_connect();
-	for (i = 0; i < n; i++)
-		results[batch[i].position] = lance_create_version_core(op, &batch[i].req,
-															   tupdesc, outer);
+	n = lance_batch_create_spi(op, entries, batch_tuple, &bt);
 	SPI_finish();
-	for (i = 0; i < n; i++)
-		tuplestore_puttuple(rsinfo->setResult, results[i]);
+	for (int i = 0; i < n; i++)
+		tuplestore_puttuple(rsinfo->setResult, bt.results[i]);
 	return (Datum) 0;
 }
