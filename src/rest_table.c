@@ -401,7 +401,8 @@ PG_FUNCTION_INFO_V1(lance_rest_binding);
  * lance_rest_binding(request jsonb) returns jsonb
  *		The C function of every rest_* function listed in "bindings": read
  *		the request, call the operation, answer with its result columns
- *		(and transaction_id).
+ *		(and transaction_id), or with its result itself for a "whole"
+ *		binding.
  */
 Datum
 lance_rest_binding(PG_FUNCTION_ARGS)
