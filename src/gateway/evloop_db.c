@@ -16,8 +16,8 @@
  *	  failed, and every call while the loop has no connection.
  *	  A read that waits for a table lock (LOCK TABLE, DDL on the catalog)
  *	  holds up every read behind it in the pipeline, so the connection's
- *	  lock_timeout is --loop-lock-wait-ms (unless the connection string
- *	  sets a shorter one): such a read fails there with 55P03 and goes to
+ *	  lock_timeout is --loop-lock-wait-ms (unless a shorter one is already
+ *	  in effect for it): such a read fails there with 55P03 and goes to
  *	  a thread, where it waits on a connection of its own, under the
  *	  connection string's settings, and the pipeline goes on.  For the
  *	  next LOCK_BYPASS_MS the loop then sends every read to a thread, so
@@ -54,7 +54,8 @@
 
 /*
  * SQL_LOCK_WAIT sets the session's lock_timeout to $1 (an interval such as
- * "50ms"), unless the connection string set a shorter one.
+ * "50ms"), unless a shorter one is already in effect (from the connection
+ * string, or ALTER ROLE / ALTER DATABASE ... SET).
  */
 #define SQL_LOCK_WAIT \
 	"SELECT pg_catalog.set_config('lock_timeout', $1, false)" \
