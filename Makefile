@@ -19,6 +19,7 @@ OBJS = \
 	src/version_ops.o \
 	src/rest_bindings.o \
 	src/rest_table.o \
+	src/rest_acl.o \
 	src/version_check.o \
 	src/history.o \
 	src/branch_ops.o \

@@ -499,6 +499,36 @@ REVOKE USAGE ON SCHEMA lance_namespace FROM regress_lance_bypass;
 DROP ROLE regress_lance_bypass;
 
 --
+-- A REST binding needs EXECUTE on the operation it calls, as a SQL call of
+-- the operation does: revoking it closes the route too.  Both kinds of
+-- binding: the table-driven one (rest_describe_namespace) and the version
+-- routes' own (rest_describe_table_version).
+--
+CREATE ROLE regress_lance_noexec;
+SELECT lance_namespace.lance_grant('regress_lance_noexec', '{d}', 'read');
+REVOKE EXECUTE ON FUNCTION lance_namespace.lance_describe_namespace(text[]) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION lance_namespace.lance_describe_table_version(text[], bigint, text) FROM PUBLIC;
+SET ROLE regress_lance_noexec;
+SELECT lance_try($$SELECT lance_namespace.rest_describe_namespace('{"id": ["d"]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_describe_table_version('{"id": ["d", "t"], "version": 1}')$$);
+SELECT lance_try($$SELECT lance_namespace.lance_describe_table_version('{d,t}', 1)$$);
+-- the routes of the other operations are open
+SELECT lance_namespace.rest_namespace_exists('{"id": ["d"]}') AS exists;
+SELECT lance_namespace.rest_list_table_versions('{"id": ["d", "t"]}') -> 'versions' -> 0 -> 'version' AS listed;
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION lance_namespace.lance_describe_table_version(text[], bigint, text) TO regress_lance_noexec;
+SET ROLE regress_lance_noexec;
+SELECT lance_namespace.rest_describe_table_version('{"id": ["d", "t"], "version": 1}') -> 'version' -> 'version' AS described;
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION lance_namespace.lance_describe_namespace(text[]),
+	lance_namespace.lance_describe_table_version(text[], bigint, text) TO PUBLIC;
+REVOKE EXECUTE ON FUNCTION lance_namespace.lance_describe_table_version(text[], bigint, text)
+	FROM regress_lance_noexec;
+SELECT lance_namespace.lance_revoke('regress_lance_noexec', '{d}', 'read');
+DROP OWNED BY regress_lance_noexec;
+DROP ROLE regress_lance_noexec;
+
+--
 -- Clean up: revoke every grant, then drop the roles.
 --
 SELECT lance_namespace.lance_revoke('regress_lance_tenant_a', '{a}', 'write');

@@ -268,6 +268,19 @@ extern void lance_create_version_spi(const char *op, LanceVersionRequest *req);
 extern HeapTuple lance_create_version_core(const char *op, LanceVersionRequest *req,
 										   TupleDesc tupdesc, MemoryContext outcxt);
 
+/* rest_acl.c: EXECUTE on the operation a REST binding calls */
+typedef struct LanceFunctionRef
+{
+	const char *name;			/* in schema lance_namespace */
+	int			nargs;
+	Oid			argtypes[8];
+	Oid			oid;			/* looked up, valid for generation */
+	uint64		generation;
+} LanceFunctionRef;
+
+extern Oid	lance_function_oid(LanceFunctionRef *ref);
+extern void lance_check_execute(Oid fn);
+
 /* Called by lance_batch_create_spi after each version it creates */
 typedef void (*LanceBatchEmit) (int position, void *arg);
 extern int	lance_batch_count(const char *op, Jsonb *entries);

@@ -9,7 +9,8 @@
  * returns the response body as jsonb, exactly as the other bindings, which
  * are written in PL/pgSQL, do: the same request fields, read by the same
  * lance_request_* helpers, and the operation's result with JSON nulls left
- * out.  Written in C because these routes carry every LanceDB commit and
+ * out.  As a SQL call of the operation would, each needs EXECUTE on the
+ * operation's SQL function (rest_acl.c).  Written in C because these routes carry every LanceDB commit and
  * read, and a binding in PL/pgSQL cost as much CPU as the catalog work: it
  * went through the SQL function and five request helpers, each of them a
  * function call that sets and restores search_path.  These call the
@@ -26,6 +27,16 @@
 #include "utils/jsonb.h"
 
 #include "lance_namespace.h"
+
+/* The operations the bindings stand for: their callers need EXECUTE on them */
+static LanceFunctionRef create_ref = {"lance_create_table_version", 8,
+{TEXTARRAYOID, INT8OID, TEXTOID, INT8OID, TEXTOID, JSONBOID, TEXTOID, TEXTOID}};
+static LanceFunctionRef describe_ref = {"lance_describe_table_version", 3,
+{TEXTARRAYOID, INT8OID, TEXTOID}};
+static LanceFunctionRef list_ref = {"lance_list_table_versions", 5,
+{TEXTARRAYOID, TEXTOID, TEXTOID, INT4OID, BOOLOID}};
+static LanceFunctionRef batch_ref = {"lance_batch_create_table_versions", 1,
+{JSONBOID}};
 
 /* The table_version columns, in the order of the SPI results' first six */
 static const char *const version_keys[] = {
@@ -109,6 +120,7 @@ lance_rest_create_table_version(PG_FUNCTION_ARGS)
 	Jsonb	   *request = request_arg(fcinfo);
 	LanceVersionRequest req;
 
+	lance_check_execute(lance_function_oid(&create_ref));
 	req.id = lance_request_text_array(request, "id");
 	req.has_version = lance_request_int64(request, "version", &req.version);
 	req.manifest_path = lance_request_text(request, "manifest_path");
@@ -136,11 +148,15 @@ lance_rest_describe_table_version(PG_FUNCTION_ARGS)
 	const char *op = "DescribeTableVersion";
 	MemoryContext outer = CurrentMemoryContext;
 	Jsonb	   *request = request_arg(fcinfo);
-	ArrayType  *id = lance_request_text_array(request, "id");
+	ArrayType  *id;
 	int64		version = 0;
-	bool		has_version = lance_request_int64(request, "version", &version);
-	char	   *branch = lance_request_text(request, "branch");
+	bool		has_version;
+	char	   *branch;
 
+	lance_check_execute(lance_function_oid(&describe_ref));
+	id = lance_request_text_array(request, "id");
+	has_version = lance_request_int64(request, "version", &version);
+	branch = lance_request_text(request, "branch");
 	id = lance_require_id(op, "id", id, false);
 	SPI_connect();
 	lance_describe_version_spi(op, id, has_version, version, branch);
@@ -160,11 +176,11 @@ lance_rest_list_table_versions(PG_FUNCTION_ARGS)
 	const char *op = "ListTableVersions";
 	MemoryContext outer = CurrentMemoryContext;
 	Jsonb	   *request = request_arg(fcinfo);
-	ArrayType  *id = lance_request_text_array(request, "id");
-	char	   *branch = lance_request_text(request, "branch");
-	char	   *token = lance_request_text(request, "page_token");
+	ArrayType  *id;
+	char	   *branch;
+	char	   *token;
 	int32		limit = 0;
-	bool		has_limit = lance_request_int32(request, "limit", &limit);
+	bool		has_limit;
 	bool		descending = false;
 	JsonbParseState *st = NULL;
 	JsonbValue *res;
@@ -173,6 +189,11 @@ lance_rest_list_table_versions(PG_FUNCTION_ARGS)
 	int			n;
 	int			i;
 
+	lance_check_execute(lance_function_oid(&list_ref));
+	id = lance_request_text_array(request, "id");
+	branch = lance_request_text(request, "branch");
+	token = lance_request_text(request, "page_token");
+	has_limit = lance_request_int32(request, "limit", &limit);
 	lance_request_bool(request, "descending", &descending);
 	id = lance_require_id(op, "id", id, false);
 	limit = lance_check_page_limit(has_limit, limit, op);
@@ -232,12 +253,14 @@ lance_rest_batch_create_table_versions(PG_FUNCTION_ARGS)
 {
 	const char *op = "BatchCreateTableVersions";
 	Jsonb	   *request = request_arg(fcinfo);
-	Jsonb	   *entries = lance_request_json(request, "entries");
+	Jsonb	   *entries;
 	JsonbParseState *st = NULL;
 	JsonbValue *res;
 	BatchJson	bj;
 	int			n;
 
+	lance_check_execute(lance_function_oid(&batch_ref));
+	entries = lance_request_json(request, "entries");
 	bj.cxt = CurrentMemoryContext;
 	bj.versions = palloc0(sizeof(Jsonb *) * (lance_batch_count(op, entries) + 1));
 	SPI_connect();

@@ -17,7 +17,7 @@
  *
  * The operation is called through the function manager with its own
  * pinned search_path, exactly as a SQL call of it would, so its rules are
- * not copied here.  What is saved against a PL/pgSQL body is the executor
+ * not copied here; EXECUTE on it is checked first (rest_acl.c).  What is saved against a PL/pgSQL body is the executor
  * work around the call: one search_path set-up per request instead of one
  * per request field.  The function's OID and result columns are looked up
  * once per session and forgotten when pg_proc changes.
@@ -420,6 +420,7 @@ lance_rest_binding(PG_FUNCTION_ARGS)
 	HeapTupleData tuple;
 	TupleDesc	tupdesc = NULL;
 
+	lance_check_execute(c->call.fn_oid);
 	InitFunctionCallInfoData(*call, &c->call, b->nargs, InvalidOid, NULL, NULL);
 	for (int i = 0; i < b->nargs; i++)
 		call->args[i].value = request_arg_value(request, &b->args[i], &call->args[i].isnull);
