@@ -94,6 +94,37 @@ describe("gateway process", () => {
     }
   });
 
+  it("closes a route whose operation the role may not EXECUTE: 403 code 15", async () => {
+    const ns = await mkNamespace();
+    const role = fresh("gw_noexec");
+    const fn = "lance_namespace.lance_describe_namespace(text[])";
+    let key;
+    try {
+      psql(`CREATE ROLE ${role} NOLOGIN`);
+      psql(`SELECT lance_namespace.lance_grant('${role}', ARRAY['${ns}'], 'read')`);
+      key = psql(`SELECT lance_namespace.lance_create_api_key('${role}')`);
+    } catch (e) {
+      return; // this catalog version has no API keys
+    }
+    const g = await startGateway([...base, "--db-auth"]);
+    const headers = { "x-api-key": key };
+    try {
+      ok(await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url, headers }));
+      psql(`REVOKE EXECUTE ON FUNCTION ${fn} FROM PUBLIC`);
+      try {
+        const denied = await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url, headers });
+        assertError(denied, 403, 15);
+        assert.match(denied.json.error, /permission denied for function lance_describe_namespace/);
+        ok(await req("POST", `/v1/namespace/${ns}/exists`, { base: g.url, headers }));
+      } finally {
+        psql(`GRANT EXECUTE ON FUNCTION ${fn} TO PUBLIC`);
+      }
+      ok(await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url, headers }));
+    } finally {
+      await stop(g.proc);
+    }
+  });
+
   it("takes its configuration from LANCE_GATEWAY_* variables", async () => {
     const g = await startGateway([], {
       env: { LANCE_GATEWAY_LISTEN: "127.0.0.1:0", LANCE_GATEWAY_DB: GW_DB, LANCE_GATEWAY_ROOT: ROOT, LANCE_GATEWAY_POOL: "2" },
