@@ -992,12 +992,13 @@ SET search_path = pg_catalog, pg_temp;
  * commit and read, call the C implementations of the operations directly
  * (src/rest_bindings.c).  Those of the namespace, table, branch, tag, batch
  * commit and transaction routes are one C function, lance_rest_binding,
- * driven by a table
- * (src/rest_table.c): each row names the lance_* function, the request
- * fields in the order of its parameters, read as the req_* helpers read
- * them, and the result columns of the response.  The operation is called
- * through the function manager with its own pinned search_path, as a SQL
- * call of it would be.  A binding in PL/pgSQL cost a search_path set-up per
+ * driven by a table (src/rest_table.c): each row names the lance_*
+ * function, the request fields in the order of its parameters, read as the
+ * req_* helpers read them, and the result columns of the response.  The
+ * operation is called through the function manager with its own pinned
+ * search_path, as a SQL call of it would be.  Every binding checks EXECUTE
+ * on the lance_* function it stands for, as the executor checks it for a
+ * SQL call (src/rest_acl.c).  A binding in PL/pgSQL cost a search_path set-up per
  * request field and the executor work of its query: about 0.57 of the
  * SQL function's throughput for DescribeTable, against about 1.0 in C.
  * ------------------------------------------------------------------------ */

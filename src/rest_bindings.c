@@ -6,15 +6,16 @@
  *	  rest_list_table_versions and rest_batch_create_table_versions.
  *
  * Each takes the request object the gateway (or PostgREST) passes and
- * returns the response body as jsonb, exactly as the other bindings, which
- * are written in PL/pgSQL, do: the same request fields, read by the same
+ * returns the response body as jsonb, as the table-driven bindings of
+ * rest_table.c do: the same request fields, read by the same
  * lance_request_* helpers, and the operation's result with JSON nulls left
- * out.  As a SQL call of the operation would, each needs EXECUTE on the
- * operation's SQL function (rest_acl.c).  Written in C because these routes carry every LanceDB commit and
- * read, and a binding in PL/pgSQL cost as much CPU as the catalog work: it
- * went through the SQL function and five request helpers, each of them a
- * function call that sets and restores search_path.  These call the
- * operations' own C implementations (version_ops.c) instead.
+ * out.  These call the operations' own C implementations (version_ops.c)
+ * rather than their SQL functions: the version routes carry every LanceDB
+ * commit and read, and a binding in PL/pgSQL cost as much CPU as the
+ * catalog work (it went through the SQL function and five request helpers,
+ * each of them a function call that sets and restores search_path).  As a
+ * SQL call of the operation would, each needs EXECUTE on the operation's
+ * SQL function (rest_acl.c).
  *
  *-------------------------------------------------------------------------
  */

@@ -17,9 +17,9 @@
  *
  * The operation is called through the function manager with its own
  * pinned search_path, exactly as a SQL call of it would, so its rules are
- * not copied here; EXECUTE on it is checked first (rest_acl.c).  What is saved against a PL/pgSQL body is the executor
- * work around the call: one search_path set-up per request instead of one
- * per request field.  The function's OID and result columns are looked up
+ * not copied here; EXECUTE on it is checked first (rest_acl.c).  What is
+ * saved against a PL/pgSQL body is the executor work around the call: one
+ * search_path set-up per request instead of one per request field.  The function's OID and result columns are looked up
  * once per session and forgotten when pg_proc changes.
  *
  * The version routes, batch creates included, have their own C bindings
