@@ -7,6 +7,7 @@ MODULE_big = lance_namespace
 OBJS = \
 	src/lance_namespace.o \
 	src/errors.o \
+	src/error_rules.o \
 	src/ident.o \
 	src/name_rules.o \
 	src/jsonutil.o \

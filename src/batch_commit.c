@@ -21,8 +21,6 @@
 
 #include "lance_namespace.h"
 
-#define LANCE_MAX_BATCH_OPERATIONS 10000
-
 typedef struct CommitOperation
 {
 	const char *field;
@@ -106,9 +104,9 @@ lance_batch_commit_tables(PG_FUNCTION_ARGS)
 	operations = PG_GETARG_JSONB_P(0);
 	if (!JB_ROOT_IS_ARRAY(operations) || JB_ROOT_IS_SCALAR(operations))
 		lance_error(LANCE_INVALID_INPUT, errmsg("%s: operations must be a JSON array", op));
-	if (JB_ROOT_COUNT(operations) > LANCE_MAX_BATCH_OPERATIONS)
+	if (JB_ROOT_COUNT(operations) > LANCE_MAX_BATCH_ENTRIES)
 		lance_error(LANCE_INVALID_INPUT,
-					errmsg("%s: more than %d operations", op, LANCE_MAX_BATCH_OPERATIONS));
+					errmsg("%s: more than %d operations", op, LANCE_MAX_BATCH_ENTRIES));
 
 	SPI_connect();
 	initStringInfo(&buf);

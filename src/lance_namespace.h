@@ -15,39 +15,8 @@
 #include "utils/array.h"
 #include "utils/jsonb.h"
 
-/*
- * Lance Namespace error codes (namespace-operations-errors.md).  Each one is
- * raised with SQLSTATE "LN0xx", xx being the code, so that any client can
- * recover the Lance code from the SQLSTATE alone.
- */
-typedef enum LanceErrorCode
-{
-	LANCE_UNSUPPORTED = 0,
-	LANCE_NAMESPACE_NOT_FOUND = 1,
-	LANCE_NAMESPACE_ALREADY_EXISTS = 2,
-	LANCE_NAMESPACE_NOT_EMPTY = 3,
-	LANCE_TABLE_NOT_FOUND = 4,
-	LANCE_TABLE_ALREADY_EXISTS = 5,
-	LANCE_TABLE_INDEX_NOT_FOUND = 6,
-	LANCE_TABLE_INDEX_ALREADY_EXISTS = 7,
-	LANCE_TABLE_TAG_NOT_FOUND = 8,
-	LANCE_TABLE_TAG_ALREADY_EXISTS = 9,
-	LANCE_TRANSACTION_NOT_FOUND = 10,
-	LANCE_TABLE_VERSION_NOT_FOUND = 11,
-	LANCE_TABLE_COLUMN_NOT_FOUND = 12,
-	LANCE_INVALID_INPUT = 13,
-	LANCE_CONCURRENT_MODIFICATION = 14,
-	LANCE_PERMISSION_DENIED = 15,
-	LANCE_UNAUTHENTICATED = 16,
-	LANCE_SERVICE_UNAVAILABLE = 17,
-	LANCE_INTERNAL = 18,
-	LANCE_INVALID_TABLE_STATE = 19,
-	LANCE_TABLE_SCHEMA_VALIDATION_ERROR = 20,
-	LANCE_THROTTLING = 21,
-	LANCE_TABLE_BRANCH_NOT_FOUND = 22,
-	LANCE_TABLE_BRANCH_ALREADY_EXISTS = 23,
-	LANCE_MAX_ERROR_CODE = 23
-} LanceErrorCode;
+/* Lance error codes, their names, SQLSTATE and HTTP status (error_rules.c). */
+#include "error_rules.h"
 
 #define LANCE_SQLSTATE(code) \
 	MAKE_SQLSTATE('L', 'N', '0', '0' + ((code) / 10), '0' + ((code) % 10))
@@ -56,10 +25,9 @@ typedef enum LanceErrorCode
 #define lance_error(code, ...) \
 	ereport(ERROR, (errcode(LANCE_SQLSTATE(code)), __VA_ARGS__))
 
-/* Limits on identifiers (LANCE_MAX_NAME_BYTES, LANCE_MAX_ID_DEPTH). */
+/* Limits (lance_limits.h) and the rules for names. */
+#include "lance_limits.h"
 #include "name_rules.h"
-#define LANCE_DEFAULT_PAGE_SIZE 1000
-#define LANCE_MAX_PAGE_SIZE		10000
 
 #define LANCE_MAIN_BRANCH		"main"
 #define LANCE_ROOT_ID			0
@@ -69,8 +37,6 @@ typedef enum LanceErrorCode
 extern bool lance_notify_commits;
 extern char *lance_interface;
 
-/* errors.c */
-extern const char *lance_error_name_of(int code);
 
 /* ident.c */
 extern void lance_validate_name(const char *op, const char *what, const char *name, int len);

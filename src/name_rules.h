@@ -9,8 +9,7 @@
 #ifndef LANCE_NAME_RULES_H
 #define LANCE_NAME_RULES_H
 
-#define LANCE_MAX_NAME_BYTES	255
-#define LANCE_MAX_ID_DEPTH		64
+#include "lance_limits.h"
 
 typedef enum LanceNameProblem
 {

@@ -29,8 +29,6 @@
 
 #include "lance_namespace.h"
 
-#define LANCE_MAX_BATCH 10000
-
 /*
  * quote_json_cstring
  *		s as a JSON string literal.
@@ -468,9 +466,9 @@ lance_batch_delete_table_versions(PG_FUNCTION_ARGS)
 	if (!JB_ROOT_IS_ARRAY(ranges) || JB_ROOT_IS_SCALAR(ranges))
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("%s: ranges must be a JSON array of version ranges", op));
-	if (JB_ROOT_COUNT(ranges) > LANCE_MAX_BATCH)
+	if (JB_ROOT_COUNT(ranges) > LANCE_MAX_BATCH_ENTRIES)
 		lance_error(LANCE_INVALID_INPUT,
-					errmsg("%s: more than %d ranges", op, LANCE_MAX_BATCH));
+					errmsg("%s: more than %d ranges", op, LANCE_MAX_BATCH_ENTRIES));
 	starts = palloc(sizeof(int64) * (JB_ROOT_COUNT(ranges) + 1));
 	ends = palloc(sizeof(int64) * (JB_ROOT_COUNT(ranges) + 1));
 	it = JsonbIteratorInit(&ranges->root);
@@ -573,7 +571,7 @@ parse_batch_entry(const char *op, Jsonb *obj, BatchEntry *entry)
 /*
  * lance_batch_count
  *		The number of entries of a BatchCreateTableVersions request, which
- *		must be a JSON array of at most LANCE_MAX_BATCH values.
+ *		must be a JSON array of at most LANCE_MAX_BATCH_ENTRIES values.
  */
 int
 lance_batch_count(const char *op, Jsonb *entries)
@@ -583,9 +581,9 @@ lance_batch_count(const char *op, Jsonb *entries)
 	if (!JB_ROOT_IS_ARRAY(entries) || JB_ROOT_IS_SCALAR(entries))
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("%s: entries must be a JSON array", op));
-	if (JB_ROOT_COUNT(entries) > LANCE_MAX_BATCH)
+	if (JB_ROOT_COUNT(entries) > LANCE_MAX_BATCH_ENTRIES)
 		lance_error(LANCE_INVALID_INPUT,
-					errmsg("%s: more than %d entries", op, LANCE_MAX_BATCH));
+					errmsg("%s: more than %d entries", op, LANCE_MAX_BATCH_ENTRIES));
 	return JB_ROOT_COUNT(entries);
 }
 

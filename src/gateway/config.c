@@ -37,7 +37,7 @@ static const char *usage_text =
 "  --max-url-bytes N         longest request target, else 414 (default 8192)\n"
 "  --max-header-bytes N      largest header section, else 431 (default 16384)\n"
 "  --max-batch-entries N     most entries/ranges/operations in one request,\n"
-"                            else 400 (default 10000)\n"
+"                            else 400 (default " GW_STR(LANCE_MAX_BATCH_ENTRIES) ")\n"
 "  --request-timeout S       a request body must arrive within S seconds of\n"
 "                            its headers, else 408 (default 30)\n"
 "  --idle-timeout S          close a connection with no traffic for S seconds\n"
@@ -318,7 +318,7 @@ gw_config_load(int argc, char **argv)
 	gw_config.max_body_bytes = 1048576;
 	gw_config.max_url_bytes = 8192;
 	gw_config.max_header_bytes = 16384;
-	gw_config.max_batch_entries = 10000;
+	gw_config.max_batch_entries = LANCE_MAX_BATCH_ENTRIES;
 	gw_config.request_timeout_s = 30;
 	gw_config.idle_timeout_s = 120;
 	gw_config.max_connections = 256;

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * errors.c
- *	  Lance error codes: mapping from SQLSTATE, to HTTP status, and the
- *	  JSON error body {"error", "code", "detail", "instance"}.
+ *	  Errors of the gateway: the JSON error body {"error", "code", "detail",
+ *	  "instance"}, and the SQLSTATE and HTTP status rules of the shared
+ *	  error_rules.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -64,76 +65,23 @@ gw_error_detail(GwError *err, const char *fmt,...)
 
 /*
  * gw_status_for_code
- *		HTTP status of a Lance error code.
+ *		HTTP status of a Lance error code (the rule of error_rules.c).
  */
 int
 gw_status_for_code(int code)
 {
-	switch (code)
-	{
-		case 0:
-			return 406;
-		case 1:
-		case 4:
-		case 6:
-		case 8:
-		case 10:
-		case 11:
-		case 12:
-		case 22:
-			return 404;
-		case 2:
-		case 3:
-		case 5:
-		case 7:
-		case 9:
-		case 14:
-		case 19:
-		case 23:
-			return 409;
-		case 13:
-		case 20:
-			return 400;
-		case 15:
-			return 403;
-		case 16:
-			return 401;
-		case 17:
-			return 503;
-		case 21:
-			return 429;
-		default:
-			return 500;
-	}
+	return lance_http_status_for_code(code);
 }
 
 /*
  * gw_code_for_sqlstate
- *		Lance error code of a PostgreSQL SQLSTATE.  The extension raises
- *		LN0xx for Lance code xx; everything else is mapped by class.
+ *		Lance error code of a PostgreSQL SQLSTATE (the rule of error_rules.c,
+ *		the same one the extension's lance_error_code() applies).
  */
 int
 gw_code_for_sqlstate(const char *sqlstate)
 {
-	if (sqlstate == NULL || strlen(sqlstate) != 5)
-		return GW_ERR_INTERNAL;
-	if (sqlstate[0] == 'L' && sqlstate[1] == 'N' &&
-		sqlstate[2] >= '0' && sqlstate[2] <= '9' &&
-		sqlstate[3] >= '0' && sqlstate[3] <= '9' &&
-		sqlstate[4] >= '0' && sqlstate[4] <= '9')
-		return atoi(sqlstate + 2);
-	if (strcmp(sqlstate, "42501") == 0)
-		return GW_ERR_PERMISSION_DENIED;
-	if (strcmp(sqlstate, "40001") == 0 || strcmp(sqlstate, "40P01") == 0 ||
-		strcmp(sqlstate, "23505") == 0 || strcmp(sqlstate, "23503") == 0)
-		return GW_ERR_CONCURRENT_MOD;
-	if (strncmp(sqlstate, "22", 2) == 0)
-		return GW_ERR_INVALID_INPUT;
-	if (strcmp(sqlstate, "57P01") == 0 || strcmp(sqlstate, "57P02") == 0 ||
-		strcmp(sqlstate, "57P03") == 0 || strncmp(sqlstate, "08", 2) == 0 ||
-		strncmp(sqlstate, "53", 2) == 0)
-		return GW_ERR_UNAVAILABLE;
-	return GW_ERR_INTERNAL;
+	return lance_code_for_sqlstate(sqlstate);
 }
 
 /*

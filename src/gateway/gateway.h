@@ -17,16 +17,23 @@
 #define GW_PROGRAM "lance-namespace-gateway"
 #define GW_VERSION "0.1.0"
 
-/* Lance Namespace error codes (namespace-operations-errors.md). */
-#define GW_ERR_UNSUPPORTED			0
-#define GW_ERR_NAMESPACE_NOT_FOUND	1
-#define GW_ERR_TABLE_NOT_FOUND		4
-#define GW_ERR_INVALID_INPUT		13
-#define GW_ERR_CONCURRENT_MOD		14
-#define GW_ERR_PERMISSION_DENIED	15
-#define GW_ERR_UNAUTHENTICATED		16
-#define GW_ERR_UNAVAILABLE			17
-#define GW_ERR_INTERNAL				18
+#include "error_rules.h"
+#include "lance_limits.h"
+
+/* Short names of the Lance error codes of error_rules.h that the gateway raises. */
+#define GW_ERR_UNSUPPORTED			LANCE_UNSUPPORTED
+#define GW_ERR_NAMESPACE_NOT_FOUND	LANCE_NAMESPACE_NOT_FOUND
+#define GW_ERR_TABLE_NOT_FOUND		LANCE_TABLE_NOT_FOUND
+#define GW_ERR_INVALID_INPUT		LANCE_INVALID_INPUT
+#define GW_ERR_CONCURRENT_MOD		LANCE_CONCURRENT_MODIFICATION
+#define GW_ERR_PERMISSION_DENIED	LANCE_PERMISSION_DENIED
+#define GW_ERR_UNAUTHENTICATED		LANCE_UNAUTHENTICATED
+#define GW_ERR_UNAVAILABLE			LANCE_SERVICE_UNAVAILABLE
+#define GW_ERR_INTERNAL				LANCE_INTERNAL
+
+/* A macro's value as a string literal. */
+#define GW_STR_(x) #x
+#define GW_STR(x) GW_STR_(x)
 
 #define GW_MAX_LOOPS	64		/* --loops at most */
 

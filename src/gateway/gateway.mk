@@ -4,8 +4,9 @@
 
 GW_PROGRAM = lance-namespace-gateway
 GW_SRCS = $(wildcard src/gateway/*.c)
-# The extension's rules for string identifiers, shared rather than copied.
-GW_SHARED_OBJS = src/name_rules.gw.o
+# The extension's rules for string identifiers and for error codes,
+# shared rather than copied.
+GW_SHARED_OBJS = src/name_rules.gw.o src/error_rules.gw.o
 GW_OBJS = $(GW_SRCS:.c=.gw.o) $(GW_SHARED_OBJS)
 GW_HDRS = $(wildcard src/gateway/*.h)
 
@@ -29,7 +30,10 @@ src/gateway/%.gw.o: src/gateway/%.c
 src/name_rules.gw.o: src/name_rules.c src/name_rules.h
 	$(CC) $(GW_CFLAGS) -DFRONTEND -I$(shell $(PG_CONFIG) --includedir-server) -c -o $@ $<
 
-$(GW_OBJS): $(GW_HDRS) src/gateway/gateway.mk
+src/error_rules.gw.o: src/error_rules.c src/error_rules.h
+	$(CC) $(GW_CFLAGS) -c -o $@ $<
+
+$(GW_OBJS): $(GW_HDRS) src/error_rules.h src/lance_limits.h src/gateway/gateway.mk
 
 .PHONY: install-gateway uninstall-gateway clean-gateway
 install: install-gateway
