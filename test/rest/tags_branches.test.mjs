@@ -14,7 +14,10 @@ describe("tags", () => {
   it("creates, reads, lists, updates and deletes tags", async () => {
     const t = await tableWithVersions(2);
     const created = ok(await req("POST", `/v1/table/${t.enc}/tags/create?delimiter=%24`, { body: { tag: "v1", version: 1 } }));
-    assert.equal(typeof created, "object");
+    // CreateTableTagResponse: an object with at most context and a string transaction_id
+    assert.ok(created !== null && typeof created === "object" && !Array.isArray(created), JSON.stringify(created));
+    for (const k of Object.keys(created)) assert.ok(["transaction_id", "context"].includes(k), `unexpected field ${k}`);
+    if ("transaction_id" in created) assert.equal(typeof created.transaction_id, "string");
     assertError(await req("POST", `/v1/table/${t.enc}/tags/create`, { body: { tag: "v1", version: 2 } }), 409, 9);
     assertError(await req("POST", `/v1/table/${t.enc}/tags/create`, { body: { tag: "v9", version: 99 } }), 404, 11);
     const got = ok(await req("POST", `/v1/table/${t.enc}/tags/version`, { body: { tag: "v1" } }));

@@ -168,7 +168,7 @@ describe("versions", () => {
     assert.ok(!fs.existsSync(canonicalOf(t, 1)));
     assert.ok(fs.existsSync(st.abs));
     assertError(await req("POST", `/v1/table/${t.enc}/version/describe`, { body: { version: 1 } }), 404, 11);
-    // a correct size (as a string, as query-style input) works
+    // the correct size works
     ok((await createVersion(t, 1, { content: "12345", extra: { manifest_size: 5 } })).res);
   });
 

@@ -47,10 +47,10 @@ $standby->init_from_backup($primary, 'b', has_streaming => 1);
 $standby->start;
 $primary->append_conf('postgresql.conf', "synchronous_standby_names = 'standby'\n");
 $primary->reload;
-$primary->poll_query_until('postgres',
-	q{SELECT sync_state = 'sync' FROM pg_stat_replication WHERE application_name = 'standby'})
-  or die 'the standby did not become synchronous';
-pass('the standby is synchronous');
+ok( $primary->poll_query_until('postgres',
+		q{SELECT sync_state = 'sync' FROM pg_stat_replication WHERE application_name = 'standby'}),
+	'the standby is synchronous')
+  or die 'the standby did not become synchronous; the failover checks need it';
 
 my $gw = LanceGatewayTest::Gateway->start(
 	bin   => $bin,
