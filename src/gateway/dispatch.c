@@ -302,8 +302,9 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call,
 	switch (m)
 	{
 		case GW_MATCH_NONE:
+			/* Unsupported, with the status of that code (406), not 404:
+			 * a client reading the status must not think "not found". */
 			gw_error_set(&err, GW_ERR_UNSUPPORTED, "no such route: %s %s", req->method, req->path);
-			err.status = 404;
 			gw_respond_error(resp, &err, req->path);
 			break;
 		case GW_MATCH_UNSUPPORTED:

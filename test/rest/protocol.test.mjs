@@ -155,12 +155,10 @@ describe("request bodies", () => {
 });
 
 describe("routes", () => {
-  it("unknown routes are 404 JSON", async () => {
-    for (const target of ["/", "/v1", "/v1/nothing", "/v1/namespace/x/frobnicate", "/v2/namespace/x/list", "/v1/table/x/version/frob"]) {
-      const r = await req("POST", target);
-      assert.equal(r.status, 404, target);
-      assert.equal(typeof r.json?.code, "number", target);
-      assert.equal(r.json.instance, target);
+  it("unknown routes are 406 code 0 (Unsupported), as the code's status says, not 404", async () => {
+    for (const target of ["/", "/v1", "/v1/nothing", "/v1/namespace/x/frobnicate", "/v2/namespace/x/list",
+      "/v1/table/x/version/frob", "/v1/table/x/tags/frob", "/v1/table/x/branches/frob", "/v1/transaction/x/frob"]) {
+      assertError(await req("POST", target), 406, 0, target);
     }
   });
 
@@ -339,7 +337,7 @@ describe("the HTTP/1.1 server", () => {
       // a HEAD body would break the framing of the next response
       c.write("GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
       const r = await c.response();
-      assertJsonError(r, 404, 0);
+      assertJsonError(r, 406, 0);
       assert.equal(r.json.instance, "/nope");
       assert.equal(r.headers.connection, "close");
       assert.ok(await c.waitClosed());
@@ -364,7 +362,7 @@ describe("the HTTP/1.1 server", () => {
       assert.equal(d.status, 200, d.body);
       assert.deepEqual(d.json.properties, { k: "v" });
       const r = await c.response();
-      assertJsonError(r, 404, 0);
+      assertJsonError(r, 406, 0);
       assert.equal(r.json.instance, "/nope");
       assert.ok(!c.closed);
     } finally {

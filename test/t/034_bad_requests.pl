@@ -151,7 +151,7 @@ sub check_reply
 	my $code = $body->{code};
 	my $ok = defined $code && $code =~ /^\d+$/
 	  && (status_for_code($code) == $st
-		|| ($code == 0 && ($st == 404 || $st == 405))
+		|| ($code == 0 && $st == 405)
 		|| ($code == 13 && grep { $st == $_ } 408, 413, 414, 431));
 	if (!$ok)
 	{
