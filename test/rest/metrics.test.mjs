@@ -58,7 +58,7 @@ describe("metrics", () => {
       get(before, `lance_gateway_requests_total{${route},status="200"}`), 3);
     assert.equal(get(after, `lance_gateway_requests_total{${route},status="404"}`) -
       get(before, `lance_gateway_requests_total{${route},status="404"}`), 1);
-    assert.ok(get(after, 'lance_gateway_requests_total{route="(unmatched)",status="404"}') >= 1);
+    assert.ok(get(after, 'lance_gateway_requests_total{route="(unmatched)",status="406"}') >= 1);
     assert.ok(get(after, 'lance_gateway_db_errors_total{class="LN"}') > get(before, 'lance_gateway_db_errors_total{class="LN"}'));
     // histogram: cumulative buckets, +Inf equals count
     assert.equal(after.types.get("lance_gateway_request_duration_seconds"), "histogram");
