@@ -9,10 +9,9 @@ CREATE EXTENSION IF NOT EXISTS lance_namespace;
 SELECT lance_namespace.req_text('{"a": "x"}', 'a'), lance_namespace.req_text('{"a": null}', 'a') IS NULL AS null_is_null,
        lance_namespace.req_text('{}', 'a') IS NULL AS absent, lance_namespace.req_text(NULL, 'a') IS NULL AS no_request,
        lance_namespace.req_text('null', 'a') IS NULL AS json_null_request;
-SELECT lance_namespace.req_bigint('{"v": 9223372036854775807}', 'v'), lance_namespace.req_bigint('{"v": "-5"}', 'v'),
-       lance_namespace.req_int('{"l": "7"}', 'l'), lance_namespace.req_int('{"l": 2147483647}', 'l');
-SELECT lance_namespace.req_bool('{"b": true}', 'b'), lance_namespace.req_bool('{"b": "False"}', 'b'),
-       lance_namespace.req_bool('{"b": "1"}', 'b'), lance_namespace.req_bool('{"b": "0"}', 'b');
+SELECT lance_namespace.req_bigint('{"v": 9223372036854775807}', 'v'), lance_namespace.req_bigint('{"v": -5}', 'v'),
+       lance_namespace.req_int('{"l": 7}', 'l'), lance_namespace.req_int('{"l": 2147483647}', 'l');
+SELECT lance_namespace.req_bool('{"b": true}', 'b'), lance_namespace.req_bool('{"b": false}', 'b');
 SELECT lance_namespace.req_text_array('{"id": ["a", "b"]}', 'id'), lance_namespace.req_text_array('{"id": []}', 'id');
 SELECT lance_namespace.req_json('{"p": {"k": "v"}}', 'p'), lance_namespace.req_json('{"p": [1, 2]}', 'p'),
        lance_namespace.req_json('{"p": null}', 'p') IS NULL AS null_is_null;
@@ -30,6 +29,13 @@ SELECT lance_try($$SELECT lance_namespace.req_bigint('{"v": [1]}', 'v')$$);
 SELECT lance_try($$SELECT lance_namespace.req_int('{"l": 2147483648}', 'l')$$);
 SELECT lance_try($$SELECT lance_namespace.req_bool('{"b": "yes"}', 'b')$$);
 SELECT lance_try($$SELECT lance_namespace.req_bool('{"b": 1}', 'b')$$);
+-- strict JSON types: a string is not a number or a boolean, whatever it says
+-- (the gateway types query parameters before they get here)
+SELECT lance_try($$SELECT lance_namespace.req_bigint('{"v": "-5"}', 'v')$$);
+SELECT lance_try($$SELECT lance_namespace.req_int('{"l": "7"}', 'l')$$);
+SELECT lance_try($$SELECT lance_namespace.req_bool('{"b": "true"}', 'b')$$);
+SELECT lance_try($$SELECT lance_namespace.req_bool('{"b": "0"}', 'b')$$);
+SELECT lance_namespace.req_bigint('{"v": null}', 'v') IS NULL AS null_is_absent;
 SELECT lance_try($$SELECT lance_namespace.req_text_array('{"id": "notarray"}', 'id')$$);
 SELECT lance_try($$SELECT lance_namespace.req_text_array('{"id": ["a", 1]}', 'id')$$);
 SELECT lance_try($$SELECT lance_namespace.req_text_array('{"id": ["a", null]}', 'id')$$);
@@ -61,7 +67,8 @@ SELECT lance_try($$SELECT lance_namespace.rest_namespace_exists('{"id": [""]}')$
 SELECT lance_try($$SELECT lance_namespace.rest_namespace_exists('[1]')$$);
 SELECT lance_namespace.rest_list_namespaces('{}');
 SELECT lance_namespace.rest_list_namespaces('{"id": ["r1"], "limit": 5}');
-SELECT lance_namespace.rest_list_namespaces('{"id": ["r1"], "limit": "0"}');
+SELECT lance_namespace.rest_list_namespaces('{"id": ["r1"], "limit": 0}');
+SELECT lance_try($$SELECT lance_namespace.rest_list_namespaces('{"id": ["r1"], "limit": "0"}')$$);
 SELECT lance_namespace.rest_list_namespaces(NULL);
 SELECT lance_try($$SELECT lance_namespace.rest_list_namespaces('{"limit": "many"}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_list_namespaces('{"limit": -1}')$$);
@@ -73,7 +80,8 @@ SELECT lance_try($$SELECT lance_namespace.rest_list_namespaces('{"id": ["nope"]}
 -- tables
 --
 SELECT lance_namespace.rest_declare_table('{"id": ["r1", "t"], "properties": {"a": "b"}}') - 'transaction_id';
-SELECT lance_namespace.rest_declare_table('{"id": ["r1", "t2"], "location": "s3://b/t2", "vend_credentials": "true"}') - 'transaction_id';
+SELECT lance_try($$SELECT lance_namespace.rest_declare_table('{"id": ["r1", "t2"], "location": "s3://b/t2", "vend_credentials": "true"}')$$);
+SELECT lance_namespace.rest_declare_table('{"id": ["r1", "t2"], "location": "s3://b/t2", "vend_credentials": true}') - 'transaction_id';
 SELECT lance_try($$SELECT lance_namespace.rest_declare_table('{"id": ["r1", "t"]}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_declare_table('{"id": ["nope", "t"]}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_declare_table('{"id": ["r1", "x"], "vend_credentials": "maybe"}')$$);
@@ -85,7 +93,8 @@ SELECT lance_namespace.rest_register_table('{"id": ["r1", "reg"], "location": "/
 SELECT lance_try($$SELECT lance_namespace.rest_register_table('{"id": ["r1", "reg"], "location": "/ext/reg3"}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_register_table('{"id": ["r1", "reg9"]}')$$);
 SELECT lance_namespace.rest_describe_table('{"id": ["r1", "t"]}');
-SELECT lance_namespace.rest_describe_table('{"id": ["r1", "t"], "with_table_uri": true, "check_declared": "true"}');
+SELECT lance_namespace.rest_describe_table('{"id": ["r1", "t"], "with_table_uri": true, "check_declared": true}');
+SELECT lance_try($$SELECT lance_namespace.rest_describe_table('{"id": ["r1", "t"], "check_declared": "true"}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_describe_table('{"id": ["r1", "t"], "version": "abc"}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_describe_table('{"id": ["r1", "t"], "version": 1}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_describe_table('{"id": ["r1", "t"], "branch": "dev"}')$$);
@@ -123,9 +132,12 @@ SELECT lance_try($$SELECT lance_namespace.rest_deregister_table('{"id": ["r1", "
 SELECT (r->'version') - 'timestamp_millis'
   FROM lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": 1, "manifest_path": "/s/1", "manifest_size": 10, "e_tag": "e", "metadata": {"m": "x"}}') r;
 SELECT (r->'version') - 'timestamp_millis'
-  FROM lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": "2", "manifest_path": "/s/2", "naming_scheme": "V1"}') r;
+  FROM lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": 2, "manifest_path": "/s/2", "naming_scheme": "V1"}') r;
 SELECT (r->'version') ? 'timestamp_millis' AS has_ts
-  FROM lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": 1, "manifest_path": "/s/1", "manifest_size": "10"}') r;
+  FROM lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": 1, "manifest_path": "/s/1", "manifest_size": 10}') r;
+-- a number as a string is refused (strict JSON types), in the single and the batch form alike
+SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": "7", "manifest_path": "/s/7"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": 7, "manifest_path": "/s/7", "manifest_size": "10"}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": "abc", "manifest_path": "/s/x"}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": 1, "manifest_path": "/s/other"}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "manifest_path": "/s/x"}')$$);
@@ -136,7 +148,8 @@ SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1
 SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "gone"], "version": 3, "manifest_path": "/s/3"}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": "notarray", "version": 3, "manifest_path": "/s/3"}')$$);
 SELECT (r->'version') - 'timestamp_millis' FROM lance_namespace.rest_describe_table_version('{"id": ["r1", "t"]}') r;
-SELECT (r->'version') - 'timestamp_millis' FROM lance_namespace.rest_describe_table_version('{"id": ["r1", "t"], "version": "1"}') r;
+SELECT (r->'version') - 'timestamp_millis' FROM lance_namespace.rest_describe_table_version('{"id": ["r1", "t"], "version": 1}') r;
+SELECT lance_try($$SELECT lance_namespace.rest_describe_table_version('{"id": ["r1", "t"], "version": "1"}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_describe_table_version('{"id": ["r1", "t"], "version": 9}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_describe_table_version('{"id": ["r1", "t"], "version": "abc"}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_describe_table_version('{"id": ["r1", "reg"]}')$$);
@@ -144,7 +157,8 @@ SELECT lance_namespace.rest_describe_table('{"id": ["r1", "t"], "version": 1}') 
 SELECT jsonb_path_query_array(r, '$.versions[*].version') AS versions, r ? 'page_token' AS has_token
   FROM lance_namespace.rest_list_table_versions('{"id": ["r1", "t"]}') r;
 SELECT jsonb_path_query_array(r, '$.versions[*].version') AS versions, r ? 'page_token' AS has_token
-  FROM lance_namespace.rest_list_table_versions('{"id": ["r1", "t"], "descending": "true", "limit": 1}') r;
+  FROM lance_namespace.rest_list_table_versions('{"id": ["r1", "t"], "descending": true, "limit": 1}') r;
+SELECT lance_try($$SELECT lance_namespace.rest_list_table_versions('{"id": ["r1", "t"], "descending": "true"}')$$);
 SELECT lance_namespace.rest_list_table_versions('{"id": ["r1", "reg"]}');
 SELECT lance_try($$SELECT lance_namespace.rest_list_table_versions('{"id": ["r1", "t"], "descending": "down"}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_list_table_versions('{"id": ["r1", "t"], "limit": 1.5}')$$);
@@ -185,6 +199,10 @@ SELECT lance_try($$SELECT lance_namespace.rest_batch_create_table_versions('{"en
 	{"id": ["r1", "reg"], "version": 6, "manifest_path": "/r/6"},
 	{"id": ["r1", "t"], "version": 3, "manifest_path": "/s/3-other"}]}')$$);
 SELECT lance_namespace.lance_table_exists('{r1,reg}', 6) AS reg_v6_applied;
+SELECT lance_try($$SELECT lance_namespace.rest_batch_create_table_versions('{"entries": [
+	{"id": ["r1", "reg"], "version": "6", "manifest_path": "/r/6"}]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_batch_create_table_versions('{"entries": [
+	{"id": ["r1", "reg"], "version": 6, "manifest_path": "/r/6", "manifest_size": "10"}]}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_batch_create_table_versions('{"entries": {}}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_batch_create_table_versions('{}')$$);
 SELECT lance_namespace.rest_batch_delete_table_versions('{"id": ["r1", "t"], "ranges": [{"start_version": 2, "end_version": -1}]}') - 'transaction_id';

@@ -146,7 +146,8 @@ SELECT r - 'transaction_id' AS response, r ? 'transaction_id' AS has_txid
 SELECT lance_namespace.rest_get_table_tag_version('{"id": ["tg", "t"], "tag": "rest"}');
 SELECT lance_namespace.rest_get_table_tag_version('{"id": ["tg", "t"], "tag": "stable"}');
 SELECT r - 'transaction_id' AS response, r ? 'transaction_id' AS has_txid
-  FROM lance_namespace.rest_update_table_tag('{"id": ["tg", "t"], "tag": "rest", "version": "4"}') r;
+  FROM lance_namespace.rest_update_table_tag('{"id": ["tg", "t"], "tag": "rest", "version": 4}') r;
+SELECT lance_try($$SELECT lance_namespace.rest_update_table_tag('{"id": ["tg", "t"], "tag": "rest", "version": "4"}')$$);
 SELECT lance_namespace.rest_list_table_tags('{"id": ["tg", "t"], "limit": 2}') - 'page_token' AS first_page;
 SELECT r - 'transaction_id' AS response, r ? 'transaction_id' AS has_txid
   FROM lance_namespace.rest_delete_table_tag('{"id": ["tg", "t"], "tag": "rest"}') r;

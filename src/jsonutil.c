@@ -160,9 +160,39 @@ lance_request_text(Jsonb *req, const char *field)
 }
 
 /*
+ * lance_jsonb_type_name
+ *		The JSON type of a scalar or container value, for error details.
+ */
+const char *
+lance_jsonb_type_name(const JsonbValue *v)
+{
+	switch (v->type)
+	{
+		case jbvNull:
+			return "null";
+		case jbvString:
+			return "string";
+		case jbvNumeric:
+			return "number";
+		case jbvBool:
+			return "boolean";
+		case jbvArray:
+			return "array";
+		case jbvObject:
+			return "object";
+		case jbvBinary:
+			return JsonContainerIsArray(v->val.binary.data) ? "array" : "object";
+		default:
+			return "value";
+	}
+}
+
+/*
  * lance_request_int64
- *		An integer field of a request, given as a JSON number or a string;
- *		false when absent.
+ *		An integer field of a request, which must be a JSON number (a string
+ *		is InvalidInput, as every other JSON type: the gateway gives query
+ *		parameters their JSON types before they get here); false when
+ *		absent.
  */
 bool
 lance_request_int64(Jsonb *req, const char *field, int64 *result)
@@ -172,14 +202,12 @@ lance_request_int64(Jsonb *req, const char *field, int64 *result)
 
 	if (!lance_request_field(req, field, &v))
 		return false;
-	if (v.type == jbvNumeric)
-		str = DatumGetCString(DirectFunctionCall1(numeric_out,
-												  NumericGetDatum(v.val.numeric)));
-	else if (v.type == jbvString)
-		str = pnstrdup(v.val.string.val, v.val.string.len);
-	else
+	if (v.type != jbvNumeric)
 		lance_error(LANCE_INVALID_INPUT,
-					errmsg("request field \"%s\" must be an integer", field));
+					errmsg("request field \"%s\" must be an integer", field),
+					errdetail("Got a JSON %s.", lance_jsonb_type_name(&v)));
+	str = DatumGetCString(DirectFunctionCall1(numeric_out,
+											  NumericGetDatum(v.val.numeric)));
 	if (!parse_int64(str, result))
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("request field \"%s\" must be a whole number in the 64-bit integer range", field),
@@ -207,8 +235,8 @@ lance_request_int32(Jsonb *req, const char *field, int32 *result)
 
 /*
  * lance_request_bool
- *		A boolean field of a request: true or false, or one of the strings
- *		"true", "false", "1" and "0"; false when absent.
+ *		A boolean field of a request, which must be JSON true or false;
+ *		false when absent.
  */
 bool
 lance_request_bool(Jsonb *req, const char *field, bool *result)
@@ -217,29 +245,12 @@ lance_request_bool(Jsonb *req, const char *field, bool *result)
 
 	if (!lance_request_field(req, field, &v))
 		return false;
-	if (v.type == jbvBool)
-	{
-		*result = v.val.boolean;
-		return true;
-	}
-	if (v.type == jbvString)
-	{
-		char	   *s = pnstrdup(v.val.string.val, v.val.string.len);
-
-		if (pg_strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0)
-		{
-			*result = true;
-			return true;
-		}
-		if (pg_strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0)
-		{
-			*result = false;
-			return true;
-		}
-	}
-	lance_error(LANCE_INVALID_INPUT,
-				errmsg("request field \"%s\" must be a boolean", field));
-	return false;				/* not reached */
+	if (v.type != jbvBool)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("request field \"%s\" must be a boolean", field),
+					errdetail("Got a JSON %s.", lance_jsonb_type_name(&v)));
+	*result = v.val.boolean;
+	return true;
 }
 
 /*

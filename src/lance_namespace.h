@@ -62,6 +62,7 @@ extern Jsonb *lance_empty_object(void);
 extern ArrayType *lance_request_id(Jsonb *req);
 extern bool lance_request_field(Jsonb *req, const char *field, JsonbValue *out);
 extern char *lance_request_text(Jsonb *req, const char *field);
+extern const char *lance_jsonb_type_name(const JsonbValue *v);
 extern bool lance_request_int64(Jsonb *req, const char *field, int64 *result);
 extern bool lance_request_int32(Jsonb *req, const char *field, int32 *result);
 extern bool lance_request_bool(Jsonb *req, const char *field, bool *result);

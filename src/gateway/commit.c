@@ -107,15 +107,6 @@ prepare_entry(json_t *entry, CommitEntry *ce, GwError *err)
 
 	if (json_is_integer(jsize))
 		claimed = json_integer_value(jsize);
-	else if (json_is_string(jsize))
-	{
-		char	   *end;
-
-		errno = 0;
-		claimed = strtoll(json_string_value(jsize), &end, 10);
-		if (errno != 0 || *end != '\0' || end == json_string_value(jsize))
-			return true;		/* the catalog reports the bad field */
-	}
 	else if (jsize == NULL || json_is_null(jsize))
 	{
 		json_object_set_new(entry, "manifest_size", json_integer(ce->size));

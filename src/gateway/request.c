@@ -4,23 +4,55 @@
  *	  The request model handed to lance_namespace.rest_<op>(jsonb): the
  *	  JSON body (a missing, empty or null body counts as {}), plus the
  *	  path id as an array of names under "id", plus the known query
- *	  parameters as strings.  A body "id" that differs from the path id is
- *	  InvalidInput (catalog-rest-index.md, "Standard Operations").
+ *	  parameters as JSON values of the spec's types.  A body "id" that
+ *	  differs from the path id is InvalidInput (catalog-rest-index.md,
+ *	  "Standard Operations").
  *
  *-------------------------------------------------------------------------
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "pathid.h"
 #include "request.h"
 
-/* Query parameters that carry request fields (spec components/parameters). */
-static const char *const query_fields[] = {
-	"delimiter", "page_token", "limit", "descending", "include_declared",
-	"check_declared", "with_table_uri", "load_detailed_metadata", "branch",
-	"mode", "behavior", "version", "vend_credentials", NULL
+/* The JSON type that a query parameter becomes in the request. */
+typedef enum QueryType
+{
+	Q_STRING,
+	Q_INTEGER,
+	Q_BOOLEAN
+} QueryType;
+
+/*
+ * Query parameters that carry request fields (spec components/parameters),
+ * with the type the spec gives each.  A query string is text; it becomes a
+ * JSON value of the field's type here, so that the extension can hold every
+ * request body to strict JSON types (a string where the spec says integer
+ * is 400 there, whichever route it comes through).
+ */
+static const struct
+{
+	const char *name;
+	QueryType	type;
+}			query_fields[] = {
+	{"delimiter", Q_STRING},
+	{"page_token", Q_STRING},
+	{"limit", Q_INTEGER},
+	{"descending", Q_BOOLEAN},
+	{"include_declared", Q_BOOLEAN},
+	{"check_declared", Q_BOOLEAN},
+	{"with_table_uri", Q_BOOLEAN},
+	{"load_detailed_metadata", Q_BOOLEAN},
+	{"branch", Q_STRING},
+	{"mode", Q_STRING},
+	{"behavior", Q_STRING},
+	{"version", Q_INTEGER},
+	{"vend_credentials", Q_BOOLEAN},
+	{NULL, Q_STRING}
 };
 
 /* Request arrays whose length is capped by --max-batch-entries. */
@@ -131,6 +163,47 @@ gw_parse_body(const char *body, size_t len, GwError *err)
 }
 
 /*
+ * typed_query_value
+ *		The JSON value of query parameter name (a JSON string as the query
+ *		was parsed) as the spec's type: an integer from an optional "-" and
+ *		decimal digits in the 64-bit range, a boolean from "true" or "false"
+ *		(any case) or "1" or "0".  NULL with err set when the text is not
+ *		one.  Returns a new reference.
+ */
+static json_t *
+typed_query_value(const char *name, QueryType type, json_t *qv, GwError *err)
+{
+	const char *text = json_string_value(qv);
+
+	if (text == NULL || type == Q_STRING)
+		return json_incref(qv);
+	if (type == Q_INTEGER)
+	{
+		const char *p = text + (text[0] == '-');
+		char	   *end;
+		long long	val;
+
+		errno = 0;
+		val = strtoll(text, &end, 10);
+		if (*p >= '0' && *p <= '9' && *end == '\0' && errno == 0)
+			return json_integer(val);
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "query parameter \"%s\" must be an integer", name);
+	}
+	else
+	{
+		if (strcasecmp(text, "true") == 0 || strcmp(text, "1") == 0)
+			return json_true();
+		if (strcasecmp(text, "false") == 0 || strcmp(text, "0") == 0)
+			return json_false();
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "query parameter \"%s\" must be true or false", name);
+	}
+	gw_error_detail(err, "Got \"%.200s\".", text);
+	return NULL;
+}
+
+/*
  * gw_build_request
  *		Merge the decoded path id and query parameters into the body.
  *		Takes ownership of body; returns it or NULL with err set.
@@ -164,13 +237,19 @@ gw_build_request(json_t *body, const char *raw_id, json_t *query, GwError *err)
 		json_object_set_new(body, "id", id);
 	}
 
-	for (int i = 0; query_fields[i]; i++)
+	for (int i = 0; query_fields[i].name; i++)
 	{
-		json_t	   *qv = json_object_get(query, query_fields[i]);
-		json_t	   *bv = json_object_get(body, query_fields[i]);
+		const char *name = query_fields[i].name;
+		json_t	   *qv = json_object_get(query, name);
+		json_t	   *bv = json_object_get(body, name);
+		json_t	   *typed;
 
-		if (qv != NULL && (bv == NULL || json_is_null(bv)))
-			json_object_set(body, query_fields[i], qv);
+		if (qv == NULL || (bv != NULL && !json_is_null(bv)))
+			continue;
+		typed = typed_query_value(name, query_fields[i].type, qv, err);
+		if (typed == NULL)
+			goto fail;
+		json_object_set_new(body, name, typed);
 	}
 	return body;
 

@@ -237,7 +237,7 @@ describe("gateway process", () => {
       await req("GET", "/nope", { base: g.url });
       await sleep(100);
       assert.match(g.log(), /^GET \/health 200 [0-9.]+ms$/m);
-      assert.match(g.log(), /^GET \/nope 404 [0-9.]+ms$/m);
+      assert.match(g.log(), /^GET \/nope 406 [0-9.]+ms$/m);
     } finally {
       await stop(g.proc);
     }
