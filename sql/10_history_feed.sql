@@ -106,7 +106,11 @@ INSERT INTO responses (op, r) SELECT 'deregister_table', lance_namespace.rest_de
 INSERT INTO responses (op, r) SELECT 'drop_namespace', lance_namespace.rest_drop_namespace('{"id": ["hf", "sub"]}');
 INSERT INTO responses (op, r) SELECT 'describe_table', lance_namespace.rest_describe_table('{"id": ["hf", "u2"]}');
 INSERT INTO responses (op, r) SELECT 'list_table_versions', lance_namespace.rest_list_table_versions('{"id": ["hf", "u2"]}');
-SELECT op, r ? 'transaction_id' AS has_txid, r ->> 'transaction_id' = :'tx2' AS is_tx2 FROM responses ORDER BY n;
+-- (DropNamespaceResponse gives it as an array of strings, spec.yaml)
+SELECT op, r ? 'transaction_id' AS has_txid,
+       COALESCE(r #>> '{transaction_id,0}', r ->> 'transaction_id') = :'tx2' AS is_tx2,
+       jsonb_typeof(r -> 'transaction_id') AS txid_type
+  FROM responses ORDER BY n;
 COMMIT;
 SELECT status, properties ->> 'operation' AS operation, properties ->> 'operation_count' AS n
   FROM lance_namespace.lance_describe_transaction(:'tx2');

@@ -71,6 +71,19 @@ typedef enum RestDefault
 	RD_DOLLAR					/* '$', the default delimiter */
 } RestDefault;
 
+/*
+ * Whether the response carries the transaction_id, and as what: most
+ * responses give it as a string, DropNamespaceResponse as an array of
+ * strings (spec.yaml).  true and false in the table below are
+ * TXID_STRING and TXID_NONE.
+ */
+typedef enum RestTxid
+{
+	TXID_NONE = 0,
+	TXID_STRING = 1,
+	TXID_ARRAY
+} RestTxid;
+
 typedef struct RestArg
 {
 	const char *field;
@@ -86,7 +99,7 @@ typedef struct RestBinding
 	RestArg		args[REST_MAX_ARGS];
 	const char *outputs[REST_MAX_OUTPUTS];	/* result columns, NULL-ended */
 	bool		strip_nulls;
-	bool		with_txid;
+	RestTxid	with_txid;
 	bool		whole;			/* the result is the response (no outputs) */
 } RestBinding;
 
@@ -105,7 +118,7 @@ static const RestBinding bindings[] = {
 	{"properties"}, false, false},
 	{"rest_drop_namespace", "lance_drop_namespace", 3,
 		{ID, {"mode", RA_TEXT, RD_NULL}, {"behavior", RA_TEXT, RD_NULL}},
-	{"properties"}, true, true},
+	{"properties"}, true, TXID_ARRAY},
 	{"rest_declare_table", "lance_declare_table", 4,
 		{ID, {"location", RA_TEXT, RD_NULL}, {"properties", RA_JSON, RD_NULL},
 		{"vend_credentials", RA_BOOL, RD_NULL}},
@@ -456,11 +469,18 @@ lance_rest_binding(PG_FUNCTION_ARGS)
 	}
 	if (tupdesc != NULL)
 		ReleaseTupleDesc(tupdesc);
-	if (b->with_txid)
+	if (b->with_txid != TXID_NONE)
 	{
-		/* a string: jsonb_strip_nulls below leaves it alone */
+		/* never null: jsonb_strip_nulls below leaves it alone */
 		lance_push_string(&st, WJB_KEY, "transaction_id");
-		lance_push_string(&st, WJB_VALUE, lance_transaction_id());
+		if (b->with_txid == TXID_ARRAY)
+		{
+			pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+			lance_push_string(&st, WJB_ELEM, lance_transaction_id());
+			pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+		}
+		else
+			lance_push_string(&st, WJB_VALUE, lance_transaction_id());
 	}
 	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	out = JsonbValueToJsonb(res);

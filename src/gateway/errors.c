@@ -86,26 +86,33 @@ gw_code_for_sqlstate(const char *sqlstate)
 
 /*
  * gw_error_body
- *		The JSON error body, malloc'd.  "instance" is the request path.
+ *		The JSON error body, malloc'd: {"error", "code", "detail",
+ *		"instance"}, each of the spec's type (ErrorResponse), never null.
+ *		"detail" is the error's detail, or the name of its Lance code when it
+ *		has none; "instance" is the request path ("" when the request could
+ *		not be read).
  */
 char *
 gw_error_body(const GwError *err, const char *instance)
 {
 	json_t	   *obj = json_object();
+	int			code = err->code < 0 ? GW_ERR_INTERNAL : err->code;
+	const char *name = lance_error_name_of(code);
 	char	   *text;
 
 	json_object_set_new(obj, "error", json_string(err->message[0] ? err->message : "error"));
-	json_object_set_new(obj, "code", json_integer(err->code < 0 ? GW_ERR_INTERNAL : err->code));
-	json_object_set_new(obj, "detail", err->detail[0] ? json_string(err->detail) : json_null());
-	json_object_set_new(obj, "instance", instance ? json_string(instance) : json_null());
+	json_object_set_new(obj, "code", json_integer(code));
+	json_object_set_new(obj, "detail", json_string(err->detail[0] ? err->detail :
+												   name ? name : "Internal"));
+	json_object_set_new(obj, "instance", json_string(instance ? instance : ""));
 
 	/* json_string() refuses invalid UTF-8; never lose the whole body. */
 	if (json_object_get(obj, "error") == NULL)
 		json_object_set_new(obj, "error", json_string("error"));
 	if (json_object_get(obj, "detail") == NULL)
-		json_object_set_new(obj, "detail", json_null());
+		json_object_set_new(obj, "detail", json_string(name ? name : "Internal"));
 	if (json_object_get(obj, "instance") == NULL)
-		json_object_set_new(obj, "instance", json_null());
+		json_object_set_new(obj, "instance", json_string(""));
 
 	text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(obj);
