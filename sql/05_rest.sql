@@ -102,6 +102,9 @@ SELECT lance_try($$SELECT lance_namespace.rest_describe_table('{"id": ["r1", "no
 SELECT lance_try($$SELECT lance_namespace.rest_describe_table('{"id": ["r1", "t"], "check_declared": 1}')$$);
 SELECT lance_namespace.rest_table_exists('{"id": ["r1", "t"]}');
 SELECT lance_try($$SELECT lance_namespace.rest_table_exists('{"id": ["r1", "nope"]}')$$);
+-- with a version: that version must exist too (TableVersionNotFound otherwise)
+SELECT lance_try($$SELECT lance_namespace.rest_table_exists('{"id": ["r1", "t"], "version": 1}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_table_exists('{"id": ["r1", "t"], "version": -1}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_table_exists('{"id": ["nope", "t"]}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_table_exists('{"id": ["r1"]}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_table_exists('{}')$$);
@@ -150,6 +153,8 @@ SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": "not
 SELECT (r->'version') - 'timestamp_millis' FROM lance_namespace.rest_describe_table_version('{"id": ["r1", "t"]}') r;
 SELECT (r->'version') - 'timestamp_millis' FROM lance_namespace.rest_describe_table_version('{"id": ["r1", "t"], "version": 1}') r;
 SELECT lance_try($$SELECT lance_namespace.rest_describe_table_version('{"id": ["r1", "t"], "version": "1"}')$$);
+SELECT lance_namespace.rest_table_exists('{"id": ["r1", "t"], "version": 1}');
+SELECT lance_try($$SELECT lance_namespace.rest_table_exists('{"id": ["r1", "t"], "version": 99}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_describe_table_version('{"id": ["r1", "t"], "version": 9}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_describe_table_version('{"id": ["r1", "t"], "version": "abc"}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_describe_table_version('{"id": ["r1", "reg"]}')$$);

@@ -362,20 +362,30 @@ PG_FUNCTION_INFO_V1(lance_rest_table_exists);
 
 /*
  * rest_table_exists(request jsonb) returns jsonb
- *		REST form of TableExists: {} when the table exists; otherwise
- *		NamespaceNotFound or TableNotFound.
+ *		REST form of TableExists: {} when the table exists (and, with
+ *		"version", when that version of its main branch exists); otherwise
+ *		NamespaceNotFound, TableNotFound or TableVersionNotFound.
  */
 Datum
 lance_rest_table_exists(PG_FUNCTION_ARGS)
 {
 	const char *op = "TableExists";
-	ArrayType  *id = lance_request_id(PG_ARGISNULL(0) ? NULL : PG_GETARG_JSONB_P(0));
+	Jsonb	   *request = PG_ARGISNULL(0) ? NULL : PG_GETARG_JSONB_P(0);
+	ArrayType  *id = lance_request_id(request);
+	int64		version = 0;
+	bool		has_version = lance_request_int64(request, "version", &version);
 
 	if (id == NULL)
 		lance_error(LANCE_INVALID_INPUT, errmsg("%s: id must not be NULL", op));
 	id = lance_validate_id(op, "id", id, false);
-	if (!table_exists(id, false, 0))
+	if (has_version && version < 0)
+		lance_error(LANCE_INVALID_INPUT, errmsg("%s: version must not be negative", op));
+	if (!table_exists(id, has_version, version))
 	{
+		if (has_version && table_exists(id, false, 0))
+			lance_error(LANCE_TABLE_VERSION_NOT_FOUND,
+						errmsg("%s: version " INT64_FORMAT " of table \"%s\" not found",
+							   op, version, lance_id_to_cstring(id, "$")));
 		SPI_connect();
 		lance_raise_missing_table(op, id);
 		SPI_finish();

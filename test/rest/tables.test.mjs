@@ -22,6 +22,18 @@ describe("tables", () => {
     assert.equal(e.status, 200);
   });
 
+  it("exists honours version, in the body and as a query parameter (404 code 11 when that version is missing)", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    assertError(await req("POST", `/v1/table/${t.enc}/exists`, { body: { version: 1 } }), 404, 11);
+    ok((await createVersion(t, 1)).res);
+    assert.equal((await req("POST", `/v1/table/${t.enc}/exists`, { body: { version: 1 } })).status, 200);
+    assert.equal((await req("POST", `/v1/table/${t.enc}/exists?version=1`)).status, 200);
+    assertError(await req("POST", `/v1/table/${t.enc}/exists?version=2`), 404, 11);
+    assertError(await req("POST", `/v1/table/${t.enc}/exists`, { body: { version: "1" } }), 400, 13);
+    assert.equal((await req("POST", `/v1/table/${t.enc}/exists`)).status, 200);
+  });
+
   it("declare conflicts: 409 code 5; missing namespace: 404 code 1", async () => {
     const ns = await mkNamespace();
     const t = await mkTable(ns);
