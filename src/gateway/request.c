@@ -237,6 +237,23 @@ gw_build_request(json_t *body, const char *raw_id, json_t *query, GwError *err)
 		json_object_set_new(body, "id", id);
 	}
 
+	/*
+	 * The spec's Identity travels in the x-api-key and Authorization
+	 * headers on REST (catalog-rest-index.md); one in the body would be
+	 * ignored, so it is refused rather than dropped without a word.
+	 */
+	{
+		json_t	   *identity = json_object_get(body, "identity");
+
+		if (identity != NULL && !json_is_null(identity))
+		{
+			gw_error_set(err, GW_ERR_INVALID_INPUT,
+						 "identity is not read from the request body: send the API key in the "
+						 "x-api-key header or the token in the Authorization header");
+			goto fail;
+		}
+	}
+
 	for (int i = 0; query_fields[i].name; i++)
 	{
 		const char *name = query_fields[i].name;

@@ -2,7 +2,8 @@
 // wrong type (a string where the spec says integer or boolean, a number
 // where it says boolean) is 400 with code 13, the same in the single and
 // the batch forms; query parameters, which are text, get the type the spec
-// gives them, and one that does not parse is 400 code 13 too.
+// gives them, and one that does not parse is 400 code 13 too.  An identity
+// in a body (REST carries it in headers) is refused, not ignored.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
@@ -64,5 +65,13 @@ describe("strict JSON types", () => {
     // a body field still wins over the query parameter of the same name
     const both = ok(await req("POST", `/v1/table/${t.enc}/version/list?delimiter=%24&limit=1`, { body: { limit: 2 } }));
     assert.equal(both.versions.length, 2);
+  });
+
+  it("an identity in the body is refused (400 code 13): on REST it travels in headers", async () => {
+    const ns = await mkNamespace();
+    const r = await req("POST", `/v1/namespace/${ns}/describe`, { body: { identity: { api_key: "k" } } });
+    assertError(r, 400, 13);
+    assert.match(r.json.error, /x-api-key/);
+    ok(await req("POST", `/v1/namespace/${ns}/describe`, { body: { identity: null } }));
   });
 });
