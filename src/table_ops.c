@@ -237,6 +237,8 @@ PG_FUNCTION_INFO_V1(lance_describe_table);
  *		version is the given version, the tag's version, or the branch's
  *		latest (NULL when it has none).  A given version or tag that does
  *		not exist is TableVersionNotFound or TableTagNotFound.
+ *		load_detailed_metadata true is Unsupported (the catalog does not
+ *		open datasets for their schema and stats); false or NULL is this.
  */
 Datum
 lance_describe_table(PG_FUNCTION_ARGS)
@@ -260,6 +262,12 @@ lance_describe_table(PG_FUNCTION_ARGS)
 
 	if (has_version && version < 0)
 		lance_error(LANCE_INVALID_INPUT, errmsg("%s: version must not be negative", op));
+	if (!PG_ARGISNULL(6) && PG_GETARG_BOOL(6))
+		lance_error(LANCE_UNSUPPORTED,
+					errmsg("%s: load_detailed_metadata is not supported", op),
+					errdetail("The catalog does not open datasets, so it cannot return their schema "
+							  "or stats; without load_detailed_metadata it returns the table's "
+							  "name, namespace, latest version and location."));
 	if (tag != NULL && (has_version || branch_name != NULL))
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("%s: tag cannot be combined with version or branch", op));

@@ -74,4 +74,12 @@ describe("strict JSON types", () => {
     assert.match(r.json.error, /x-api-key/);
     ok(await req("POST", `/v1/namespace/${ns}/describe`, { body: { identity: null } }));
   });
+
+  it("load_detailed_metadata true is 406 code 0 (the catalog does not open datasets), false is served", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    assertError(await req("POST", `/v1/table/${t.enc}/describe`, { body: { load_detailed_metadata: true } }), 406, 0);
+    assertError(await req("POST", `/v1/table/${t.enc}/describe?load_detailed_metadata=true`), 406, 0);
+    ok(await req("POST", `/v1/table/${t.enc}/describe`, { body: { load_detailed_metadata: false } }));
+  });
 });
