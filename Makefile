@@ -28,7 +28,8 @@ OBJS = \
 	src/txn_ops.o \
 	src/batch_commit.o \
 	src/auth.o \
-	src/privileges.o
+	src/privileges.o \
+	src/postgrest.o
 
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 

@@ -47,5 +47,6 @@ _PG_init(void)
 							   PGC_USERSET,
 							   0,
 							   NULL, NULL, NULL);
+	lance_postgrest_init();
 	MarkGUCPrefixReserved("lance_namespace");
 }

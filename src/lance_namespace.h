@@ -38,6 +38,9 @@ extern bool lance_notify_commits;
 extern char *lance_interface;
 
 
+/* postgrest.c */
+extern void lance_postgrest_init(void);
+
 /* ident.c */
 extern void lance_validate_name(const char *op, const char *what, const char *name, int len);
 extern ArrayType *lance_require_id(const char *op, const char *what, ArrayType *id,
