@@ -1,5 +1,5 @@
 --
--- 13_postgrest: with lance_namespace.error_format = 'postgrest', the
+-- 14_postgrest: with lance_namespace.error_format = 'postgrest', the
 -- catalog's errors reach the client as PostgREST's custom-error form:
 -- SQLSTATE PGRST, a JSON message (the body PostgREST sends) and a JSON
 -- detail (the HTTP status it answers with, from the one rule of
