@@ -48,4 +48,5 @@ _PG_init(void)
 							   0,
 							   NULL, NULL, NULL);
 	MarkGUCPrefixReserved("lance_namespace");
+	lance_audit_init();
 }
