@@ -265,6 +265,29 @@ lance_record(const char *op, ArrayType *id, const char *detail)
 }
 
 /*
+ * lance_record_version
+ *		The CreateTableVersion row of a version just inserted, for a catalog
+ *		whose schema predates the audit trigger (0.1.0, between the library's
+ *		installation and ALTER EXTENSION UPDATE): with 0.2.0's schema,
+ *		recognised by history.session_role, the trigger writes it.
+ */
+void
+lance_record_version(ArrayType *id, TimestampTz at, const char *branch, int64 version,
+					 const char *manifest_path)
+{
+	Oid			relid = get_relname_relid("history",
+										  get_namespace_oid("lance_namespace", false));
+
+	if (get_attnum(relid, "session_role") != InvalidAttrNumber)
+		return;
+	/* a level of its own: the caller's SPI result (the version) survives */
+	SPI_connect();
+	insert_history(at, "CreateTableVersion", id,
+				   lance_version_history_detail(branch, version, manifest_path));
+	SPI_finish();
+}
+
+/*
  * table_path
  *		The path of table entry table_id, read as the catalog's owner, or
  *		NULL when it is gone (deleted in the same statement: a cascade, whose

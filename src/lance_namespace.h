@@ -244,6 +244,8 @@ extern Oid	lance_catalog_owner(void);
 extern bool lance_is_owner_of(Relation rel);
 extern const char *lance_effective_interface(void);
 extern void lance_record(const char *op, ArrayType *id, const char *detail);
+extern void lance_record_version(ArrayType *id, TimestampTz at, const char *branch,
+								 int64 version, const char *manifest_path);
 
 /* branch_ops.c */
 typedef struct LanceBranch

@@ -209,6 +209,7 @@ lance_create_version_spi(const char *op, LanceVersionRequest *req)
 			int64		ts = DatumGetInt64(lance_spi_value(0, 5, &isnull));
 
 			lance_audit_version(-1, NULL, 0);
+			lance_record_version(req->id, now, branch.name, req->version, canonical);
 			lance_version_committed(req->id, branch.name, req->version, canonical, ts);
 			return;
 		}
