@@ -126,6 +126,8 @@ SELECT regress_au_dml($$DELETE FROM lance_namespace.tags WHERE name = 'direct'$$
 SELECT regress_au_dml(format($$INSERT INTO lance_namespace.branches (table_id, name, parent_version, create_at) VALUES (%s, 'direct', 2, 0)$$, :au_t_id));
 SELECT regress_au_dml($$UPDATE lance_namespace.branches SET parent_version = 0 WHERE name = 'direct'$$);
 SELECT regress_au_dml($$DELETE FROM lance_namespace.branches WHERE name = 'direct'$$);
+-- COPY into a table with row level security is refused to whom it applies
+\copy lance_namespace.tags from '/dev/null'
 -- a rolled-back direct write leaves nothing behind, not even its history
 BEGIN;
 SELECT regress_au_dml($$DELETE FROM lance_namespace.versions WHERE version = 2 AND branch = 'main'$$);
@@ -227,6 +229,20 @@ RESET ROLE;
 DROP TRIGGER au_boom ON lance_namespace.tags;
 SELECT role, operation, name FROM lance_namespace.commit_history
  WHERE at >= :'au_t2' AND id[1] = 'au' ORDER BY at;
+
+--
+-- A role granted more than lance_grant gives still cannot rewrite a version
+-- or write the history: the triggers refuse it.
+--
+GRANT UPDATE ON lance_namespace.versions TO regress_au_tenant;
+GRANT INSERT, UPDATE, DELETE ON lance_namespace.history TO regress_au_tenant;
+SET ROLE regress_au_tenant;
+SELECT regress_au_dml($$UPDATE lance_namespace.versions SET manifest_path = '/evil/manifest' WHERE version = 2$$);
+SELECT regress_au_dml($$INSERT INTO lance_namespace.history (operation, id) VALUES ('Forged', '{au}')$$);
+SELECT regress_au_dml($$DELETE FROM lance_namespace.history$$);
+RESET ROLE;
+REVOKE UPDATE ON lance_namespace.versions FROM regress_au_tenant;
+REVOKE INSERT, UPDATE, DELETE ON lance_namespace.history FROM regress_au_tenant;
 
 --
 -- The catalog's owner may still correct a version; that is audited too.

@@ -19,7 +19,10 @@
  *	  tags) records every other change, made by direct DML or a cascade, as
  *	  "<INSERT|UPDATE|DELETE> <table>" with the old and new rows; and every
  *	  new version, whichever path inserted it, as CreateTableVersion (the
- *	  change feed reads those).
+ *	  change feed reads those).  Two exceptions: the children of a deleted
+ *	  table (its versions, branches, tags, gone by cascade) are covered by
+ *	  the table's own row, and the owner's COPY (pg_restore) brings the
+ *	  history with it.
  *
  * role is the session's current role (set by login or SET ROLE; neither
  * SECURITY DEFINER functions nor foreign key cascades change it),
@@ -42,6 +45,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "tcop/pquery.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
@@ -222,18 +226,17 @@ lance_interface_fn(PG_FUNCTION_ARGS)
 
 /*
  * insert_history
- *		Insert one history row as the catalog's owner.  Must be called while
- *		connected to SPI.  An error restores the user id with the aborting
- *		(sub)transaction.
+ *		Insert one history row as owner, the catalog's owner.  Must be called
+ *		while connected to SPI.  An error restores the user id with the
+ *		aborting (sub)transaction.
  */
 static void
-insert_history(TimestampTz at, const char *op, ArrayType *id, Jsonb *detail)
+insert_history(Oid owner, TimestampTz at, const char *op, ArrayType *id, Jsonb *detail)
 {
 	Datum		values[6];
 	char		nulls[6] = "      ";
 	Oid			save_userid;
 	int			save_sec_context;
-	Oid			owner = lance_catalog_owner();
 
 	values[0] = TimestampTzGetDatum(at);
 	values[1] = CStringGetDatum(GetUserNameFromId(GetOuterUserId(), false));
@@ -259,7 +262,7 @@ insert_history(TimestampTz at, const char *op, ArrayType *id, Jsonb *detail)
 void
 lance_record(const char *op, ArrayType *id, const char *detail)
 {
-	insert_history(GetCurrentTimestamp(), op, id,
+	insert_history(lance_catalog_owner(), GetCurrentTimestamp(), op, id,
 				   detail == NULL ? NULL :
 				   DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(detail))));
 }
@@ -282,19 +285,19 @@ lance_record_version(ArrayType *id, TimestampTz at, const char *branch, int64 ve
 		return;
 	/* a level of its own: the caller's SPI result (the version) survives */
 	SPI_connect();
-	insert_history(at, "CreateTableVersion", id,
+	insert_history(lance_catalog_owner(), at, "CreateTableVersion", id,
 				   lance_version_history_detail(branch, version, manifest_path));
 	SPI_finish();
 }
 
 /*
  * table_path
- *		The path of table entry table_id, read as the catalog's owner, or
+ *		The path of table entry table_id, read as owner (the catalog's), or
  *		NULL when it is gone (deleted in the same statement: a cascade, whose
  *		parent's deletion is recorded).
  */
 static ArrayType *
-table_path(int64 table_id)
+table_path(Oid owner, int64 table_id)
 {
 	Datum		values[1];
 	Oid			save_userid;
@@ -304,8 +307,7 @@ table_path(int64 table_id)
 
 	values[0] = Int64GetDatum(table_id);
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(lance_catalog_owner(),
-						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	n = lance_exec(PLAN_ENTRY_PATH, values, NULL, true, 1);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 	if (n == 0)
@@ -346,6 +348,7 @@ lance_audit(PG_FUNCTION_ARGS)
 	bool		version_insert;
 	ArrayType  *id;
 	TimestampTz at = GetCurrentTimestamp();
+	Oid			owner;
 	bool		isnull;
 	StringInfoData detail;
 
@@ -355,11 +358,22 @@ lance_audit(PG_FUNCTION_ARGS)
 	rel = trigdata->tg_relation;
 	desc = RelationGetDescr(rel);
 	relname = RelationGetRelationName(rel);
+	/* the catalog's tables have one owner: this one's saves a lookup */
+	owner = rel->rd_rel->relowner;
 	is_entries = strcmp(relname, "entries") == 0;
 	version_insert = TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) &&
 		strcmp(relname, "versions") == 0;
 	if (lance_in_operation() && !version_insert)
 		return PointerGetDatum(NULL);	/* the operation records itself */
+
+	/*
+	 * pg_restore: the owner's COPY restores the history along with the
+	 * rows, so recording them again would double it.  (Only roles that row
+	 * level security does not apply to may COPY into these tables.)
+	 */
+	if (ActivePortal != NULL && ActivePortal->commandTag == CMDTAG_COPY &&
+		lance_is_owner_of(rel))
+		return PointerGetDatum(NULL);
 
 	if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
 		verb = "INSERT";
@@ -383,7 +397,7 @@ lance_audit(PG_FUNCTION_ARGS)
 			at = version_at;
 		}
 		else
-			id = table_path(table_id);
+			id = table_path(owner, table_id);
 	}
 	if (id == NULL)
 	{
@@ -399,7 +413,7 @@ lance_audit(PG_FUNCTION_ARGS)
 		char	   *manifest = TextDatumGetCString(heap_getattr(row, Anum_versions_manifest,
 																desc, &isnull));
 
-		insert_history(at, "CreateTableVersion", id,
+		insert_history(owner, at, "CreateTableVersion", id,
 					   lance_version_history_detail(branch, version, manifest));
 		SPI_finish();
 		return PointerGetDatum(NULL);
@@ -415,7 +429,7 @@ lance_audit(PG_FUNCTION_ARGS)
 	else if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
 		appendStringInfo(&detail, "\"new\":%s", row_json(trigdata->tg_newtuple, desc));
 	appendStringInfoChar(&detail, '}');
-	insert_history(at, psprintf("%s %s", verb, relname), id,
+	insert_history(owner, at, psprintf("%s %s", verb, relname), id,
 				   DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(detail.data))));
 	SPI_finish();
 	return PointerGetDatum(NULL);
