@@ -40,6 +40,9 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#if PG_VERSION_NUM >= 160000
+#include "catalog/pg_proc.h"
+#endif
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -203,13 +206,17 @@ const char *
 lance_effective_interface(void)
 {
 	Oid			fn;
+	AclResult	result;
 
 	if (lance_interface == NULL || strcmp(lance_interface, "rest") != 0)
 		return "sql";
 	fn = lance_function_oid(&authenticate_ref);
-	if (pg_proc_aclcheck(fn, GetSessionUserId(), ACL_EXECUTE) == ACLCHECK_OK)
-		return "rest";
-	return "sql";
+#if PG_VERSION_NUM >= 160000
+	result = object_aclcheck(ProcedureRelationId, fn, GetSessionUserId(), ACL_EXECUTE);
+#else
+	result = pg_proc_aclcheck(fn, GetSessionUserId(), ACL_EXECUTE);
+#endif
+	return result == ACLCHECK_OK ? "rest" : "sql";
 }
 
 PG_FUNCTION_INFO_V1(lance_interface_fn);
