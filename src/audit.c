@@ -79,7 +79,7 @@ static LanceFunctionRef authenticate_ref = {
 #define Anum_versions_manifest	4
 
 /*
- * reset_on_abort
+ * reset_state, xact_callback, subxact_callback
  *		An error inside an operation's statement leaves op_depth raised:
  *		clear it (and the version context) when the (sub)transaction
  *		aborts, so that later direct writes are audited and refused as
