@@ -22,6 +22,7 @@ END$$;
 SELECT n, lance_namespace.lance_drop_namespace(ARRAY[n], 'Skip', 'Cascade') IS NULL AS nothing_left
   FROM unnest(ARRAY['au', 'au_ro']) n;
 DROP FUNCTION IF EXISTS public.regress_au_dml(text);
+DROP FUNCTION IF EXISTS public.regress_au_sweep();
 
 -- regress_au_dml: run a write; "ok: N rows" or "SQLSTATE: message"
 CREATE FUNCTION public.regress_au_dml(sql text) RETURNS text
@@ -74,6 +75,119 @@ SELECT c.relname,
   FROM pg_class c
  WHERE c.relnamespace = 'lance_namespace'::regnamespace AND c.relkind = 'r'
  ORDER BY c.relname;
+
+--
+-- The sweep: every direct write on every catalog table, each tried in a
+-- subtransaction that is then rolled back, with its outcome: the error, or
+-- the rows it changed and the history rows the database wrote for it (who,
+-- what).  Row level security hides rows outside the role's grants (0 rows).
+--
+CREATE FUNCTION public.regress_au_sweep() RETURNS TABLE (attempt text, result text)
+LANGUAGE plpgsql AS $f$
+DECLARE
+	a record;
+	n bigint;
+	audit text;
+BEGIN
+	FOR a IN SELECT * FROM (VALUES
+		-- versions
+		(1, 'versions: UPDATE manifest_path', $$UPDATE lance_namespace.versions SET manifest_path = '/evil/manifest' WHERE version = 1$$),
+		(2, 'versions: UPDATE staging_manifest_path', $$UPDATE lance_namespace.versions SET staging_manifest_path = '/evil'$$),
+		(3, 'versions: UPDATE manifest_size, e_tag, naming_scheme', $$UPDATE lance_namespace.versions SET manifest_size = 1, e_tag = 'x', naming_scheme = 'V1'$$),
+		(4, 'versions: UPDATE version', $$UPDATE lance_namespace.versions SET version = version + 100$$),
+		(5, 'versions: UPDATE branch', $$UPDATE lance_namespace.versions SET branch = 'dev' WHERE version = 2$$),
+		(6, 'versions: UPDATE table_id', $$UPDATE lance_namespace.versions SET table_id = (SELECT id FROM lance_namespace.entries WHERE path = '{au_ro,t}')$$),
+		(7, 'versions: UPDATE timestamp_millis, created_by', $$UPDATE lance_namespace.versions SET timestamp_millis = 0, created_by = 'postgres'$$),
+		(8, 'versions: UPDATE metadata', $$UPDATE lance_namespace.versions SET metadata = '{}'$$),
+		(9, 'versions: INSERT', $$INSERT INTO lance_namespace.versions (table_id, version, manifest_path, staging_manifest_path, naming_scheme, timestamp_millis, created_by)
+			SELECT id, 7, '/evil/7', '/evil/7', 'V2', 0, 'postgres' FROM lance_namespace.entries WHERE path = '{au,t}'$$),
+		(10, 'versions: INSERT ON CONFLICT DO UPDATE', $$INSERT INTO lance_namespace.versions (table_id, version, manifest_path, staging_manifest_path, naming_scheme, timestamp_millis)
+			SELECT id, 2, '/evil/2', '/evil/2', 'V2', 0 FROM lance_namespace.entries WHERE path = '{au,t}'
+			ON CONFLICT (table_id, branch, version) DO UPDATE SET manifest_path = '/evil/2'$$),
+		(11, 'versions: DELETE, own table', $$DELETE FROM lance_namespace.versions WHERE table_id = (SELECT id FROM lance_namespace.entries WHERE path = '{au,t}')$$),
+		(12, 'versions: DELETE, read-only table', $$DELETE FROM lance_namespace.versions WHERE table_id = (SELECT id FROM lance_namespace.entries WHERE path = '{au_ro,t}')$$),
+		(13, 'versions: TRUNCATE', $$TRUNCATE lance_namespace.versions$$),
+		-- history
+		(20, 'history: INSERT', $$INSERT INTO lance_namespace.history (role, interface, operation, id, detail)
+			VALUES ('postgres', 'rest', 'CreateTableVersion', ARRAY['au','t'], '{"version": 99}')$$),
+		(21, 'history: UPDATE', $$UPDATE lance_namespace.history SET role = 'postgres'$$),
+		(22, 'history: DELETE', $$DELETE FROM lance_namespace.history$$),
+		(23, 'history: TRUNCATE', $$TRUNCATE lance_namespace.history$$),
+		-- entries
+		(30, 'entries: INSERT, own subtree', $$INSERT INTO lance_namespace.entries (parent_id, kind, name, path, created_by)
+			SELECT id, 'n', 'direct', '{au,direct}', 'postgres' FROM lance_namespace.entries WHERE path = '{au}'$$),
+		(31, 'entries: INSERT, read-only subtree', $$INSERT INTO lance_namespace.entries (parent_id, kind, name, path)
+			SELECT id, 'n', 'direct', '{au_ro,direct}' FROM lance_namespace.entries WHERE path = '{au_ro}'$$),
+		(32, 'entries: UPDATE properties', $$UPDATE lance_namespace.entries SET properties = '{"k": "v"}' WHERE path = '{au}'$$),
+		(33, 'entries: UPDATE location', $$UPDATE lance_namespace.entries SET location = '/moved' WHERE path = '{au,t}'$$),
+		(34, 'entries: UPDATE path into a read-only subtree', $$UPDATE lance_namespace.entries SET path = '{au_ro,t2}', name = 't2',
+			parent_id = (SELECT id FROM lance_namespace.entries WHERE path = '{au_ro}') WHERE path = '{au,t}'$$),
+		(35, 'entries: DELETE, own subtree', $$DELETE FROM lance_namespace.entries WHERE path = '{au,t}'$$),
+		(36, 'entries: DELETE, read-only subtree', $$DELETE FROM lance_namespace.entries WHERE path = '{au_ro,t}'$$),
+		(37, 'entries: TRUNCATE', $$TRUNCATE lance_namespace.entries CASCADE$$),
+		(38, 'entries_id_seq: setval', $$SELECT pg_catalog.setval('lance_namespace.entries_id_seq', 1)$$),
+		-- tags
+		(40, 'tags: INSERT', $$INSERT INTO lance_namespace.tags (table_id, name, version)
+			SELECT id, 'direct', 2 FROM lance_namespace.entries WHERE path = '{au,t}'$$),
+		(41, 'tags: INSERT, read-only table', $$INSERT INTO lance_namespace.tags (table_id, name, version)
+			SELECT id, 'direct', 1 FROM lance_namespace.entries WHERE path = '{au_ro,t}'$$),
+		(42, 'tags: UPDATE', $$UPDATE lance_namespace.tags SET version = 2 WHERE name = 'v1'$$),
+		(43, 'tags: DELETE', $$DELETE FROM lance_namespace.tags$$),
+		-- branches
+		(50, 'branches: INSERT', $$INSERT INTO lance_namespace.branches (table_id, name, parent_version, create_at)
+			SELECT id, 'direct', 2, 0 FROM lance_namespace.entries WHERE path = '{au,t}'$$),
+		(51, 'branches: UPDATE', $$UPDATE lance_namespace.branches SET parent_version = 0$$),
+		(52, 'branches: DELETE', $$DELETE FROM lance_namespace.branches$$),
+		-- privileges
+		(60, 'privileges: INSERT admin on {}', $$INSERT INTO lance_namespace.privileges (role_name, namespace, privilege) VALUES ('regress_au_tenant', '{}', 'admin')$$),
+		(61, 'privileges: INSERT admin on its own {au}', $$INSERT INTO lance_namespace.privileges (role_name, namespace, privilege) VALUES ('regress_au_tenant', '{au}', 'admin')$$),
+		(62, 'privileges: UPDATE', $$UPDATE lance_namespace.privileges SET privilege = 'admin'$$),
+		(63, 'privileges: DELETE another role''s grant', $$DELETE FROM lance_namespace.privileges WHERE role_name = 'regress_au_other'$$),
+		-- keys, secrets, settings
+		(70, 'api_keys: SELECT', $$SELECT * FROM lance_namespace.api_keys$$),
+		(71, 'api_keys: INSERT', $$INSERT INTO lance_namespace.api_keys (key_hash, role_name) VALUES (sha256('k'), 'postgres')$$),
+		(72, 'api_keys: UPDATE', $$UPDATE lance_namespace.api_keys SET role_name = 'postgres'$$),
+		(73, 'api_keys: DELETE', $$DELETE FROM lance_namespace.api_keys$$),
+		(74, 'secrets: SELECT', $$SELECT * FROM lance_namespace.secrets$$),
+		(75, 'secrets: INSERT', $$INSERT INTO lance_namespace.secrets VALUES ('jwt_secret', repeat('x', 40))$$),
+		(76, 'secrets: UPDATE', $$UPDATE lance_namespace.secrets SET value = repeat('x', 40)$$),
+		(77, 'secrets: DELETE', $$DELETE FROM lance_namespace.secrets$$),
+		(78, 'settings: INSERT', $$INSERT INTO lance_namespace.settings VALUES ('root_location', '/evil')$$),
+		(79, 'settings: UPDATE', $$UPDATE lance_namespace.settings SET value = '/evil'$$),
+		(80, 'settings: DELETE', $$DELETE FROM lance_namespace.settings$$)
+	) v(i, label, sql) ORDER BY i LOOP
+		attempt := a.label;
+		BEGIN
+			EXECUTE a.sql;
+			GET DIAGNOSTICS n = ROW_COUNT;
+			-- this transaction's history: only this attempt's (the earlier
+			-- ones were rolled back)
+			SELECT pg_catalog.count(*) || ' (' ||
+				   COALESCE(pg_catalog.string_agg(DISTINCT h.role || ' ' || h.operation, ', '), '') || ')'
+			  INTO audit
+			  FROM lance_namespace.history h
+			 WHERE h.transaction_id OPERATOR(pg_catalog.=) pg_catalog.pg_current_xact_id();
+			RAISE EXCEPTION USING ERRCODE = 'ZX001', MESSAGE = n || ' rows; history: ' || audit;
+		EXCEPTION WHEN OTHERS THEN
+			result := CASE WHEN SQLSTATE = 'ZX001' THEN 'done: ' || SQLERRM
+						   ELSE SQLSTATE || ': ' || SQLERRM END;
+		END;
+		RETURN NEXT;
+	END LOOP;
+END
+$f$;
+SET SESSION AUTHORIZATION regress_au_tenant;
+SELECT * FROM regress_au_sweep();
+SELECT md5(string_agg(attempt || ' ' || result, E'\n')) AS tenant_sweep FROM regress_au_sweep() \gset
+RESET SESSION AUTHORIZATION;
+-- the gateway's authenticator after SET ROLE gets the same outcome for each
+SET SESSION AUTHORIZATION regress_au_authn;
+SET ROLE regress_au_tenant;
+SET lance_namespace.interface = 'rest';
+SELECT md5(string_agg(attempt || ' ' || result, E'\n')) = :'tenant_sweep' AS same_as_tenant FROM regress_au_sweep();
+RESET lance_namespace.interface;
+RESET ROLE;
+RESET SESSION AUTHORIZATION;
 
 SELECT clock_timestamp() AS au_t0, lance_namespace.lance_changes_cursor() AS au_c0 \gset
 
@@ -275,3 +389,4 @@ DROP ROLE regress_au_tenant;
 DROP ROLE regress_au_other;
 DROP ROLE regress_au_authn;
 DROP FUNCTION public.regress_au_dml(text);
+DROP FUNCTION public.regress_au_sweep();

@@ -19,10 +19,10 @@
  *	  tags) records every other change, made by direct DML or a cascade, as
  *	  "<INSERT|UPDATE|DELETE> <table>" with the old and new rows; and every
  *	  new version, whichever path inserted it, as CreateTableVersion (the
- *	  change feed reads those).  Two exceptions: the children of a deleted
- *	  table (its versions, branches, tags, gone by cascade) are covered by
- *	  the table's own row, and the owner's COPY (pg_restore) brings the
- *	  history with it.
+ *	  change feed reads those).  A direct DELETE of a table records the
+ *	  versions, branches and tags that go with it by cascade too; the
+ *	  owner's COPY (pg_restore) is not recorded, as it brings the history
+ *	  with it.
  *
  * role is the session's current role (set by login or SET ROLE; neither
  * SECURITY DEFINER functions nor foreign key cascades change it),
@@ -299,9 +299,9 @@ lance_record_version(ArrayType *id, TimestampTz at, const char *branch, int64 ve
 
 /*
  * table_path
- *		The path of table entry table_id, read as owner (the catalog's), or
- *		NULL when it is gone (deleted in the same statement: a cascade, whose
- *		parent's deletion is recorded).
+ *		The path of table entry table_id, read as owner (the catalog's) with
+ *		the statement's snapshot (in which a table deleted by the statement
+ *		that cascades to this row still exists), or NULL when it is gone.
  */
 static ArrayType *
 table_path(Oid owner, int64 table_id)
