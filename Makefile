@@ -1,7 +1,7 @@
 # lance_namespace: PGXS build of the extension and the REST gateway.
 
 EXTENSION = lance_namespace
-EXTVERSION = 0.1.0
+EXTVERSION = 0.2.0
 
 MODULE_big = lance_namespace
 OBJS = \
@@ -23,6 +23,7 @@ OBJS = \
 	src/rest_acl.o \
 	src/version_check.o \
 	src/history.o \
+	src/audit.o \
 	src/branch_ops.o \
 	src/tag_ops.o \
 	src/txn_ops.o \

@@ -47,26 +47,6 @@ lance_transaction_id(void)
 }
 
 /*
- * lance_record
- *		Append a history row for operation op on object id.  detail is a
- *		JSON object text, or NULL.
- */
-void
-lance_record(const char *op, ArrayType *id, const char *detail)
-{
-	Datum		values[3];
-	char		nulls[3] = "   ";
-
-	values[0] = CStringGetTextDatum(op);
-	values[1] = PointerGetDatum(id);
-	if (detail != NULL)
-		values[2] = DirectFunctionCall1(jsonb_in, CStringGetDatum(detail));
-	else
-		nulls[2] = 'n';
-	lance_exec(PLAN_INSERT_HISTORY, values, nulls, false, 0);
-}
-
-/*
  * lance_json_id
  *		A text[] identifier as a JSON array, appended to buf.
  */
@@ -153,8 +133,8 @@ append_commit_payload(StringInfo buf, ArrayType *id, const char *branch, int64 v
  * lance_version_committed
  *		With lance_namespace.notify_commits on, queue the NOTIFY of a new
  *		table version, part of the current transaction.  (Its history row,
- *		which lance_changes() reads, is written by the same statement as
- *		the version row: PLAN_INSERT_VERSION.)
+ *		which lance_changes() reads, is written by the audit trigger on
+ *		versions: audit.c.)
  */
 void
 lance_version_committed(ArrayType *id, const char *branch, int64 version,

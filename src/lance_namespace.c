@@ -49,4 +49,5 @@ _PG_init(void)
 							   NULL, NULL, NULL);
 	lance_postgrest_init();
 	MarkGUCPrefixReserved("lance_namespace");
+	lance_audit_init();
 }

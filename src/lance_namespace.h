@@ -14,6 +14,8 @@
 #include "lib/stringinfo.h"
 #include "utils/array.h"
 #include "utils/jsonb.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
 
 /* Lance error codes, their names, SQLSTATE and HTTP status (error_rules.c). */
 #include "error_rules.h"
@@ -114,6 +116,7 @@ typedef enum LancePlanId
 	PLAN_REREGISTER_ENTRY,
 	PLAN_DELETE_ALL_VERSIONS,
 	PLAN_INSERT_HISTORY,
+	PLAN_ENTRY_PATH,
 	PLAN_GET_BRANCH,
 	PLAN_GET_BRANCH_KEY_SHARE,
 	PLAN_GET_BRANCH_FOR_UPDATE,
@@ -195,12 +198,24 @@ extern Datum lance_list_names(FunctionCallInfo fcinfo, const char *op, LancePlan
 
 /* history.c */
 extern char *lance_transaction_id(void);
-extern void lance_record(const char *op, ArrayType *id, const char *detail);
 extern void lance_json_id(StringInfo buf, ArrayType *id);
 extern Jsonb *lance_version_history_detail(const char *branch, int64 version,
 											 const char *manifest_path);
 extern void lance_version_committed(ArrayType *id, const char *branch, int64 version,
 									const char *manifest_path, int64 timestamp_millis);
+
+/* audit.c */
+extern void lance_audit_init(void);
+extern void lance_operation_begin(void);
+extern void lance_operation_end(void);
+extern bool lance_in_operation(void);
+extern void lance_audit_version(int64 table_id, ArrayType *path, TimestampTz at);
+extern Oid	lance_catalog_owner(void);
+extern bool lance_is_owner_of(Relation rel);
+extern const char *lance_effective_interface(void);
+extern void lance_record(const char *op, ArrayType *id, const char *detail);
+extern void lance_record_version(ArrayType *id, TimestampTz at, const char *branch,
+								 int64 version, const char *manifest_path);
 
 /* branch_ops.c */
 typedef struct LanceBranch

@@ -24,11 +24,18 @@
 #define BRANCH_COLUMNS "name, parent_branch, parent_version, create_at, manifest_size, metadata"
 #define VERSION_COLUMNS "version, manifest_path, manifest_size, e_tag, timestamp_millis, metadata"
 
+/*
+ * operation marks a write of a catalog operation that the operation
+ * records in the history itself (or, for a version insert, that the audit
+ * trigger records): while it runs, the audit trigger writes no row of its
+ * own, and versions accept the insert (audit.c).
+ */
 typedef struct LancePlanDef
 {
 	const char *sql;
 	int			nargs;
 	Oid			argtypes[12];
+	bool		operation;
 } LancePlanDef;
 
 static const LancePlanDef plan_defs[PLAN_COUNT] = {
@@ -52,7 +59,7 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		" (parent_id, kind, name, path, properties, location, declared)"
 		" VALUES ($1, $2, $3, $4, $5, $6, $7)"
 		" ON CONFLICT DO NOTHING RETURNING id",
-		7, {INT8OID, CHAROID, TEXTOID, TEXTARRAYOID, JSONBOID, TEXTOID, BOOLOID}
+		7, {INT8OID, CHAROID, TEXTOID, TEXTARRAYOID, JSONBOID, TEXTOID, BOOLOID}, true
 	},
 	[PLAN_SIBLING_KIND] = {
 		"SELECT kind FROM lance_namespace.entries"
@@ -66,31 +73,25 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 	[PLAN_DELETE_ENTRY] = {
 		"DELETE FROM lance_namespace.entries WHERE id = $1"
 		" RETURNING location, properties",
-		1, {INT8OID}
+		1, {INT8OID}, true
 	},
 	[PLAN_GET_SETTING] = {
 		"SELECT value FROM lance_namespace.settings WHERE name = $1",
 		1, {TEXTOID}
 	},
 	/*
-	 * The put-if-not-exists of CreateTableVersion and, only when it
-	 * inserted, its history row ($10 id, $11 detail): one statement, so one
-	 * executor run per commit instead of two.
+	 * The put-if-not-exists of CreateTableVersion.  Its history row is
+	 * written by the audit trigger on versions (audit.c).
 	 */
 	[PLAN_INSERT_VERSION] = {
-		"WITH v AS ("
-		" INSERT INTO lance_namespace.versions"
+		"INSERT INTO lance_namespace.versions"
 		" (table_id, branch, version, manifest_path, staging_manifest_path,"
 		"  manifest_size, e_tag, metadata, naming_scheme, timestamp_millis)"
-		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, (EXTRACT(EPOCH FROM $12) * 1000)::bigint)"
+		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, (EXTRACT(EPOCH FROM $10) * 1000)::bigint)"
 		" ON CONFLICT (table_id, branch, version) DO NOTHING"
-		" RETURNING " VERSION_COLUMNS "),"
-		/* the same instant as the version's: lance_changes() reports it */
-		" h AS (INSERT INTO lance_namespace.history (at, operation, id, detail)"
-		"  SELECT $12, 'CreateTableVersion', $10, $11 FROM v)"
-		" SELECT " VERSION_COLUMNS " FROM v",
-		12, {INT8OID, TEXTOID, INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID, JSONBOID, TEXTOID,
-		TEXTARRAYOID, JSONBOID, TIMESTAMPTZOID}
+		" RETURNING " VERSION_COLUMNS,
+		10, {INT8OID, TEXTOID, INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID, JSONBOID, TEXTOID,
+		TIMESTAMPTZOID}, true
 	},
 	[PLAN_GET_VERSION] = {
 		"SELECT " VERSION_COLUMNS ", staging_manifest_path"
@@ -112,7 +113,7 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		"DELETE FROM lance_namespace.versions"
 		" WHERE table_id = $1 AND branch = $2 COLLATE \"C\""
 		" AND version >= $3 AND version <= $4",
-		4, {INT8OID, TEXTOID, INT8OID, INT8OID}
+		4, {INT8OID, TEXTOID, INT8OID, INT8OID}, true
 	},
 	[PLAN_LIST_NAMESPACES] = {
 		"SELECT name FROM lance_namespace.entries"
@@ -154,28 +155,33 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 	},
 	[PLAN_UPDATE_ENTRY_PROPERTIES] = {
 		"UPDATE lance_namespace.entries SET properties = $2 WHERE id = $1",
-		2, {INT8OID, JSONBOID}
+		2, {INT8OID, JSONBOID}, true
 	},
 	[PLAN_RENAME_ENTRY] = {
 		"UPDATE lance_namespace.entries SET parent_id = $2, name = $3, path = $4"
 		" WHERE id = $1",
-		4, {INT8OID, INT8OID, TEXTOID, TEXTARRAYOID}
+		4, {INT8OID, INT8OID, TEXTOID, TEXTARRAYOID}, true
 	},
 	[PLAN_REREGISTER_ENTRY] = {
 		"UPDATE lance_namespace.entries"
 		" SET location = $2, properties = $3, declared = false,"
 		"     created_at = now(), created_by = CURRENT_USER"
 		" WHERE id = $1",
-		3, {INT8OID, TEXTOID, JSONBOID}
+		3, {INT8OID, TEXTOID, JSONBOID}, true
 	},
 	[PLAN_DELETE_ALL_VERSIONS] = {
 		"DELETE FROM lance_namespace.versions WHERE table_id = $1",
-		1, {INT8OID}
+		1, {INT8OID}, true
 	},
+	/* run as the catalog's owner (audit.c); session_role is its default */
 	[PLAN_INSERT_HISTORY] = {
-		"INSERT INTO lance_namespace.history (operation, id, detail)"
-		" VALUES ($1, $2, $3)",
-		3, {TEXTOID, TEXTARRAYOID, JSONBOID}
+		"INSERT INTO lance_namespace.history (at, role, interface, operation, id, detail)"
+		" VALUES ($1, $2, $3, $4, $5, $6)",
+		6, {TIMESTAMPTZOID, NAMEOID, TEXTOID, TEXTOID, TEXTARRAYOID, JSONBOID}
+	},
+	[PLAN_ENTRY_PATH] = {
+		"SELECT path FROM lance_namespace.entries WHERE id = $1",
+		1, {INT8OID}
 	},
 	[PLAN_GET_BRANCH] = {
 		"SELECT " BRANCH_COLUMNS " FROM lance_namespace.branches"
@@ -197,7 +203,7 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		" (table_id, name, parent_branch, parent_version, create_at, manifest_size, metadata)"
 		" VALUES ($1, $2, $3, $4, floor(EXTRACT(EPOCH FROM clock_timestamp()))::bigint, $5, $6)"
 		" ON CONFLICT DO NOTHING RETURNING " BRANCH_COLUMNS,
-		6, {INT8OID, TEXTOID, TEXTOID, INT8OID, INT8OID, JSONBOID}
+		6, {INT8OID, TEXTOID, TEXTOID, INT8OID, INT8OID, JSONBOID}, true
 	},
 	[PLAN_BRANCH_HAS_CHILDREN] = {
 		"SELECT name FROM lance_namespace.branches"
@@ -206,15 +212,15 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 	},
 	[PLAN_DELETE_BRANCH] = {
 		"DELETE FROM lance_namespace.branches WHERE table_id = $1 AND name = $2 COLLATE \"C\"",
-		2, {INT8OID, TEXTOID}
+		2, {INT8OID, TEXTOID}, true
 	},
 	[PLAN_DELETE_BRANCH_VERSIONS] = {
 		"DELETE FROM lance_namespace.versions WHERE table_id = $1 AND branch = $2 COLLATE \"C\"",
-		2, {INT8OID, TEXTOID}
+		2, {INT8OID, TEXTOID}, true
 	},
 	[PLAN_DELETE_BRANCH_TAGS] = {
 		"DELETE FROM lance_namespace.tags WHERE table_id = $1 AND branch = $2 COLLATE \"C\"",
-		2, {INT8OID, TEXTOID}
+		2, {INT8OID, TEXTOID}, true
 	},
 	[PLAN_LIST_BRANCHES] = {
 		"SELECT " BRANCH_COLUMNS " FROM lance_namespace.branches"
@@ -236,16 +242,16 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 	[PLAN_INSERT_TAG] = {
 		"INSERT INTO lance_namespace.tags (table_id, name, branch, version)"
 		" VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING name",
-		4, {INT8OID, TEXTOID, TEXTOID, INT8OID}
+		4, {INT8OID, TEXTOID, TEXTOID, INT8OID}, true
 	},
 	[PLAN_UPDATE_TAG] = {
 		"UPDATE lance_namespace.tags SET branch = $3, version = $4"
 		" WHERE table_id = $1 AND name = $2 COLLATE \"C\"",
-		4, {INT8OID, TEXTOID, TEXTOID, INT8OID}
+		4, {INT8OID, TEXTOID, TEXTOID, INT8OID}, true
 	},
 	[PLAN_DELETE_TAG] = {
 		"DELETE FROM lance_namespace.tags WHERE table_id = $1 AND name = $2 COLLATE \"C\"",
-		2, {INT8OID, TEXTOID}
+		2, {INT8OID, TEXTOID}, true
 	},
 	[PLAN_LIST_TAGS] = {
 		"SELECT t.name, t.branch, t.version, v.manifest_size"
@@ -308,7 +314,14 @@ lance_exec(LancePlanId id, Datum *values, const char *nulls, bool read_only, lon
 {
 	int			rc;
 
-	rc = SPI_execute_plan(lance_plan(id), values, nulls, read_only, count);
+	if (plan_defs[id].operation)
+	{
+		lance_operation_begin();
+		rc = SPI_execute_plan(lance_plan(id), values, nulls, read_only, count);
+		lance_operation_end();
+	}
+	else
+		rc = SPI_execute_plan(lance_plan(id), values, nulls, read_only, count);
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_plan failed for \"%s\": %s",
 			 plan_defs[id].sql, SPI_result_code_string(rc));

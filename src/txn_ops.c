@@ -91,17 +91,23 @@ lance_describe_transaction(PG_FUNCTION_ARGS)
 	if (n > 0)
 	{
 		bool		isnull;
+		StringInfoData ops;
 
 		/* committed rows, or our own: no need to assign an xid to tell */
 		status = FullTransactionIdIsValid(current) &&
 			U64FromFullTransactionId(current) == xid ? "Running" : "Succeeded";
-		appendStringInfoString(&buf, "\"operation\":");
+
+		/* the operation names, comma-separated, as one JSON string */
+		initStringInfo(&ops);
 		for (i = 0; i < n; i++)
 		{
-			appendStringInfoString(&buf, i == 0 ? "\"" : ",");
-			appendStringInfoString(&buf, TextDatumGetCString(lance_spi_value(i, 1, &isnull)));
+			if (i > 0)
+				appendStringInfoChar(&ops, ',');
+			appendStringInfoString(&ops, TextDatumGetCString(lance_spi_value(i, 1, &isnull)));
 		}
-		appendStringInfoString(&buf, "\",\"time\":");
+		appendStringInfoString(&buf, "\"operation\":");
+		escape_json(&buf, ops.data);
+		appendStringInfoString(&buf, ",\"time\":");
 		escape_json(&buf, DatumGetCString(DirectFunctionCall1(timestamptz_out,
 															  lance_spi_value(0, 2, &isnull))));
 		appendStringInfoString(&buf, ",\"role\":");

@@ -9,6 +9,15 @@
  * row, with the same constraint names and SQLSTATE (check_violation), for
  * every writer: the catalog's functions and direct writes alike.
  *
+ * It also keeps committed versions immutable: no role but the catalog's
+ * owner may update a version row (its table, branch, version, manifests,
+ * size, e_tag, naming scheme, time and creator are the catalog's record of
+ * which manifest is version N), and versions are inserted only by
+ * CreateTableVersion and its batch form, which compute the canonical
+ * manifest path, the time and the creator themselves.  Both are
+ * insufficient_privilege (42501).  Deleting stays a matter of grants and
+ * row level security; the audit trigger records it (audit.c).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -16,6 +25,7 @@
 #include "access/htup_details.h"
 #include "commands/trigger.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/jsonb.h"
 #include "utils/rel.h"
 
@@ -60,7 +70,8 @@ PG_FUNCTION_INFO_V1(lance_versions_check);
 
 /*
  * lance_versions_check() returns trigger
- *		BEFORE INSERT OR UPDATE FOR EACH ROW on versions: version >= 0,
+ *		BEFORE INSERT OR UPDATE FOR EACH ROW on versions: only the owner
+ *		updates, and inserts outside a catalog operation; version >= 0,
  *		manifest_size >= 0, naming_scheme V1 or V2, non-empty manifest
  *		paths, metadata NULL or an object.
  */
@@ -79,8 +90,28 @@ lance_versions_check(PG_FUNCTION_ARGS)
 		elog(ERROR, "lance_versions_check must be a BEFORE ROW trigger");
 	rel = trigdata->tg_relation;
 	desc = RelationGetDescr(rel);
-	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
-		trigdata->tg_newtuple : trigdata->tg_trigtuple;
+	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+	{
+		if (!lance_is_owner_of(rel))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("committed table versions are immutable"),
+					 errdetail("Only the catalog's owner may update rows of \"%s\".",
+							   RelationGetRelationName(rel)),
+					 errhint("Create a new version with lance_create_table_version.")));
+		tuple = trigdata->tg_newtuple;
+	}
+	else
+	{
+		if (!lance_in_operation() && !lance_is_owner_of(rel))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("table versions are created only by lance_create_table_version"),
+					 errdetail("Role \"%s\" may not insert into \"%s\" directly.",
+							   GetUserNameFromId(GetUserId(), false),
+							   RelationGetRelationName(rel))));
+		tuple = trigdata->tg_trigtuple;
+	}
 
 	d = heap_getattr(tuple, Anum_version, desc, &isnull);
 	if (!isnull && DatumGetInt64(d) < 0)

@@ -158,8 +158,9 @@ lance_create_version_spi(const char *op, LanceVersionRequest *req)
 	LanceEntry	table;
 	LanceBranch branch;
 	char	   *canonical;
-	Datum		values[12];
-	char		nulls[12] = "            ";
+	Datum		values[10];
+	char		nulls[10] = "          ";
+	TimestampTz now;
 	int			attempt;
 
 	lance_validate_version_request(op, req);
@@ -189,10 +190,10 @@ lance_create_version_spi(const char *op, LanceVersionRequest *req)
 	else
 		nulls[7] = 'n';
 	values[8] = CStringGetTextDatum(req->naming_scheme);
-	values[9] = PointerGetDatum(req->id);
-	values[10] = JsonbPGetDatum(lance_version_history_detail(branch.name, req->version, canonical));
 	/* one instant for the version and its history row: lance_changes() */
-	values[11] = TimestampTzGetDatum(GetCurrentTimestamp());
+	now = GetCurrentTimestamp();
+	values[9] = TimestampTzGetDatum(now);
+	lance_audit_version(table.id, req->id, now);
 
 	/*
 	 * A conflicting row that is deleted between our INSERT and our SELECT
@@ -205,11 +206,14 @@ lance_create_version_spi(const char *op, LanceVersionRequest *req)
 			bool		isnull;
 			int64		ts = DatumGetInt64(lance_spi_value(0, 5, &isnull));
 
+			lance_audit_version(-1, NULL, 0);
+			lance_record_version(req->id, now, branch.name, req->version, canonical);
 			lance_version_committed(req->id, branch.name, req->version, canonical, ts);
 			return;
 		}
 		if (lance_exec(PLAN_GET_VERSION, values, NULL, false, 1) == 1)
 		{
+			lance_audit_version(-1, NULL, 0);
 			if (!same_manifest(req))
 				lance_error(LANCE_CONCURRENT_MODIFICATION,
 							errmsg("%s: version " INT64_FORMAT " of table \"%s\" already exists",

@@ -2,8 +2,8 @@
 -- statement on the extension's own tables: resolve the table (no row lock,
 -- as lance_create_table_version for a role outside row level security: the
 -- FK check locks the entry when the version row goes in), insert the
--- version (the FK, the row trigger and the primary key apply) and its
--- history row.  No validation, no function call, no SPI:
+-- version (the FK, the row triggers and the primary key apply; the audit
+-- trigger writes its history row, as for lance_create_table_version).  No validation, no function call, no SPI:
 -- the floor of what these guarantees cost.  (b)/(c) is the implementation's
 -- own overhead.  Client N appends to bench$pN.
 \set v :v + 1
@@ -18,10 +18,5 @@ v AS (
 		'/bench/p.lance/_versions/x-staging', 100, 'V2', (EXTRACT(EPOCH FROM t.at) * 1000)::bigint
 	  FROM e, t
 	ON CONFLICT (table_id, branch, version) DO NOTHING
-	RETURNING version, manifest_path, manifest_size, e_tag, timestamp_millis, metadata),
-h AS (
-	INSERT INTO lance_namespace.history (at, operation, id, detail)
-	SELECT t.at, 'CreateTableVersion', ARRAY['bench', 'p' || :client_id],
-		jsonb_build_object('branch', 'main', 'version', v.version, 'manifest_path', v.manifest_path)
-	  FROM v, t)
+	RETURNING version, manifest_path, manifest_size, e_tag, timestamp_millis, metadata)
 SELECT * FROM v;

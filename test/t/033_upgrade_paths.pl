@@ -3,9 +3,11 @@
 # exactly the objects of a fresh install of default_version.
 #
 # The versions come from the install scripts sql/lance_namespace--V.sql and
-# the update scripts sql/lance_namespace--A--B.sql, so the test keeps
-# working when 0.2.0 arrives.  With no update scripts it checks that the
-# no-op UPDATE of the default version is accepted and changes nothing.
+# the update scripts sql/lance_namespace--A--B.sql.  Each earlier version is
+# installed, filled with a catalog (namespaces, tables, versions, a branch,
+# a tag, a grant, an API key, history), updated, and compared with a fresh
+# install of the default version: every object's definition and ACL, and
+# every row.  The no-op UPDATE of the default version is checked too.
 use strict;
 use warnings;
 
@@ -56,34 +58,113 @@ foreach my $src (sort keys %from)
 		'1', "there is an update path from $src to $default");
 }
 
-# The objects of an installed lance_namespace, as comparable text.
+# The objects of an installed lance_namespace, as comparable text: its
+# members, and for every object in the schema its definition: columns (in
+# order, with types, NOT NULL and defaults), constraints, indexes, triggers,
+# row level security and policies, views, functions (arguments, result,
+# body, language, volatility, SECURITY DEFINER, settings) and the ACLs of
+# tables, sequences, functions and the schema, and the extension's
+# configuration tables.
 sub members
 {
 	my ($db) = @_;
 	return $node->safe_psql($db, q{
+		WITH ns AS (SELECT 'lance_namespace'::regnamespace AS oid)
 		SELECT string_agg(d, E'\n' ORDER BY d) FROM (
-		  SELECT pg_describe_object(classid, objid, objsubid) AS d
+		  SELECT 'member ' || pg_describe_object(classid, objid, objsubid) AS d
 			FROM pg_depend
 		   WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
 			 AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'lance_namespace')
 		  UNION ALL
-		  SELECT format('%s(%s) -> %s', p.proname, pg_get_function_arguments(p.oid),
-						pg_get_function_result(p.oid))
-			FROM pg_proc p WHERE p.pronamespace = 'lance_namespace'::regnamespace
+		  SELECT format('function %s(%s) -> %s lang=%s vol=%s secdef=%s strict=%s config=%s src=%s bin=%s',
+						p.proname, pg_get_function_arguments(p.oid), pg_get_function_result(p.oid),
+						l.lanname, p.provolatile, p.prosecdef, p.proisstrict, p.proconfig,
+						md5(coalesce(p.prosrc, '') || coalesce(pg_get_function_sqlbody(p.oid), '')),
+						p.probin)
+			FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang, ns
+		   WHERE p.pronamespace = ns.oid
 		  UNION ALL
-		  SELECT format('%s.%s %s', c.relname, a.attname, format_type(a.atttypid, a.atttypmod))
+		  SELECT format('acl %s %s %s', p.proname, pg_get_function_identity_arguments(p.oid), x.acl)
+			FROM pg_proc p, ns,
+				 LATERAL (SELECT string_agg(format('%s:%s:%s', a.grantee::regrole, a.privilege_type, a.is_grantable),
+											',' ORDER BY a.grantee::regrole::text, a.privilege_type) AS acl
+							FROM aclexplode(coalesce(p.proacl, acldefault('f'::"char", p.proowner))) a) x
+		   WHERE p.pronamespace = ns.oid
+		  UNION ALL
+		  SELECT format('relation %s kind=%s rls=%s force=%s options=%s acl=%s',
+						c.relname, c.relkind, c.relrowsecurity, c.relforcerowsecurity, c.reloptions, x.acl)
+			FROM pg_class c, ns,
+				 LATERAL (SELECT string_agg(format('%s:%s:%s', a.grantee::regrole, a.privilege_type, a.is_grantable),
+											',' ORDER BY a.grantee::regrole::text, a.privilege_type) AS acl
+							FROM aclexplode(coalesce(c.relacl, acldefault(CASE WHEN c.relkind = 'S' THEN 's' ELSE 'r' END::"char", c.relowner))) a) x
+		   WHERE c.relnamespace = ns.oid
+		  UNION ALL
+		  SELECT format('column %s.%s #%s %s notnull=%s default=%s generated=%s',
+						c.relname, a.attname, a.attnum, format_type(a.atttypid, a.atttypmod),
+						a.attnotnull, pg_get_expr(ad.adbin, ad.adrelid), a.attgenerated)
 			FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
-		   WHERE c.relnamespace = 'lance_namespace'::regnamespace
-			 AND a.attnum > 0 AND NOT a.attisdropped
+			LEFT JOIN pg_attrdef ad ON ad.adrelid = c.oid AND ad.adnum = a.attnum, ns
+		   WHERE c.relnamespace = ns.oid AND a.attnum > 0 AND NOT a.attisdropped
 		  UNION ALL
-		  SELECT format('%s: %s', conname, pg_get_constraintdef(oid))
-			FROM pg_constraint WHERE connamespace = 'lance_namespace'::regnamespace) s});
+		  SELECT format('constraint %s: %s', conname, pg_get_constraintdef(co.oid))
+			FROM pg_constraint co, ns WHERE co.connamespace = ns.oid
+		  UNION ALL
+		  SELECT 'index ' || pg_get_indexdef(i.indexrelid)
+			FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid, ns WHERE c.relnamespace = ns.oid
+		  UNION ALL
+		  SELECT format('trigger %s: %s enabled=%s', t.tgname, pg_get_triggerdef(t.oid), t.tgenabled)
+			FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid, ns
+		   WHERE c.relnamespace = ns.oid AND NOT t.tgisinternal
+		  UNION ALL
+		  SELECT format('policy %s on %s: cmd=%s permissive=%s roles=%s using=%s check=%s',
+						po.polname, c.relname, po.polcmd, po.polpermissive,
+						(SELECT array_agg(r::regrole::text ORDER BY r::regrole::text) FROM unnest(po.polroles) r),
+						pg_get_expr(po.polqual, po.polrelid), pg_get_expr(po.polwithcheck, po.polrelid))
+			FROM pg_policy po JOIN pg_class c ON c.oid = po.polrelid, ns WHERE c.relnamespace = ns.oid
+		  UNION ALL
+		  SELECT format('view %s: %s', c.relname, pg_get_viewdef(c.oid))
+			FROM pg_class c, ns WHERE c.relnamespace = ns.oid AND c.relkind = 'v'
+		  UNION ALL
+		  SELECT format('type %s %s', t.typname, t.typtype)
+			FROM pg_type t, ns WHERE t.typnamespace = ns.oid
+		  UNION ALL
+		  SELECT format('schema acl %s', nspacl) FROM pg_namespace, ns WHERE pg_namespace.oid = ns.oid
+		  UNION ALL
+		  SELECT format('config %s %s', cfg::regclass, cond)
+			FROM pg_extension e, unnest(e.extconfig, e.extcondition) AS u(cfg, cond)
+		   WHERE e.extname = 'lance_namespace') s});
 }
+
+# The same grant and role in every database, so that the ACLs compare.
+$node->safe_psql('postgres', 'CREATE ROLE upg_tenant');
 
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('fresh', 'CREATE EXTENSION lance_namespace');
+$node->safe_psql('fresh', q{SELECT lance_namespace.lance_grant('upg_tenant', ARRAY['keep'], 'write')});
 my $fresh = members('fresh');
 ok(length($fresh) > 0, 'a fresh install has objects');
+like($fresh, qr/trigger versions_audit/, '... among them the audit triggers');
+
+# A catalog's content, as comparable text.
+sub content
+{
+	my ($db) = @_;
+	return $node->safe_psql($db, q{
+		SELECT concat_ws(E'\n',
+			(SELECT string_agg(format('%s %s %s %s', kind, path, location, properties), ';' ORDER BY path)
+			   FROM lance_namespace.entries),
+			(SELECT string_agg(format('%s %s %s %s %s', branch, version, manifest_path, manifest_size, created_by),
+							   ';' ORDER BY branch, version) FROM lance_namespace.versions),
+			(SELECT string_agg(format('%s %s %s', name, parent_version, created_by), ';' ORDER BY name)
+			   FROM lance_namespace.branches),
+			(SELECT string_agg(format('%s %s %s', name, branch, version), ';' ORDER BY name) FROM lance_namespace.tags),
+			(SELECT string_agg(format('%s %s %s', role_name, namespace, privilege), ';' ORDER BY role_name, namespace)
+			   FROM lance_namespace.privileges),
+			(SELECT string_agg(format('%s %s %s %s %s', transaction_id, role, interface, operation, detail), ';'
+							   ORDER BY at, operation) FROM lance_namespace.history),
+			(SELECT count(*) FROM lance_namespace.api_keys),
+			(SELECT string_agg(format('%s %s', name, value), ';') FROM lance_namespace.settings))});
+}
 
 # Each earlier version with an install script (and a path to the default).
 my @sources = grep { $_ ne $default } sort keys %install;
@@ -95,23 +176,60 @@ foreach my $src (@sources)
 	$node->safe_psql($db, q{
 		SELECT lance_namespace.lance_set_root_location('/data/upgrade');
 		SELECT lance_namespace.lance_create_namespace(ARRAY['keep']);
+		SELECT lance_namespace.lance_create_namespace(ARRAY['keep', 'inner'], properties => '{"k": "v"}');
 		SELECT lance_namespace.lance_declare_table(ARRAY['keep','t']);
+		SELECT lance_namespace.lance_register_table(ARRAY['keep','r'], '/ext/r');
 		SELECT lance_namespace.lance_create_table_version(ARRAY['keep','t'], 1,
 			'data/upgrade/keep/t.lance/_versions/18446744073709551614.manifest-1', 10);
+		SELECT lance_namespace.lance_create_table_version(ARRAY['keep','t'], 2, '/m/2', 20);
+		SELECT lance_namespace.lance_create_table_branch(ARRAY['keep','t'], 'dev', from_version => 1);
+		SELECT lance_namespace.lance_create_table_version(ARRAY['keep','t'], 2, '/m/dev/2', branch => 'dev');
+		SELECT lance_namespace.lance_create_table_tag(ARRAY['keep','t'], 'v1', 1);
+		SELECT lance_namespace.lance_grant('upg_tenant', ARRAY['keep'], 'write');
+		SELECT lance_namespace.lance_create_api_key('upg_tenant') IS NOT NULL;
 	});
+	my $before = content($db);
 	$node->safe_psql($db, 'ALTER EXTENSION lance_namespace UPDATE');
 	is($node->safe_psql($db, q{SELECT extversion FROM pg_extension WHERE extname = 'lance_namespace'}),
 		$default, "$src: UPDATE reaches $default");
-	is(members($db), $fresh, "$src: the updated objects equal a fresh install of $default");
+	my $updated = members($db);
+	is($updated, $fresh, "$src: the updated objects equal a fresh install of $default");
+	if ($updated ne $fresh)
+	{
+		# name the differences, line by line
+		my %f = map { $_ => 1 } split /\n/, $fresh;
+		my %u = map { $_ => 1 } split /\n/, $updated;
+		diag "only after the update: $_" foreach grep { !$f{$_} } sort keys %u;
+		diag "only in a fresh install: $_" foreach grep { !$u{$_} } sort keys %f;
+	}
+	is(content($db), $before, "$src: the catalog's data survive the update");
 	is($node->safe_psql($db,
 		q{SELECT version FROM lance_namespace.lance_describe_table_version(ARRAY['keep','t'])}),
-		'1', "$src: the catalog's data survive the update");
+		'2', "$src: the updated catalog serves its versions");
+
+	# The updated catalog enforces 0.2.0's rules, and records the session role.
+	my ($rc, $out, $err) = $node->psql($db, q{SET ROLE upg_tenant;
+		UPDATE lance_namespace.versions SET manifest_path = '/evil' WHERE version = 1});
+	like($err, qr/permission denied for table versions/, "$src: a tenant cannot rewrite a version after the update");
+	($rc, $out, $err) = $node->psql($db, q{SET ROLE upg_tenant;
+		INSERT INTO lance_namespace.history (operation, id) VALUES ('Forged', '{keep}')});
+	like($err, qr/permission denied for table history/, "$src: nor forge history");
+	$node->safe_psql($db, q{SET ROLE upg_tenant;
+		SELECT lance_namespace.lance_create_table_version(ARRAY['keep','t'], 3, '/m/3');
+		DELETE FROM lance_namespace.versions WHERE version = 1 AND branch = 'main'});
+	is($node->safe_psql($db, q{
+		SELECT format('%s old rows; new: %s', count(*) FILTER (WHERE session_role IS NULL),
+					  string_agg(format('%s %s', role, operation), ';' ORDER BY at) FILTER (WHERE session_role IS NOT NULL))
+		  FROM lance_namespace.history}),
+		"9 old rows; new: upg_tenant CreateTableVersion;upg_tenant DELETE versions",
+		"$src: rows from before the update have no session role; new ones are written by the triggers");
 }
 
 # No-op UPDATE of the current version (always run).
 $node->safe_psql('postgres', 'CREATE DATABASE noop');
 $node->safe_psql('noop', 'CREATE EXTENSION lance_namespace');
 $node->safe_psql('noop', q{SELECT lance_namespace.lance_create_namespace(ARRAY['keep'])});
+$node->safe_psql('noop', q{SELECT lance_namespace.lance_grant('upg_tenant', ARRAY['keep'], 'write')});
 my ($rc, $out, $err) = $node->psql('noop', 'ALTER EXTENSION lance_namespace UPDATE');
 is($rc, 0, 'the no-op UPDATE succeeds');
 like($err, qr/already installed|^$/, '... saying the version is already installed');

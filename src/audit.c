@@ -1,0 +1,470 @@
+/*-------------------------------------------------------------------------
+ *
+ * audit.c
+ *	  The audit trail: history rows written by the database, never by the
+ *	  caller.
+ *
+ * Callers have no privilege on lance_namespace.history.  Every history row
+ * is inserted by this file's C code, as the catalog's owner (the owner of
+ * the history table), the way PostgreSQL's foreign key triggers switch to
+ * a table's owner: the rows' role, session_role and interface come from
+ * the backend's state, not from anything the caller passes.
+ *
+ *	- A catalog operation (a lance_* function) writes one row per operation
+ *	  (lance_record), with its spec name and detail.  Its own statements
+ *	  are those whose plan is marked "operation" in spiutil.c; while one of
+ *	  them runs, op_depth is positive.  No caller code runs inside them
+ *	  (every function, operator and trigger they reach is the extension's).
+ *	- The trigger lance_audit (AFTER ROW on entries, versions, branches,
+ *	  tags) records every other change, made by direct DML or a cascade, as
+ *	  "<INSERT|UPDATE|DELETE> <table>" with the old and new rows; and every
+ *	  new version, whichever path inserted it, as CreateTableVersion (the
+ *	  change feed reads those).  A direct DELETE of a table records the
+ *	  versions, branches and tags that go with it by cascade too; the
+ *	  owner's COPY (pg_restore) is not recorded, as it brings the history
+ *	  with it.
+ *
+ * role is the session's current role (set by login or SET ROLE; neither
+ * SECURITY DEFINER functions nor foreign key cascades change it),
+ * session_role the session user (the column default), and interface is
+ * "rest" only when lance_namespace.interface says so AND the session user
+ * may EXECUTE lance_authenticate, which the catalog's owner grants to the
+ * gateway's authenticator role and to no tenant: a psql user cannot claim
+ * "rest" by setting the GUC.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#if PG_VERSION_NUM >= 160000
+#include "catalog/pg_proc.h"
+#endif
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "tcop/pquery.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "lance_namespace.h"
+
+/* > 0 while a statement of a catalog operation runs (see lance_exec) */
+static int	op_depth = 0;
+
+/* The version a CreateTableVersion is inserting: its table's id and path */
+static int64 version_table_id = -1;
+static ArrayType *version_path = NULL;
+static TimestampTz version_at = 0;
+
+static LanceFunctionRef authenticate_ref = {
+	"lance_authenticate", 2, {TEXTOID, TEXTOID}
+};
+
+/* attribute numbers of the audited tables */
+#define Anum_entries_path		5
+#define Anum_table_id			1
+#define Anum_versions_branch	2
+#define Anum_versions_version	3
+#define Anum_versions_manifest	4
+
+/*
+ * reset_state, xact_callback, subxact_callback
+ *		An error inside an operation's statement leaves op_depth raised:
+ *		clear it (and the version context) when the (sub)transaction
+ *		aborts, so that later direct writes are audited and refused as
+ *		they should be.  Clearing more than needed only audits more.
+ */
+static void
+reset_state(void)
+{
+	op_depth = 0;
+	version_table_id = -1;
+	version_path = NULL;
+}
+
+static void
+xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PREPARE)
+		reset_state();
+}
+
+static void
+subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+				 SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		reset_state();
+}
+
+/*
+ * lance_audit_init
+ *		Register the abort callbacks (from _PG_init).
+ */
+void
+lance_audit_init(void)
+{
+	RegisterXactCallback(xact_callback, NULL);
+	RegisterSubXactCallback(subxact_callback, NULL);
+}
+
+/*
+ * lance_operation_begin / lance_operation_end
+ *		Bracket a statement of a catalog operation (lance_exec does it for
+ *		the plans marked "operation").
+ */
+void
+lance_operation_begin(void)
+{
+	op_depth++;
+}
+
+void
+lance_operation_end(void)
+{
+	if (op_depth > 0)
+		op_depth--;
+}
+
+/*
+ * lance_in_operation
+ *		Whether a statement of a catalog operation is running.
+ */
+bool
+lance_in_operation(void)
+{
+	return op_depth > 0;
+}
+
+/*
+ * lance_audit_version
+ *		Tell the audit trigger which table (path) the next version insert
+ *		belongs to and the instant to record (the version's own timestamp);
+ *		table_id -1 clears it.  Saves the trigger a lookup per commit.
+ */
+void
+lance_audit_version(int64 table_id, ArrayType *path, TimestampTz at)
+{
+	version_table_id = table_id;
+	version_path = path;
+	version_at = at;
+}
+
+/*
+ * lance_catalog_owner
+ *		The catalog's owner: the owner of lance_namespace.history.
+ */
+Oid
+lance_catalog_owner(void)
+{
+	Oid			nsp = get_namespace_oid("lance_namespace", false);
+	Oid			relid = get_relname_relid("history", nsp);
+	HeapTuple	tup;
+	Oid			owner;
+
+	if (!OidIsValid(relid))
+		elog(ERROR, "relation lance_namespace.history does not exist");
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+/*
+ * lance_is_owner_of
+ *		Whether the current user has the privileges of rel's owner (the
+ *		catalog's owner, or a superuser).
+ */
+bool
+lance_is_owner_of(Relation rel)
+{
+	return has_privs_of_role(GetUserId(), rel->rd_rel->relowner);
+}
+
+/*
+ * lance_effective_interface
+ *		"rest" when lance_namespace.interface is rest and the session user
+ *		is a gateway authenticator (may EXECUTE lance_authenticate);
+ *		otherwise "sql".
+ */
+const char *
+lance_effective_interface(void)
+{
+	Oid			fn;
+	AclResult	result;
+
+	if (lance_interface == NULL || strcmp(lance_interface, "rest") != 0)
+		return "sql";
+	fn = lance_function_oid(&authenticate_ref);
+#if PG_VERSION_NUM >= 160000
+	result = object_aclcheck(ProcedureRelationId, fn, GetSessionUserId(), ACL_EXECUTE);
+#else
+	result = pg_proc_aclcheck(fn, GetSessionUserId(), ACL_EXECUTE);
+#endif
+	return result == ACLCHECK_OK ? "rest" : "sql";
+}
+
+PG_FUNCTION_INFO_V1(lance_interface_fn);
+
+/*
+ * lance_interface() returns text
+ *		The interface the history records for this session (sql or rest).
+ */
+Datum
+lance_interface_fn(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(lance_effective_interface()));
+}
+
+/*
+ * insert_history
+ *		Insert one history row as owner, the catalog's owner.  Must be called
+ *		while connected to SPI.  An error restores the user id with the
+ *		aborting (sub)transaction.
+ */
+static void
+insert_history(Oid owner, TimestampTz at, const char *op, ArrayType *id, Jsonb *detail)
+{
+	Datum		values[6];
+	char		nulls[6] = "      ";
+	Oid			save_userid;
+	int			save_sec_context;
+
+	values[0] = TimestampTzGetDatum(at);
+	values[1] = CStringGetDatum(GetUserNameFromId(GetOuterUserId(), false));
+	values[1] = DirectFunctionCall1(namein, values[1]);
+	values[2] = CStringGetTextDatum(lance_effective_interface());
+	values[3] = CStringGetTextDatum(op);
+	values[4] = PointerGetDatum(id);
+	if (detail != NULL)
+		values[5] = JsonbPGetDatum(detail);
+	else
+		nulls[5] = 'n';
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	lance_exec(PLAN_INSERT_HISTORY, values, nulls, false, 0);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+}
+
+/*
+ * lance_record
+ *		Append the history row of operation op on object id.  detail is a
+ *		JSON object text, or NULL.  Must be called while connected to SPI.
+ */
+void
+lance_record(const char *op, ArrayType *id, const char *detail)
+{
+	insert_history(lance_catalog_owner(), GetCurrentTimestamp(), op, id,
+				   detail == NULL ? NULL :
+				   DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(detail))));
+}
+
+/*
+ * lance_record_version
+ *		The CreateTableVersion row of a version just inserted, for a catalog
+ *		whose schema predates the audit trigger (0.1.0, between the library's
+ *		installation and ALTER EXTENSION UPDATE): with 0.2.0's schema,
+ *		recognised by history.session_role, the trigger writes it.
+ */
+void
+lance_record_version(ArrayType *id, TimestampTz at, const char *branch, int64 version,
+					 const char *manifest_path)
+{
+	Oid			relid = get_relname_relid("history",
+										  get_namespace_oid("lance_namespace", false));
+
+	if (get_attnum(relid, "session_role") != InvalidAttrNumber)
+		return;
+	/* a level of its own: the caller's SPI result (the version) survives */
+	SPI_connect();
+	insert_history(lance_catalog_owner(), at, "CreateTableVersion", id,
+				   lance_version_history_detail(branch, version, manifest_path));
+	SPI_finish();
+}
+
+/*
+ * table_path
+ *		The path of table entry table_id, read as owner (the catalog's) with
+ *		the statement's snapshot (in which a table deleted by the statement
+ *		that cascades to this row still exists), or NULL when it is gone.
+ */
+static ArrayType *
+table_path(Oid owner, int64 table_id)
+{
+	Datum		values[1];
+	Oid			save_userid;
+	int			save_sec_context;
+	bool		isnull;
+	int			n;
+
+	values[0] = Int64GetDatum(table_id);
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	n = lance_exec(PLAN_ENTRY_PATH, values, NULL, true, 1);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	if (n == 0)
+		return NULL;
+	return DatumGetArrayTypeP(lance_spi_value(0, 1, &isnull));
+}
+
+/*
+ * row_json
+ *		A row of rel as JSON text.
+ */
+static char *
+row_json(HeapTuple tuple, TupleDesc desc)
+{
+	Datum		row = heap_copy_tuple_as_datum(tuple, desc);
+
+	return text_to_cstring(DatumGetTextPP(DirectFunctionCall1(row_to_json, row)));
+}
+
+PG_FUNCTION_INFO_V1(lance_audit);
+
+/*
+ * lance_audit() returns trigger
+ *		AFTER INSERT OR UPDATE OR DELETE FOR EACH ROW on entries, versions,
+ *		branches and tags: the history row of a change that no catalog
+ *		operation records itself, and of every new version.
+ */
+Datum
+lance_audit(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Relation	rel;
+	TupleDesc	desc;
+	const char *relname;
+	const char *verb;
+	HeapTuple	row;
+	bool		is_entries;
+	bool		version_insert;
+	ArrayType  *id;
+	TimestampTz at = GetCurrentTimestamp();
+	Oid			owner;
+	bool		isnull;
+	StringInfoData detail;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
+		elog(ERROR, "lance_audit must be an AFTER ROW trigger");
+	rel = trigdata->tg_relation;
+	desc = RelationGetDescr(rel);
+	relname = RelationGetRelationName(rel);
+	/* the catalog's tables have one owner: this one's saves a lookup */
+	owner = rel->rd_rel->relowner;
+	is_entries = strcmp(relname, "entries") == 0;
+	version_insert = TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) &&
+		strcmp(relname, "versions") == 0;
+	if (lance_in_operation() && !version_insert)
+		return PointerGetDatum(NULL);	/* the operation records itself */
+
+	/*
+	 * pg_restore: the owner's COPY restores the history along with the
+	 * rows, so recording them again would double it.  (Only roles that row
+	 * level security does not apply to may COPY into these tables.)
+	 */
+	if (ActivePortal != NULL && ActivePortal->commandTag == CMDTAG_COPY &&
+		lance_is_owner_of(rel))
+		return PointerGetDatum(NULL);
+
+	if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+		verb = "INSERT";
+	else if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+		verb = "UPDATE";
+	else
+		verb = "DELETE";
+	/* the new row of an INSERT, the old one of an UPDATE or DELETE */
+	row = trigdata->tg_trigtuple;
+
+	SPI_connect();
+	if (is_entries)
+		id = DatumGetArrayTypeP(heap_getattr(row, Anum_entries_path, desc, &isnull));
+	else
+	{
+		int64		table_id = DatumGetInt64(heap_getattr(row, Anum_table_id, desc, &isnull));
+
+		if (version_insert && version_path != NULL && table_id == version_table_id)
+		{
+			id = version_path;
+			at = version_at;
+		}
+		else
+			id = table_path(owner, table_id);
+	}
+	if (id == NULL)
+	{
+		SPI_finish();
+		return PointerGetDatum(NULL);
+	}
+	if (version_insert)
+	{
+		char	   *branch = TextDatumGetCString(heap_getattr(row, Anum_versions_branch,
+															  desc, &isnull));
+		int64		version = DatumGetInt64(heap_getattr(row, Anum_versions_version,
+														 desc, &isnull));
+		char	   *manifest = TextDatumGetCString(heap_getattr(row, Anum_versions_manifest,
+																desc, &isnull));
+
+		insert_history(owner, at, "CreateTableVersion", id,
+					   lance_version_history_detail(branch, version, manifest));
+		SPI_finish();
+		return PointerGetDatum(NULL);
+	}
+	initStringInfo(&detail);
+	appendStringInfoChar(&detail, '{');
+	if (!TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+		appendStringInfo(&detail, "\"old\":%s", row_json(trigdata->tg_trigtuple, desc));
+	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+		appendStringInfoChar(&detail, ',');
+	if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+		appendStringInfo(&detail, "\"new\":%s", row_json(trigdata->tg_trigtuple, desc));
+	else if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+		appendStringInfo(&detail, "\"new\":%s", row_json(trigdata->tg_newtuple, desc));
+	appendStringInfoChar(&detail, '}');
+	insert_history(owner, at, psprintf("%s %s", verb, relname), id,
+				   DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(detail.data))));
+	SPI_finish();
+	return PointerGetDatum(NULL);
+}
+
+PG_FUNCTION_INFO_V1(lance_history_guard);
+
+/*
+ * lance_history_guard() returns trigger
+ *		BEFORE INSERT OR UPDATE OR DELETE FOR EACH ROW on history: only the
+ *		catalog's owner writes it (this file does, as the owner), so a role
+ *		that was granted a write on it still cannot forge or rewrite the
+ *		trail (42501).
+ */
+Datum
+lance_history_guard(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
+		elog(ERROR, "lance_history_guard must be a BEFORE ROW trigger");
+	if (!lance_is_owner_of(trigdata->tg_relation))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("the commit history is written only by the catalog"),
+				 errdetail("Role \"%s\" may not insert, update or delete history rows.",
+						   GetUserNameFromId(GetUserId(), false))));
+	return PointerGetDatum(TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
+						   trigdata->tg_newtuple : trigdata->tg_trigtuple);
+}
