@@ -30,7 +30,8 @@ OBJS = \
 	src/batch_commit.o \
 	src/auth.o \
 	src/privileges.o \
-	src/postgrest.o
+	src/postgrest.o \
+	src/limits.o
 
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 

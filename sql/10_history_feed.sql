@@ -36,6 +36,21 @@ $$;
 -- The configuration view
 --
 SELECT name, value, source, description FROM lance_namespace.configuration ORDER BY name;
+-- the limits it reports are the ones the code enforces: at the limit is
+-- accepted, one past it is refused
+SELECT value::int AS max_name FROM lance_namespace.configuration WHERE name = 'max_name_bytes' \gset
+SELECT lance_namespace.lance_namespace_exists(ARRAY[repeat('n', :max_name)]) IS NOT NULL AS name_at_limit_accepted;
+SELECT lance_try(format('SELECT lance_namespace.lance_namespace_exists(ARRAY[%L])', repeat('n', :max_name + 1))) LIKE 'LN013%' AS name_past_limit_refused;
+SELECT value::int AS max_depth FROM lance_namespace.configuration WHERE name = 'max_id_depth' \gset
+SELECT lance_namespace.lance_namespace_exists(array_fill('d'::text, ARRAY[:max_depth])) IS NOT NULL AS depth_at_limit_accepted;
+SELECT lance_try(format('SELECT lance_namespace.lance_namespace_exists(%L::text[])', array_fill('d'::text, ARRAY[:max_depth + 1]))) LIKE 'LN013%' AS depth_past_limit_refused;
+SELECT value::int AS max_batch FROM lance_namespace.configuration WHERE name = 'max_batch_entries' \gset
+SELECT lance_try(format('SELECT lance_namespace.rest_batch_create_table_versions(%L)',
+	jsonb_build_object('entries', (SELECT jsonb_agg(jsonb_build_object('id', ARRAY['hf_none', 't'], 'version', g, 'manifest_path', '/m'))
+								   FROM generate_series(1, :max_batch + 1) g)))) AS batch_past_limit;
+SELECT lance_try(format('SELECT lance_namespace.rest_batch_create_table_versions(%L)',
+	jsonb_build_object('entries', (SELECT jsonb_agg(jsonb_build_object('id', ARRAY['hf_none', 't'], 'version', g, 'manifest_path', '/m'))
+								   FROM generate_series(1, :max_batch) g)))) LIKE 'LN001%' AS batch_at_limit_reaches_the_catalog;
 SET lance_namespace.interface = 'rest';
 SELECT value, source FROM lance_namespace.configuration WHERE name = 'interface';
 RESET lance_namespace.interface;

@@ -971,6 +971,16 @@ BEGIN
 END
 $body$;
 
+/*
+ * The built-in limits, as the C code enforces them (lance_limits.h), for the
+ * configuration view.
+ */
+CREATE FUNCTION lance_namespace.lance_limits(OUT name text, OUT value text, OUT description text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lance_limits_srf'
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
 /* The configuration in effect. */
 CREATE VIEW lance_namespace.configuration AS
 	SELECT 'root_location'::text AS name,
@@ -979,17 +989,7 @@ CREATE VIEW lance_namespace.configuration AS
 		   'lance_namespace.settings'::text AS source,
 		   'Where DeclareTable places tables declared without a location'::text AS description
 	UNION ALL
-	SELECT 'default_page_size', '1000', 'built-in', 'Page size of list operations called without a limit'
-	UNION ALL
-	SELECT 'max_page_size', '10000', 'built-in', 'Largest page a list operation returns'
-	UNION ALL
-	SELECT 'max_batch_entries', '10000', 'built-in', 'Most entries, ranges or operations in one batch'
-	UNION ALL
-	SELECT 'max_name_bytes', '255', 'built-in', 'Longest namespace, table, branch or tag name'
-	UNION ALL
-	SELECT 'max_id_depth', '64', 'built-in', 'Most levels in an identifier'
-	UNION ALL
-	SELECT 'notify_channel', 'lance_namespace_commits', 'built-in', 'LISTEN/NOTIFY channel for committed versions (with notify_commits on)'
+	SELECT l.name, l.value, 'built-in', l.description FROM lance_namespace.lance_limits() l
 	UNION ALL
 	SELECT 'notify_commits', COALESCE(pg_catalog.current_setting('lance_namespace.notify_commits', true), 'off'), 'lance_namespace.notify_commits',
 		   'Whether committed versions are also announced on the channel (lance_changes() does not need it)'
@@ -1000,8 +1000,8 @@ CREATE VIEW lance_namespace.configuration AS
 /* ------------------------------------------------------------------------
  * JSON request helpers: typed reads of one request field that raise
  * InvalidInput (LN013) naming the field when its JSON type is wrong.
- * Strings are accepted for numbers and booleans, since REST query
- * parameters arrive as strings.
+ * Types are strict: a string is not a number or a boolean (the gateway
+ * gives REST query parameters their JSON types before they get here).
  * ------------------------------------------------------------------------ */
 
 CREATE FUNCTION lance_namespace.req_text(request jsonb, field text)
