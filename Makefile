@@ -27,6 +27,7 @@ OBJS = \
 	src/branch_ops.o \
 	src/tag_ops.o \
 	src/txn_ops.o \
+	src/txn_alter.o \
 	src/batch_commit.o \
 	src/auth.o \
 	src/privileges.o \

@@ -26,7 +26,8 @@ CREATE FUNCTION pg_temp.hf_history(t0 timestamptz) RETURNS TABLE (
 LANGUAGE sql AS $$
 	SELECT transaction_id = lag(transaction_id) OVER (ORDER BY at, operation),
 	       CASE WHEN role = current_user THEN '<me>' ELSE role::text END,
-	       interface, operation, name, detail
+	       interface, operation, name,
+	       CASE WHEN operation = 'AlterTransaction' THEN detail - 'transaction_id' ELSE detail END
 	  FROM lance_namespace.commit_history
 	 WHERE id[1] IN ('hf', 'hf_rb') AND at >= t0
 	 ORDER BY at, operation
@@ -173,14 +174,63 @@ SELECT lance_try($$SELECT * FROM lance_namespace.lance_describe_transaction(NULL
 SELECT lance_try($$SELECT lance_namespace.rest_describe_transaction('{"id": ["x"]}')$$);
 
 --
--- AlterTransaction: Unsupported (0) for any transaction that exists
+-- AlterTransaction: status and properties of a transaction the catalog
+-- keeps, all actions or none
 --
-SELECT lance_try(format($$SELECT lance_namespace.lance_alter_transaction(%L)$$, :'tx1'));
-SELECT lance_try(format($$SELECT lance_namespace.lance_alter_transaction(%L, '[{"set_status": {"status": "Canceled"}}]')$$, :'tx1'));
-SELECT lance_try(format($$SELECT lance_namespace.rest_alter_transaction(%L)$$,
-	jsonb_build_object('id', jsonb_build_array(:'tx1'), 'actions', '[]'::jsonb)));
-SELECT lance_try($$SELECT lance_namespace.lance_alter_transaction('nope')$$);
+-- the request is checked first: actions must be a non-empty array of
+-- objects that each set exactly one action
+SELECT replace(lance_try(format($$SELECT lance_namespace.lance_alter_transaction(%L)$$, :'tx1')), :'tx1', '<tx1>') AS result;
+SELECT replace(lance_try(format($$SELECT lance_namespace.lance_alter_transaction(%L, '[]')$$, :'tx1')), :'tx1', '<tx1>') AS result;
+SELECT replace(lance_try(format($$SELECT lance_namespace.lance_alter_transaction(%L, '[{"set_status": {"status": "Canceled"}}]')$$, :'tx1')), :'tx1', '<tx1>') AS result;
+SELECT replace(lance_try(format($$SELECT lance_namespace.lance_alter_transaction(%L, '[{"setStatusAction": {"status": "Done"}}]')$$, :'tx1')), :'tx1', '<tx1>') AS result;
+SELECT replace(lance_try(format($$SELECT lance_namespace.lance_alter_transaction(%L, '[{"setStatusAction": {"status": "Failed"}, "setPropertyAction": {"key": "k", "value": "v"}}]')$$, :'tx1')), :'tx1', '<tx1>') AS result;
+SELECT replace(lance_try(format($$SELECT lance_namespace.lance_alter_transaction(%L, '[{"setPropertyAction": {"key": "k", "value": 1}}]')$$, :'tx1')), :'tx1', '<tx1>') AS result;
+SELECT replace(lance_try(format($$SELECT lance_namespace.lance_alter_transaction(%L, '[{"setPropertyAction": {"key": "k", "value": "v", "mode": "replace"}}]')$$, :'tx1')), :'tx1', '<tx1>') AS result;
+SELECT replace(lance_try(format($$SELECT lance_namespace.lance_alter_transaction(%L, '[{"setPropertyAction": {"key": "role", "value": "me"}}]')$$, :'tx1')), :'tx1', '<tx1>') AS result;
+SELECT lance_try($$SELECT lance_namespace.lance_alter_transaction('nope', '[{"setStatusAction": {"status": "Succeeded"}}]')$$);
 SELECT lance_try($$SELECT lance_namespace.lance_alter_transaction(NULL)$$);
+-- a status can be confirmed (any case), never changed: the transaction committed
+SELECT lance_namespace.lance_alter_transaction(:'tx1', '[{"setStatusAction": {"status": "succeeded"}}]') -> 'status' AS confirmed;
+SELECT replace(lance_try(format($$SELECT lance_namespace.lance_alter_transaction(%L, '[{"setStatusAction": {"status": "Canceled"}}]')$$, :'tx1')), :'tx1', '<tx1>') AS result;
+-- properties: set (Overwrite by default), then shown by DescribeTransaction
+SELECT lance_namespace.lance_alter_transaction(:'tx1',
+	'[{"setPropertyAction": {"key": "ticket", "value": "T-1"}}, {"setPropertyAction": {"key": "owner", "value": "qa"}}]')
+	-> 'properties' ->> 'ticket' AS ticket;
+SELECT properties ->> 'ticket' AS ticket, properties ->> 'owner' AS owner
+  FROM lance_namespace.lance_describe_transaction(:'tx1');
+-- all or none: the second action fails (Fail mode on an existing key), so
+-- the first is not applied either
+SELECT replace(lance_try(format($$SELECT lance_namespace.lance_alter_transaction(%L,
+	'[{"setPropertyAction": {"key": "extra", "value": "x"}}, {"setPropertyAction": {"key": "ticket", "value": "T-2", "mode": "Fail"}}]')$$, :'tx1')), :'tx1', '<tx1>') AS result;
+SELECT properties ? 'extra' AS extra_applied, properties ->> 'ticket' AS ticket
+  FROM lance_namespace.lance_describe_transaction(:'tx1');
+-- Skip keeps the value, Overwrite replaces it
+SELECT lance_namespace.lance_alter_transaction(:'tx1', '[{"setPropertyAction": {"key": "ticket", "value": "T-3", "mode": "SKIP"}}]')
+	#>> '{properties,ticket}' AS after_skip;
+SELECT lance_namespace.lance_alter_transaction(:'tx1', '[{"setPropertyAction": {"key": "ticket", "value": "T-4", "mode": "overwrite"}}]')
+	#>> '{properties,ticket}' AS after_overwrite;
+-- unset: Skip (the default) for a missing key, Fail refuses it
+SELECT lance_namespace.lance_alter_transaction(:'tx1', '[{"unsetPropertyAction": {"key": "owner"}}, {"unsetPropertyAction": {"key": "never"}}]')
+	-> 'properties' ? 'owner' AS owner_left;
+SELECT replace(lance_try(format($$SELECT lance_namespace.lance_alter_transaction(%L, '[{"unsetPropertyAction": {"key": "owner", "mode": "Fail"}}]')$$, :'tx1')), :'tx1', '<tx1>') AS result;
+-- through the REST binding
+SELECT r ->> 'status' AS status, r #>> '{properties,ticket}' AS ticket
+  FROM lance_namespace.rest_alter_transaction(jsonb_build_object('id', jsonb_build_array(:'tx1'),
+		'actions', '[{"setStatusAction": {"status": "Succeeded"}}]'::jsonb)) r;
+-- each alteration is in the history
+SELECT operation, detail ->> 'transaction_id' = :'tx1' AS of_tx1, detail ->> 'actions' AS actions
+  FROM lance_namespace.commit_history
+ WHERE operation = 'AlterTransaction' AND detail ->> 'transaction_id' = :'tx1' ORDER BY at;
+-- a role that can read the transaction but did not make it may not alter it,
+-- nor write the properties table directly
+SELECT lance_namespace.lance_grant('regress_lance_historian', '{hf}', 'read');
+SET ROLE regress_lance_historian;
+SELECT status FROM lance_namespace.lance_describe_transaction(:'tx1');
+SELECT replace(lance_try(format($$SELECT lance_namespace.lance_alter_transaction(%L, '[{"setPropertyAction": {"key": "k", "value": "v"}}]')$$, :'tx1')), :'tx1', '<tx1>') AS result;
+INSERT INTO lance_namespace.transaction_properties (transaction_id, key, value, set_by) VALUES ('1', 'k', 'v', 'x');
+DELETE FROM lance_namespace.transaction_properties;
+RESET ROLE;
+SELECT lance_namespace.lance_revoke('regress_lance_historian', '{hf}', 'read');
 
 --
 -- lance_changes(since): the table versions whose transactions became

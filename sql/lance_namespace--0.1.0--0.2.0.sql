@@ -136,6 +136,26 @@ CREATE OR REPLACE VIEW lance_namespace.commit_history WITH (security_invoker = t
 	  FROM lance_namespace.history h;
 
 /*
+ * Properties that AlterTransaction set on a transaction (txn_alter.c).  The
+ * catalog's owner's alone: the function checks the caller's right to the
+ * transaction and writes as the owner, and records each alteration in the
+ * history; no role is granted anything on this table.
+ */
+CREATE TABLE lance_namespace.transaction_properties (
+	transaction_id xid8 NOT NULL,
+	key			text COLLATE "C" NOT NULL,
+	value		text NOT NULL,
+	set_at		timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	set_by		name NOT NULL,
+	CONSTRAINT transaction_properties_pkey PRIMARY KEY (transaction_id, key),
+	CONSTRAINT transaction_properties_key_check CHECK (key <> '')
+);
+
+ALTER TABLE lance_namespace.transaction_properties ENABLE ROW LEVEL SECURITY;
+REVOKE ALL ON lance_namespace.transaction_properties FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('lance_namespace.transaction_properties', '');
+
+/*
  * The built-in limits, as the C code enforces them (lance_limits.h), for the
  * configuration view.
  */

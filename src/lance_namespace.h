@@ -133,6 +133,10 @@ typedef enum LancePlanId
 	PLAN_DELETE_TAG,
 	PLAN_LIST_TAGS,
 	PLAN_TRANSACTION_HISTORY,
+	PLAN_TRANSACTION_PROPERTIES,
+	PLAN_SET_TRANSACTION_PROPERTY,
+	PLAN_UNSET_TRANSACTION_PROPERTY,
+	PLAN_DESCRIBE_TRANSACTION,
 	PLAN_REST_DECLARE_TABLE,
 	PLAN_REST_CREATE_TABLE_VERSION,
 	PLAN_REST_DELETE_TABLE_VERSIONS,
@@ -203,6 +207,11 @@ extern Jsonb *lance_version_history_detail(const char *branch, int64 version,
 											 const char *manifest_path);
 extern void lance_version_committed(ArrayType *id, const char *branch, int64 version,
 									const char *manifest_path, int64 timestamp_millis);
+
+/* txn_ops.c */
+extern char *lance_transaction_arg(FunctionCallInfo fcinfo, int argno, const char *op,
+								   uint64 *xid);
+extern void lance_append_transaction_properties(StringInfo buf, const char *xid, bool first);
 
 /* audit.c */
 extern void lance_audit_init(void);

@@ -265,6 +265,27 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		" WHERE transaction_id = $1::text::xid8 ORDER BY at",
 		1, {TEXTOID}
 	},
+	[PLAN_TRANSACTION_PROPERTIES] = {
+		"SELECT key, value FROM lance_namespace.transaction_properties"
+		" WHERE transaction_id = $1::text::xid8 ORDER BY key",
+		1, {TEXTOID}
+	},
+	[PLAN_SET_TRANSACTION_PROPERTY] = {
+		"INSERT INTO lance_namespace.transaction_properties (transaction_id, key, value, set_by)"
+		" VALUES ($1::text::xid8, $2, $3, $4)"
+		" ON CONFLICT (transaction_id, key) DO UPDATE"
+		" SET value = EXCLUDED.value, set_at = pg_catalog.now(), set_by = EXCLUDED.set_by",
+		4, {TEXTOID, TEXTOID, TEXTOID, NAMEOID}
+	},
+	[PLAN_UNSET_TRANSACTION_PROPERTY] = {
+		"DELETE FROM lance_namespace.transaction_properties"
+		" WHERE transaction_id = $1::text::xid8 AND key = $2",
+		2, {TEXTOID, TEXTOID}
+	},
+	[PLAN_DESCRIBE_TRANSACTION] = {
+		"SELECT status, properties FROM lance_namespace.lance_describe_transaction($1)",
+		1, {TEXTOID}
+	},
 	[PLAN_REST_DECLARE_TABLE] = {
 		"SELECT lance_namespace.rest_declare_table($1)", 1, {JSONBOID}
 	},

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * txn_ops.c
- *	  DescribeTransaction and AlterTransaction.
+ *	  DescribeTransaction (AlterTransaction is txn_alter.c).
  *
  * A transaction_id is a PostgreSQL top-level transaction id (xid8).  Its
  * history rows, visible once it commits, tell the operations, time and
@@ -16,23 +16,26 @@
 
 #include "access/transam.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
 
 #include "lance_namespace.h"
 
 /*
- * transaction_arg
+ * lance_transaction_arg
  *		A transaction id argument: a decimal xid8.  Returns it in canonical
  *		form (no leading zeros) and its value in *xid.
  */
-static char *
-transaction_arg(FunctionCallInfo fcinfo, int argno, const char *op, uint64 *xid)
+char *
+lance_transaction_arg(FunctionCallInfo fcinfo, int argno, const char *op, uint64 *xid)
 {
 	char	   *id = lance_text_arg(fcinfo, argno);
 	const char *p;
@@ -55,12 +58,51 @@ transaction_arg(FunctionCallInfo fcinfo, int argno, const char *op, uint64 *xid)
 	return psprintf(UINT64_FORMAT, *xid);
 }
 
+/*
+ * lance_append_transaction_properties
+ *		Append the properties that AlterTransaction set on transaction xid to
+ *		the JSON object being built in buf, as "key":"value" members (a
+ *		comma first unless first).  They are read as the catalog's owner:
+ *		lance_namespace.transaction_properties is the owner's alone, and the
+ *		caller's right to the transaction was checked by its caller.  A
+ *		catalog whose schema predates the table (0.1.0, before ALTER
+ *		EXTENSION UPDATE) has none.  Must be called while connected to SPI.
+ */
+void
+lance_append_transaction_properties(StringInfo buf, const char *xid, bool first)
+{
+	Oid			nsp = get_namespace_oid("lance_namespace", false);
+	Oid			save_userid;
+	int			save_sec_context;
+	Datum		args[1];
+	int			n;
+
+	if (!OidIsValid(get_relname_relid("transaction_properties", nsp)))
+		return;
+	args[0] = CStringGetTextDatum(xid);
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(lance_catalog_owner(), save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	n = lance_exec(PLAN_TRANSACTION_PROPERTIES, args, NULL, true, 0);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	for (int i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		if (!first || i > 0)
+			appendStringInfoChar(buf, ',');
+		escape_json(buf, TextDatumGetCString(lance_spi_value(i, 1, &isnull)));
+		appendStringInfoChar(buf, ':');
+		escape_json(buf, TextDatumGetCString(lance_spi_value(i, 2, &isnull)));
+	}
+}
+
 PG_FUNCTION_INFO_V1(lance_describe_transaction);
 
 /*
  * lance_describe_transaction(id) returns (status, properties)
  *		status is Succeeded, Running or Failed; properties give the
- *		operations, time, role and interface when known.
+ *		operations, time, role and interface when known, and what
+ *		AlterTransaction set.
  */
 Datum
 lance_describe_transaction(PG_FUNCTION_ARGS)
@@ -68,7 +110,7 @@ lance_describe_transaction(PG_FUNCTION_ARGS)
 	const char *op = "DescribeTransaction";
 	MemoryContext outer = CurrentMemoryContext;
 	uint64		xid;
-	char	   *id = transaction_arg(fcinfo, 0, op, &xid);
+	char	   *id = lance_transaction_arg(fcinfo, 0, op, &xid);
 	FullTransactionId current = GetTopFullTransactionIdIfAny();
 	TupleDesc	tupdesc;
 	Datum		args[1];
@@ -144,6 +186,7 @@ lance_describe_transaction(PG_FUNCTION_ARGS)
 			lance_error(LANCE_TRANSACTION_NOT_FOUND,
 						errmsg("%s: transaction \"%s\" not found", op, id));
 	}
+	lance_append_transaction_properties(&buf, id, n == 0);
 	appendStringInfoChar(&buf, '}');
 	old = MemoryContextSwitchTo(outer);
 	values[0] = CStringGetTextDatum(status);
@@ -152,25 +195,4 @@ lance_describe_transaction(PG_FUNCTION_ARGS)
 	result = lance_form_result(tupdesc, values, nulls, outer);
 	SPI_finish();
 	PG_RETURN_DATUM(result);
-}
-
-PG_FUNCTION_INFO_V1(lance_alter_transaction);
-
-/*
- * lance_alter_transaction(id, actions) returns jsonb
- *		Every operation of this catalog completes within its PostgreSQL
- *		transaction, so there is never a queued or running transaction to
- *		alter: Unsupported.
- */
-Datum
-lance_alter_transaction(PG_FUNCTION_ARGS)
-{
-	const char *op = "AlterTransaction";
-
-	uint64		xid;
-
-	transaction_arg(fcinfo, 0, op, &xid);
-	lance_error(LANCE_UNSUPPORTED,
-				errmsg("%s: transactions of this catalog complete synchronously and cannot be altered", op));
-	PG_RETURN_NULL();			/* not reached */
 }

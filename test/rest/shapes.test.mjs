@@ -132,6 +132,8 @@ describe("response shapes against spec.yaml", () => {
     const txid = created.transaction_id ?? (await req("POST", `/v1/table/${t.enc}/tags/create`, { body: { tag: "z", version: 1 } })).json.transaction_id;
     assert.ok(txid, "a mutating route reports a transaction id");
     await shaped("POST", "/v1/transaction/{id}/describe", `/v1/transaction/${txid}/describe`, {});
+    await shaped("POST", "/v1/transaction/{id}/alter", `/v1/transaction/${txid}/alter`,
+      { actions: [{ setPropertyAction: { key: "k", value: "v" } }] });
     const s4 = writeStaging(t.location, 4, "four");
     await shaped("POST", "/v1/table/batch-commit", "/v1/table/batch-commit",
       { operations: [{ create_table_version: { id: [ns, t.name], version: 4, manifest_path: s4.rel } }] });

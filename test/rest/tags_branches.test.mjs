@@ -92,7 +92,7 @@ describe("branches", () => {
 });
 
 describe("transactions", () => {
-  it("describes the transaction of a commit; unknown ids are 404 code 10; alter is 406 code 0", async () => {
+  it("describes the transaction of a commit; unknown ids are 404 code 10; alter sets properties, all or none", async () => {
     const t = await tableWithVersions(1);
     const created = ok(await req("POST", `/v1/table/${t.enc}/tags/create`, { body: { tag: "x", version: 1 } }));
     assert.match(created.transaction_id, /^[0-9]+$/);
@@ -102,7 +102,20 @@ describe("transactions", () => {
     assert.equal(d.properties.interface, "rest");
     assertError(await req("POST", `/v1/transaction/999999999/describe`, { body: {} }), 404, 10);
     assertError(await req("POST", `/v1/transaction/abc/describe`, { body: {} }), 404, 10);
-    assertError(await req("POST", `/v1/transaction/${created.transaction_id}/alter`,
-                          { body: { actions: [{ setStatusAction: { status: "Canceled" } }] } }), 406, 0);
+    const alter = (actions) => req("POST", `/v1/transaction/${created.transaction_id}/alter`, { body: { actions } });
+    // a committed transaction's status can be confirmed, not changed
+    assertError(await alter([{ setStatusAction: { status: "Canceled" } }]), 400, 13);
+    const a = ok(await alter([{ setStatusAction: { status: "Succeeded" } },
+      { setPropertyAction: { key: "ticket", value: "T-1" } }]));
+    assert.equal(a.status, "Succeeded");
+    assert.equal(a.properties.ticket, "T-1");
+    // all or none: the failing second action leaves the first unapplied
+    assertError(await alter([{ setPropertyAction: { key: "more", value: "x" } },
+      { setPropertyAction: { key: "ticket", value: "T-2", mode: "Fail" } }]), 400, 13);
+    const d2 = ok(await req("POST", `/v1/transaction/${created.transaction_id}/describe`, { body: {} }));
+    assert.equal(d2.properties.ticket, "T-1");
+    assert.ok(!("more" in d2.properties));
+    assertError(await req("POST", `/v1/transaction/999999999/alter`,
+      { body: { actions: [{ setStatusAction: { status: "Succeeded" } }] } }), 404, 10);
   });
 });
