@@ -19,7 +19,7 @@
  *	  LANCE_GATEWAY_S3_*), then the standard AWS variables
  *	  (AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, AWS_REGION,
  *	  AWS_DEFAULT_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
- *	  AWS_SESSION_TOKEN).  With a custom endpoint, path-style addressing is
+ *	  AWS_SESSION_TOKEN; AWS_ENDPOINT_URL_STS for vending).  With a custom endpoint, path-style addressing is
  *	  the default and http:// is accepted, as object_store does for local
  *	  servers; without one, https://s3.<region>.amazonaws.com with
  *	  virtual-hosted addressing.
@@ -119,6 +119,29 @@ gw_s3_init(GwError *err)
 		v = getenv("AWS_SESSION_TOKEN");
 		if (v != NULL && v[0] != '\0')
 			gw_s3.session_token = strdup(v);
+	}
+	v = gw_config.sts_endpoint ? gw_config.sts_endpoint :
+		env_first("AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL");
+	if (v != NULL)
+		gw_s3.sts_endpoint = strdup(v);
+	else if (gw_s3.custom_endpoint)
+		gw_s3.sts_endpoint = strdup(gw_s3.endpoint);	/* one server for both */
+	else
+	{
+		char		buf[256];
+
+		snprintf(buf, sizeof(buf), "https://sts.%s.amazonaws.com", gw_s3.region);
+		gw_s3.sts_endpoint = strdup(buf);
+	}
+	n = strlen(gw_s3.sts_endpoint);
+	while (n > 0 && gw_s3.sts_endpoint[n - 1] == '/')
+		gw_s3.sts_endpoint[--n] = '\0';
+	if (strcmp(gw_config.vend_credentials, "none") != 0 && gw_s3.access_key == NULL)
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "--vend-credentials %s needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+					 gw_config.vend_credentials);
+		return false;
 	}
 	gw_s3.timeout_ms = gw_config.s3_timeout_ms;
 	gw_s3.connect_timeout_ms = gw_config.s3_timeout_ms < 3000 ? gw_config.s3_timeout_ms : 3000;

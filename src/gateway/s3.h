@@ -26,6 +26,7 @@ typedef struct GwS3Settings
 	long		timeout_ms;		/* whole request */
 	long		connect_timeout_ms;
 	int			retries;		/* after the first attempt */
+	char	   *sts_endpoint;	/* for --vend-credentials sts */
 } GwS3Settings;
 
 extern GwS3Settings gw_s3;
