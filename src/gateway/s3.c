@@ -455,8 +455,6 @@ build_headers(const GwS3Request *req)
 		EVP_EncodeBlock(b64, md, (int) n);
 		h = add_header(h, "Content-MD5", (const char *) b64);
 	}
-	if (h)
-		h = add_header(h, "Expect", "");	/* no 100-continue round trip */
 	return h;
 }
 

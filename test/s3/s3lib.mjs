@@ -21,7 +21,8 @@ export function s3(method, key, { body, headers = {}, base = S3, bucket = BUCKET
   const tmp = path.join(os.tmpdir(), `s3lib-${process.pid}-${++seq}`);
   const args = ["-s", "-g", "-o", tmp, "-w", "%{http_code} %header{etag}", "-X", method, "--aws-sigv4", "aws:amz:us-east-1:s3",
     "-u", `${process.env.AWS_ACCESS_KEY_ID}:${process.env.AWS_SECRET_ACCESS_KEY}`,
-    "-H", "content-type: application/octet-stream", "-H", "Expect:"];
+    "-H", "content-type: application/octet-stream"];
+  args.push("-H", `x-amz-content-sha256: ${crypto.createHash("sha256").update(body ?? Buffer.alloc(0)).digest("hex")}`);
   for (const [k, v] of Object.entries(headers)) args.push("-H", `${k}: ${v}`);
   if (method === "HEAD") args.push("-I");
   if (body !== undefined) args.push("--data-binary", "@-");
@@ -64,7 +65,8 @@ export async function listKeys(prefix) {
  * A proxy in front of the S3 server.  proxy.rule(req) decides per request:
  * undefined (forward), {status, code} (answer that error), {delayMs}
  * (forward after a delay), {hang: true} (never answer).  proxy.log lists
- * "METHOD path" of every request seen.
+ * "METHOD path" of every request seen; proxy.onBody(req, body), if set, sees
+ * every request body.
  */
 export async function startProxy() {
   const target = new URL(S3);
@@ -74,6 +76,7 @@ export async function startProxy() {
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
     req.on("end", () => {
+      proxy.onBody?.(req, Buffer.concat(chunks));
       const rule = proxy.rule(req) || {};
       if (rule.hang) return;
       if (rule.status) {
