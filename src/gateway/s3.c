@@ -24,10 +24,12 @@
  *	  servers; without one, https://s3.<region>.amazonaws.com with
  *	  virtual-hosted addressing.
  *
- *	  One curl handle per thread is kept, so connections are reused.
+ *	  One curl handle per thread is kept (and cleaned up when the thread
+ *	  ends), so connections are reused.
  *
  *-------------------------------------------------------------------------
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +43,9 @@
 
 GwS3Settings gw_s3;
 
-static __thread CURL *tl_curl;
+/* each thread's curl handle, cleaned up when the thread ends */
+static pthread_key_t curl_key;
+static pthread_once_t curl_key_once = PTHREAD_ONCE_INIT;
 
 #define GW_S3_DEFAULT_MAX_BODY ((size_t) 256 << 20)
 
@@ -561,6 +565,45 @@ perform_once(CURL *c, const GwS3Request *req, const char *url, struct curl_slist
 }
 
 /*
+ * curl_handle_free
+ *		pthread key destructor: the ending thread's curl handle.
+ */
+static void
+curl_handle_free(void *h)
+{
+	curl_easy_cleanup(h);
+}
+
+/*
+ * make_curl_key
+ */
+static void
+make_curl_key(void)
+{
+	(void) pthread_key_create(&curl_key, curl_handle_free);
+}
+
+/*
+ * thread_curl
+ *		This thread's curl handle, created on first use (NULL if that fails).
+ */
+static CURL *
+thread_curl(void)
+{
+	CURL	   *c;
+
+	pthread_once(&curl_key_once, make_curl_key);
+	c = pthread_getspecific(curl_key);
+	if (c == NULL && (c = curl_easy_init()) != NULL &&
+		pthread_setspecific(curl_key, c) != 0)
+	{
+		curl_easy_cleanup(c);
+		c = NULL;
+	}
+	return c;
+}
+
+/*
  * gw_s3_send
  *		Send a request with retries.  True when the store answered with a
  *		status the caller is to judge (2xx, 3xx, 4xx but 403 and 429); false
@@ -574,9 +617,10 @@ gw_s3_send(const GwS3Request *req, GwS3Response *resp, GwError *err)
 	struct curl_slist *headers;
 	char	   *url;
 	int			attempt;
+	CURL	   *c = thread_curl();
 
 	memset(resp, 0, sizeof(*resp));
-	if (tl_curl == NULL && (tl_curl = curl_easy_init()) == NULL)
+	if (c == NULL)
 	{
 		gw_error_set(err, GW_ERR_INTERNAL, "cannot create a curl handle");
 		return false;
@@ -592,7 +636,7 @@ gw_s3_send(const GwS3Request *req, GwS3Response *resp, GwError *err)
 	}
 	for (attempt = 0;; attempt++)
 	{
-		perform_once(tl_curl, req, url, headers, resp, curl_err);
+		perform_once(c, req, url, headers, resp, curl_err);
 		if (!retryable(resp) || attempt >= gw_s3.retries)
 			break;
 		backoff(attempt + 1);

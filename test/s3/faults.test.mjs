@@ -135,6 +135,45 @@ describe("object store failures", () => {
     assert.deepEqual((await s3("GET", canonicalKey(t, 1))).body, st.bytes);
   });
 
+  it("a batch that fails after a manifest was written removes that object, and only if it is still ours", async () => {
+    const ns = await mkNamespace();
+    const a = await mkTable(ns);
+    const b = await mkTable(ns);
+    const batch = async (sa, sb) =>
+      req("POST", `/v1/table/version/batch-create`, {
+        base: gw.url,
+        body: {
+          entries: [
+            { id: [ns, a.name], version: 1, manifest_path: sa.key, naming_scheme: "V2" },
+            // a wrong size: the catalog accepts the batch, finalization refuses it
+            { id: [ns, b.name], version: 1, manifest_path: sb.key, manifest_size: sb.bytes.length + 1, naming_scheme: "V2" },
+          ],
+        },
+      });
+    const sa = await putStaging(a, 1, "a1");
+    const sb = await putStaging(b, 1, "b1");
+    assertError(await batch(sa, sb), 400, 13);
+    assert.equal(rowCount(a) + rowCount(b), 0);
+    assert.equal((await s3("HEAD", canonicalKey(a, 1))).status, 404, "a's canonical object was removed");
+    assert.equal((await s3("HEAD", sa.key)).status, 200, "staging kept for a retry");
+
+    // again, but someone replaces a's canonical object before the undo
+    let replaced = false;
+    proxy.rule = (r) => {
+      if (!replaced && r.method === "HEAD" && r.url.split("?")[0].endsWith(canonicalKey(a, 1))) {
+        replaced = true;
+        return { before: s3("PUT", canonicalKey(a, 1), { body: Buffer.from("someone else's") }) };
+      }
+      return undefined;
+    };
+    assertError(await batch(sa, sb), 400, 13);
+    proxy.rule = () => undefined;
+    assert.ok(replaced);
+    const got = await s3("GET", canonicalKey(a, 1));
+    assert.equal(got.status, 200, "an object that is no longer ours is not removed");
+    assert.deepEqual(got.body, Buffer.from("someone else's"));
+  });
+
   it("an unreachable endpoint: 503 code 17, no version", async () => {
     const port = await freePort();
     const down = await startGateway(

@@ -64,7 +64,8 @@ export async function listKeys(prefix) {
 /**
  * A proxy in front of the S3 server.  proxy.rule(req) decides per request:
  * undefined (forward), {status, code} (answer that error), {delayMs}
- * (forward after a delay), {hang: true} (never answer).  proxy.log lists
+ * (forward after a delay), {before: promise} (forward once it settles),
+ * {hang: true} (never answer).  proxy.log lists
  * "METHOD path" of every request seen; proxy.onBody(req, body), if set, sees
  * every request body.
  */
@@ -98,7 +99,8 @@ export async function startProxy() {
         });
         f.end(Buffer.concat(chunks));
       };
-      if (rule.delayMs) setTimeout(forward, rule.delayMs);
+      if (rule.before) rule.before.then(forward, forward);
+      else if (rule.delayMs) setTimeout(forward, rule.delayMs);
       else forward();
     });
   });
