@@ -85,6 +85,9 @@ static const char *usage_text =
 "  --sts-role-arn ARN        with --vend-credentials sts: the role assumed,\n"
 "                            with a session policy confined to the table\n"
 "  --sts-duration S          lifetime of vended credentials (default 3600)\n"
+"  --sts-refresh-offset S    with sts: tell clients to ask again S seconds before\n"
+"                            the credentials expire (refresh_offset_millis;\n"
+"                            default: not sent, Lance's default is 60)\n"
 "  --sts-endpoint URL        STS endpoint (default: AWS_ENDPOINT_URL_STS,\n"
 "                            AWS_ENDPOINT_URL, a custom S3 endpoint, else AWS)\n"
 "  --help, --version\n"
@@ -103,7 +106,8 @@ static const char *usage_text =
 "LANCE_GATEWAY_SWEEP_MIN_AGE, LANCE_GATEWAY_S3_ENDPOINT, LANCE_GATEWAY_S3_REGION,\n"
 "LANCE_GATEWAY_S3_ADDRESSING, LANCE_GATEWAY_S3_TIMEOUT_MS, LANCE_GATEWAY_S3_RETRIES,\n"
 "LANCE_GATEWAY_VEND_CREDENTIALS, LANCE_GATEWAY_STS_ROLE_ARN,\n"
-"LANCE_GATEWAY_STS_DURATION, LANCE_GATEWAY_STS_ENDPOINT.  S3 credentials: AWS_ACCESS_KEY_ID,\n"
+"LANCE_GATEWAY_STS_DURATION, LANCE_GATEWAY_STS_ENDPOINT,\n"
+"LANCE_GATEWAY_STS_REFRESH_OFFSET.  S3 credentials: AWS_ACCESS_KEY_ID,\n"
 "AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN.\n";
 
 enum
@@ -115,7 +119,7 @@ enum
 	OPT_IDLE_TIMEOUT, OPT_MANIFEST_COPY, OPT_NO_OPENAT2, OPT_SWEEP, OPT_DRY_RUN,
 	OPT_SWEEP_MIN_AGE, OPT_LOOP_LOCK_WAIT, OPT_S3_ENDPOINT, OPT_S3_REGION,
 	OPT_S3_ADDRESSING, OPT_S3_TIMEOUT, OPT_S3_RETRIES, OPT_VEND, OPT_STS_ROLE,
-	OPT_STS_DURATION, OPT_STS_ENDPOINT
+	OPT_STS_DURATION, OPT_STS_ENDPOINT, OPT_STS_REFRESH
 };
 
 /*
@@ -302,6 +306,9 @@ apply(int opt, const char *name, const char *value)
 			free(gw_config.sts_role_arn);
 			gw_config.sts_role_arn = value[0] ? strdup(value) : NULL;
 			break;
+		case OPT_STS_REFRESH:
+			gw_config.sts_refresh_offset_s = (int) parse_long(name, value, 0, 43200);
+			break;
 		case OPT_STS_ENDPOINT:
 			free(gw_config.sts_endpoint);
 			gw_config.sts_endpoint = value[0] ? strdup(value) : NULL;
@@ -357,6 +364,7 @@ gw_config_load(int argc, char **argv)
 		{"sts-role-arn", required_argument, NULL, OPT_STS_ROLE},
 		{"sts-duration", required_argument, NULL, OPT_STS_DURATION},
 		{"sts-endpoint", required_argument, NULL, OPT_STS_ENDPOINT},
+		{"sts-refresh-offset", required_argument, NULL, OPT_STS_REFRESH},
 		{"help", no_argument, NULL, OPT_HELP},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{NULL, 0, NULL, 0}
@@ -397,6 +405,7 @@ gw_config_load(int argc, char **argv)
 		{"LANCE_GATEWAY_STS_ROLE_ARN", OPT_STS_ROLE},
 		{"LANCE_GATEWAY_STS_DURATION", OPT_STS_DURATION},
 		{"LANCE_GATEWAY_STS_ENDPOINT", OPT_STS_ENDPOINT},
+		{"LANCE_GATEWAY_STS_REFRESH_OFFSET", OPT_STS_REFRESH},
 	};
 	int			opt;
 

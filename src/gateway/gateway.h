@@ -69,6 +69,7 @@ typedef struct GwConfig
 	char	   *vend_credentials;	/* none, static or sts */
 	char	   *sts_role_arn;	/* role that vended credentials assume */
 	int			sts_duration_s; /* lifetime of vended credentials */
+	int			sts_refresh_offset_s;	/* vended refresh_offset_millis / 1000; 0: none */
 	char	   *sts_endpoint;	/* NULL: AWS_ENDPOINT_URL_STS / _URL / S3's */
 } GwConfig;
 

@@ -15,7 +15,8 @@
  *		- sts: temporary keys from STS AssumeRole (--sts-role-arn) with an
  *		  inline session policy that allows object access under the
  *		  table's prefix only, and their expiry as expires_at_millis, so
- *		  that the client asks again before they expire.
+ *		  that the client asks again before they expire (and, with
+ *		  --sts-refresh-offset, refresh_offset_millis: how long before).
  *
  *	  Options the catalog itself returns win over these.
  *
@@ -157,6 +158,11 @@ assume_role(json_t *opts, const char *bucket, const char *key, GwError *err)
 
 		snprintf(ms, sizeof(ms), "%lld", parse_iso8601_ms(values[3]));
 		json_object_set_new(opts, "expires_at_millis", json_string(ms));
+		if (gw_config.sts_refresh_offset_s > 0)
+		{
+			snprintf(ms, sizeof(ms), "%lld", (long long) gw_config.sts_refresh_offset_s * 1000);
+			json_object_set_new(opts, "refresh_offset_millis", json_string(ms));
+		}
 	}
 	ok = true;
 done:

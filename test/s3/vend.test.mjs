@@ -159,4 +159,38 @@ describe("vended STS credentials", () => {
       Object.assign(process.env, env);
     }
   });
+
+  it("LanceDB asks the gateway again for credentials that are about to expire", async () => {
+    // refresh_offset_millis larger than the credentials' lifetime: they are
+    // always about to expire, so a client that refreshes asks on every use
+    const g = await startGateway(
+      ["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", `s3://${BUCKET}/warehouse`, "--quiet",
+        "--vend-credentials", "sts", "--sts-role-arn", ROLE, "--sts-endpoint", proxy.url, "--sts-duration", "900",
+        "--sts-refresh-offset", "3600"],
+      { env: { AWS_ENDPOINT_URL_S3: S3, AWS_ACCESS_KEY_ID: gwKeys.id, AWS_SECRET_ACCESS_KEY: gwKeys.secret } },
+    );
+    assert.ok(g.url, g.log());
+    const require = createRequire(new URL("../interop/package.json", import.meta.url));
+    const lancedb = require("@lancedb/lancedb");
+    const env = {};
+    for (const k of Object.keys(process.env)) if (k.startsWith("AWS_")) { env[k] = process.env[k]; delete process.env[k]; }
+    try {
+      await setAuth("inf");
+      const db = await lancedb.connectNamespace("rest", { uri: g.url });
+      const ns = fresh("refresh");
+      await db.createNamespace([ns]);
+      const t = await db.createTable("t", [{ id: 1 }], [ns]);
+      const before = proxy.log.length;
+      for (let i = 0; i < 3; i++) {
+        await t.add([{ id: 10 + i }]);
+        assert.equal(await t.countRows(), 2 + i);
+      }
+      const after = proxy.log.length;
+      console.log(`# AssumeRole calls: ${before} after create, ${after} after 3 adds and counts`);
+      assert.ok(after > before, "the client asked for new credentials (DescribeTable -> AssumeRole)");
+    } finally {
+      Object.assign(process.env, env);
+      await stop(g.proc);
+    }
+  });
 });
