@@ -12,6 +12,8 @@ BUILD_PACKAGES=(
 	postgresql-contrib
 	libpq-dev
 	libjansson-dev
+	libcurl4-openssl-dev
+	libssl-dev
 	pkg-config
 	curl
 )

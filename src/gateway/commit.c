@@ -12,21 +12,31 @@
  *	  exists.  After COMMIT the staging file is removed and the canonical
  *	  path is returned in the form the client used.
  *
+ *	  Tables in buckets ("s3://BUCKET/KEY" locations) take the same path
+ *	  through the S3 backend (storage_s3.c, which describes the protocol):
+ *	  the staging object is read before the catalog call and its MD5 ETag
+ *	  recorded as the version's e_tag.  An object-store client names its
+ *	  staging object by key, without the bucket ("PREFIX/t.lance/..."); a
+ *	  relative path under the key prefix of an s3:// --root is taken to be
+ *	  in --root's bucket, and the canonical key is returned the same way.
+ *
  *-------------------------------------------------------------------------
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commit.h"
-
-GwStorage  *gw_storage = NULL;
+#include "s3.h"
 
 typedef enum PathForm
 {
 	FORM_ABSOLUTE,				/* "/root/t.lance/_versions/..." */
 	FORM_RELATIVE,				/* "root/t.lance/_versions/..." */
-	FORM_FILE_URI				/* "file:///root/t.lance/_versions/..." */
+	FORM_FILE_URI,				/* "file:///root/t.lance/_versions/..." */
+	FORM_S3_URI					/* "s3://bucket/prefix/t.lance/_versions/..." */
 } PathForm;
 
 typedef struct CommitEntry
@@ -37,6 +47,7 @@ typedef struct CommitEntry
 	char	   *canonical;		/* absolute canonical path from the catalog */
 	GwWritten	synced;			/* what during_call fsync'd */
 	GwWritten	written;
+	GwStaged	staged;			/* object stores: the staging bytes */
 	bool		deferred;		/* staging problem, reported after the call */
 	bool		staging_absent; /* the staging file does not exist */
 	GwError		error;
@@ -50,6 +61,8 @@ typedef struct CommitCtx
 	CommitEntry *e;
 	bool		ops;			/* BatchCommitTables: e[i] is operations[i] */
 } CommitCtx;
+
+static bool s3_relative(const char *path);
 
 /*
  * prepare_entry
@@ -67,6 +80,7 @@ prepare_entry(json_t *entry, CommitEntry *ce, GwError *err)
 	json_t	   *jsize = json_object_get(entry, "manifest_size");
 	const char *path;
 	int64_t		claimed;
+	GwStorage  *st;
 
 	if (!json_is_string(jpath))
 		return true;			/* the catalog reports the bad field */
@@ -80,6 +94,22 @@ prepare_entry(json_t *entry, CommitEntry *ce, GwError *err)
 	{
 		ce->form = FORM_ABSOLUTE;
 		ce->staging = strdup(path);
+	}
+	else if (strncmp(path, "s3://", 5) == 0)
+	{
+		ce->form = FORM_S3_URI;
+		ce->staging = strdup(path);
+	}
+	else if (s3_relative(path))
+	{
+		const char *root = gw_storage_s3_root();
+		char		bucket[64];
+		const char *key;
+
+		ce->form = FORM_RELATIVE;
+		(void) gw_s3_split(root, bucket, sizeof(bucket), &key);
+		if (asprintf(&ce->staging, "s3://%s/%s", bucket, path) < 0)
+			ce->staging = NULL;
 	}
 	else
 	{
@@ -98,11 +128,21 @@ prepare_entry(json_t *entry, CommitEntry *ce, GwError *err)
 	}
 	json_object_set_new(entry, "manifest_path", json_string(ce->staging));
 	gw_error_clear(&ce->error);
-	if (!gw_storage->stat_staging(gw_storage, ce->staging, &ce->size, &ce->error))
+	st = gw_storage_for(ce->staging, &ce->error);
+	errno = EINVAL;
+	if (st == NULL ||
+		!(st->load_staging ? st->load_staging(st, ce->staging, &ce->staged, &ce->error) :
+		  st->stat_staging(st, ce->staging, &ce->size, &ce->error)))
 	{
-		ce->staging_absent = (errno == ENOENT);
+		ce->staging_absent = (st != NULL && errno == ENOENT);
 		ce->deferred = true;
 		return true;
+	}
+	if (st->load_staging)
+	{
+		/* the catalog records the ETag of the bytes the canonical will get */
+		ce->size = (int64_t) ce->staged.len;
+		json_object_set_new(entry, "e_tag", json_string(ce->staged.etag));
 	}
 
 	if (json_is_integer(jsize))
@@ -126,6 +166,27 @@ prepare_entry(json_t *entry, CommitEntry *ce, GwError *err)
 }
 
 /*
+ * s3_relative
+ *		Whether a relative staging path names an object under the key
+ *		prefix of an s3:// --root (then it is in --root's bucket).
+ */
+static bool
+s3_relative(const char *path)
+{
+	const char *root = gw_storage_s3_root();
+	char		bucket[64];
+	const char *key;
+	size_t		n;
+
+	if (root == NULL || !gw_s3_split(root, bucket, sizeof(bucket), &key))
+		return false;
+	n = strlen(key);
+	while (n > 0 && key[n - 1] == '/')
+		n--;
+	return n == 0 || (strncmp(path, key, n) == 0 && path[n] == '/');
+}
+
+/*
  * client_form
  *		The canonical path in the form the client used for its staging path.
  */
@@ -138,6 +199,12 @@ client_form(const CommitEntry *ce)
 	switch (ce->form)
 	{
 		case FORM_RELATIVE:
+			if (strncmp(ce->canonical, "s3://", 5) == 0)
+			{
+				const char *key = strchr(ce->canonical + 5, '/');
+
+				return json_string(key ? key + 1 : ce->canonical);
+			}
 			return json_string(ce->canonical + 1);
 		case FORM_FILE_URI:
 			buf = malloc(strlen(ce->canonical) + 8);
@@ -162,7 +229,9 @@ static bool
 finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 {
 	json_t	   *jcanon = json_object_get(version, "manifest_path");
+	json_t	   *jetag = json_object_get(version, "e_tag");
 	const char *canon;
+	GwStorage  *st;
 
 	if (ce->staging == NULL)
 	{
@@ -189,6 +258,9 @@ finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
 		return false;
 	}
+	st = gw_storage_for(ce->canonical, err);
+	if (st == NULL)
+		return false;
 	if (ce->deferred)
 	{
 		/*
@@ -203,7 +275,7 @@ finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 		int64_t		csize;
 
 		if (!json_is_integer(jsize) ||
-			!gw_storage->stat_staging(gw_storage, ce->canonical, &csize, &ignored) ||
+			!st->stat_staging(st, ce->canonical, &csize, &ignored) ||
 			csize != json_integer_value(jsize))
 		{
 			*err = ce->error;
@@ -211,8 +283,10 @@ finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 		}
 		ce->size = csize;
 	}
-	else if (!gw_storage->finalize(gw_storage, ce->staging, ce->canonical, ce->size,
-								   &ce->synced, &ce->written, err))
+	else if (!st->finalize(st, ce->staging, ce->canonical, ce->size, &ce->synced,
+						   ce->staged.bytes ? &ce->staged : NULL,
+						   json_is_string(jetag) ? json_string_value(jetag) : NULL,
+						   &ce->written, err))
 		return false;
 	json_object_set_new(version, "manifest_path", client_form(ce));
 	if (json_object_get(version, "manifest_size") == NULL)
@@ -235,8 +309,12 @@ during_call(void *arg)
 	{
 		CommitEntry *ce = &ctx->e[i];
 
-		if (ce->staging && !ce->deferred && !ce->skip)
-			gw_storage->sync_staging(gw_storage, ce->staging, &ce->synced);
+		GwError		ignored;
+		GwStorage  *st;
+
+		if (ce->staging && !ce->deferred && !ce->skip &&
+			(st = gw_storage_for(ce->staging, &ignored)) != NULL)
+			st->sync_staging(st, ce->staging, &ce->synced);
 	}
 }
 
@@ -323,9 +401,12 @@ after_commit(void *arg)
 	for (int i = 0; i < ctx->n; i++)
 	{
 		CommitEntry *ce = &ctx->e[i];
+		GwError		ignored;
+		GwStorage  *st;
 
-		if (ce->staging && ce->canonical && strcmp(ce->staging, ce->canonical) != 0)
-			gw_storage->remove(gw_storage, ce->staging);
+		if (ce->staging && ce->canonical && strcmp(ce->staging, ce->canonical) != 0 &&
+			(st = gw_storage_for(ce->staging, &ignored)) != NULL)
+			st->remove(st, ce->staging);
 	}
 }
 
@@ -341,9 +422,12 @@ after_abort(void *arg)
 	for (int i = 0; i < ctx->n; i++)
 	{
 		CommitEntry *ce = &ctx->e[i];
+		GwError		ignored;
+		GwStorage  *st;
 
-		if (ce->canonical && ce->written.created)
-			gw_storage->discard(gw_storage, ce->canonical, &ce->written);
+		if (ce->canonical && ce->written.created &&
+			(st = gw_storage_for(ce->canonical, &ignored)) != NULL)
+			st->discard(st, ce->canonical, &ce->written);
 		memset(&ce->written, 0, sizeof(ce->written));
 	}
 }
@@ -374,6 +458,7 @@ call_and_release(const char *function, json_t *request, const GwRequestInfo *inf
 	{
 		free(ctx->e[i].staging);
 		free(ctx->e[i].canonical);
+		free(ctx->e[i].staged.bytes);
 	}
 	free(ctx->e);
 	free(request_text);

@@ -25,7 +25,7 @@ static const char *usage_text =
 "  --listen HOST:PORT        address to listen on (default 127.0.0.1:2333)\n"
 "  --db CONNINFO             libpq connection string or URI (default: libpq\n"
 "                            defaults, PGHOST/PGPORT/... environment)\n"
-"  --root DIR                catalog root directory for table data\n"
+"  --root DIR|s3://B/P       catalog root: a directory, or a bucket and prefix\n"
 "  --pool N                  PostgreSQL connections (default 8)\n"
 "  --pool-wait-ms MS         wait for a free connection before 503 (default 5000)\n"
 "  --loops N                 event loop threads, each answering reads over a\n"
@@ -67,6 +67,29 @@ static const char *usage_text =
 "  --dry-run                 with --sweep: list those files, remove nothing\n"
 "  --sweep-min-age S         with --sweep: keep files changed less than S\n"
 "                            seconds ago (default 600)\n"
+"  --s3-endpoint URL         S3-compatible endpoint (default: AWS_ENDPOINT_URL_S3,\n"
+"                            AWS_ENDPOINT_URL, else AWS S3 of the region);\n"
+"                            http:// is accepted\n"
+"  --s3-region R             signing region (default: AWS_REGION,\n"
+"                            AWS_DEFAULT_REGION, else us-east-1)\n"
+"  --s3-addressing path|virtual  bucket in the path or in the host name\n"
+"                            (default: path with a custom endpoint, else\n"
+"                            virtual)\n"
+"  --s3-timeout-ms MS        deadline of one S3 request (default 10000)\n"
+"  --s3-retries N            retries of an S3 request that got no answer, a\n"
+"                            5xx or throttling, with backoff (default 3)\n"
+"  --vend-credentials none|static|sts  credentials that DeclareTable and\n"
+"                            DescribeTable (vend_credentials) hand to clients\n"
+"                            in storage_options for tables in buckets\n"
+"                            (default none: endpoint and region only)\n"
+"  --sts-role-arn ARN        with --vend-credentials sts: the role assumed,\n"
+"                            with a session policy confined to the table\n"
+"  --sts-duration S          lifetime of vended credentials (default 3600)\n"
+"  --sts-refresh-offset S    with sts: tell clients to ask again S seconds before\n"
+"                            the credentials expire (refresh_offset_millis;\n"
+"                            default: not sent, Lance's default is 60)\n"
+"  --sts-endpoint URL        STS endpoint (default: AWS_ENDPOINT_URL_STS,\n"
+"                            AWS_ENDPOINT_URL, a custom S3 endpoint, else AWS)\n"
 "  --help, --version\n"
 "\n"
 "Environment: LANCE_GATEWAY_LISTEN, LANCE_GATEWAY_DB, LANCE_GATEWAY_ROOT,\n"
@@ -80,7 +103,12 @@ static const char *usage_text =
 "LANCE_GATEWAY_RETRIES, LANCE_GATEWAY_API_KEY, LANCE_GATEWAY_DB_AUTH=1,\n"
 "LANCE_GATEWAY_ANON_ROLE,\n"
 "LANCE_GATEWAY_FORCE_INSECURE_BIND=1, LANCE_GATEWAY_MANIFEST_COPY=1,\n"
-"LANCE_GATEWAY_SWEEP_MIN_AGE.\n";
+"LANCE_GATEWAY_SWEEP_MIN_AGE, LANCE_GATEWAY_S3_ENDPOINT, LANCE_GATEWAY_S3_REGION,\n"
+"LANCE_GATEWAY_S3_ADDRESSING, LANCE_GATEWAY_S3_TIMEOUT_MS, LANCE_GATEWAY_S3_RETRIES,\n"
+"LANCE_GATEWAY_VEND_CREDENTIALS, LANCE_GATEWAY_STS_ROLE_ARN,\n"
+"LANCE_GATEWAY_STS_DURATION, LANCE_GATEWAY_STS_ENDPOINT,\n"
+"LANCE_GATEWAY_STS_REFRESH_OFFSET.  S3 credentials: AWS_ACCESS_KEY_ID,\n"
+"AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN.\n";
 
 enum
 {
@@ -89,7 +117,9 @@ enum
 	OPT_API_KEY, OPT_DB_AUTH, OPT_ANON_ROLE, OPT_INSECURE, OPT_QUIET, OPT_HELP,
 	OPT_VERSION, OPT_MAX_HEADER, OPT_MAX_BATCH, OPT_REQ_TIMEOUT,
 	OPT_IDLE_TIMEOUT, OPT_MANIFEST_COPY, OPT_NO_OPENAT2, OPT_SWEEP, OPT_DRY_RUN,
-	OPT_SWEEP_MIN_AGE, OPT_LOOP_LOCK_WAIT
+	OPT_SWEEP_MIN_AGE, OPT_LOOP_LOCK_WAIT, OPT_S3_ENDPOINT, OPT_S3_REGION,
+	OPT_S3_ADDRESSING, OPT_S3_TIMEOUT, OPT_S3_RETRIES, OPT_VEND, OPT_STS_ROLE,
+	OPT_STS_DURATION, OPT_STS_ENDPOINT, OPT_STS_REFRESH
 };
 
 /*
@@ -235,6 +265,57 @@ apply(int opt, const char *name, const char *value)
 		case OPT_SWEEP_MIN_AGE:
 			gw_config.sweep_min_age_s = (int) parse_long(name, value, 0, INT_MAX);
 			break;
+		case OPT_S3_ENDPOINT:
+			free(gw_config.s3_endpoint);
+			gw_config.s3_endpoint = value[0] ? strdup(value) : NULL;
+			break;
+		case OPT_S3_REGION:
+			free(gw_config.s3_region);
+			gw_config.s3_region = value[0] ? strdup(value) : NULL;
+			break;
+		case OPT_S3_ADDRESSING:
+			if (strcmp(value, "path") == 0)
+				gw_config.s3_virtual_hosted = 0;
+			else if (strcmp(value, "virtual") == 0)
+				gw_config.s3_virtual_hosted = 1;
+			else
+			{
+				fprintf(stderr, "%s: %s must be path or virtual, got \"%s\"\n",
+						GW_PROGRAM, name, value);
+				exit(2);
+			}
+			break;
+		case OPT_S3_TIMEOUT:
+			gw_config.s3_timeout_ms = parse_long(name, value, 100, 600000);
+			break;
+		case OPT_S3_RETRIES:
+			gw_config.s3_retries = (int) parse_long(name, value, 0, 20);
+			break;
+		case OPT_VEND:
+			if (strcmp(value, "none") != 0 && strcmp(value, "static") != 0 &&
+				strcmp(value, "sts") != 0)
+			{
+				fprintf(stderr, "%s: %s must be none, static or sts, got \"%s\"\n",
+						GW_PROGRAM, name, value);
+				exit(2);
+			}
+			free(gw_config.vend_credentials);
+			gw_config.vend_credentials = strdup(value);
+			break;
+		case OPT_STS_ROLE:
+			free(gw_config.sts_role_arn);
+			gw_config.sts_role_arn = value[0] ? strdup(value) : NULL;
+			break;
+		case OPT_STS_REFRESH:
+			gw_config.sts_refresh_offset_s = (int) parse_long(name, value, 0, 43200);
+			break;
+		case OPT_STS_ENDPOINT:
+			free(gw_config.sts_endpoint);
+			gw_config.sts_endpoint = value[0] ? strdup(value) : NULL;
+			break;
+		case OPT_STS_DURATION:
+			gw_config.sts_duration_s = (int) parse_long(name, value, 900, 43200);
+			break;
 	}
 }
 
@@ -274,6 +355,16 @@ gw_config_load(int argc, char **argv)
 		{"sweep", no_argument, NULL, OPT_SWEEP},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 		{"sweep-min-age", required_argument, NULL, OPT_SWEEP_MIN_AGE},
+		{"s3-endpoint", required_argument, NULL, OPT_S3_ENDPOINT},
+		{"s3-region", required_argument, NULL, OPT_S3_REGION},
+		{"s3-addressing", required_argument, NULL, OPT_S3_ADDRESSING},
+		{"s3-timeout-ms", required_argument, NULL, OPT_S3_TIMEOUT},
+		{"s3-retries", required_argument, NULL, OPT_S3_RETRIES},
+		{"vend-credentials", required_argument, NULL, OPT_VEND},
+		{"sts-role-arn", required_argument, NULL, OPT_STS_ROLE},
+		{"sts-duration", required_argument, NULL, OPT_STS_DURATION},
+		{"sts-endpoint", required_argument, NULL, OPT_STS_ENDPOINT},
+		{"sts-refresh-offset", required_argument, NULL, OPT_STS_REFRESH},
 		{"help", no_argument, NULL, OPT_HELP},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{NULL, 0, NULL, 0}
@@ -305,6 +396,16 @@ gw_config_load(int argc, char **argv)
 		{"LANCE_GATEWAY_MANIFEST_COPY", OPT_MANIFEST_COPY},
 		{"LANCE_GATEWAY_NO_OPENAT2", OPT_NO_OPENAT2},
 		{"LANCE_GATEWAY_SWEEP_MIN_AGE", OPT_SWEEP_MIN_AGE},
+		{"LANCE_GATEWAY_S3_ENDPOINT", OPT_S3_ENDPOINT},
+		{"LANCE_GATEWAY_S3_REGION", OPT_S3_REGION},
+		{"LANCE_GATEWAY_S3_ADDRESSING", OPT_S3_ADDRESSING},
+		{"LANCE_GATEWAY_S3_TIMEOUT_MS", OPT_S3_TIMEOUT},
+		{"LANCE_GATEWAY_S3_RETRIES", OPT_S3_RETRIES},
+		{"LANCE_GATEWAY_VEND_CREDENTIALS", OPT_VEND},
+		{"LANCE_GATEWAY_STS_ROLE_ARN", OPT_STS_ROLE},
+		{"LANCE_GATEWAY_STS_DURATION", OPT_STS_DURATION},
+		{"LANCE_GATEWAY_STS_ENDPOINT", OPT_STS_ENDPOINT},
+		{"LANCE_GATEWAY_STS_REFRESH_OFFSET", OPT_STS_REFRESH},
 	};
 	int			opt;
 
@@ -326,6 +427,11 @@ gw_config_load(int argc, char **argv)
 	gw_config.shutdown_wait_s = 30;
 	gw_config.startup_wait_s = 30;
 	gw_config.sweep_min_age_s = 600;
+	gw_config.s3_virtual_hosted = -1;
+	gw_config.s3_timeout_ms = 10000;
+	gw_config.s3_retries = 3;
+	gw_config.vend_credentials = strdup("none");
+	gw_config.sts_duration_s = 3600;
 
 	for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++)
 	{
@@ -385,6 +491,11 @@ gw_config_load(int argc, char **argv)
 	if (gw_config.root == NULL || gw_config.root[0] == '\0')
 	{
 		fprintf(stderr, "%s: --root DIR (or LANCE_GATEWAY_ROOT) is required\n", GW_PROGRAM);
+		exit(2);
+	}
+	if (strcmp(gw_config.vend_credentials, "sts") == 0 && gw_config.sts_role_arn == NULL)
+	{
+		fprintf(stderr, "%s: --vend-credentials sts needs --sts-role-arn\n", GW_PROGRAM);
 		exit(2);
 	}
 }

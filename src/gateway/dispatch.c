@@ -18,6 +18,7 @@
 #include "metrics.h"
 #include "request.h"
 #include "router.h"
+#include "vend.h"
 
 /*
  * gw_respond_error
@@ -151,6 +152,22 @@ void
 gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
 				   const char *instance, GwResponse *resp)
 {
+	GwError		vend_err;
+
+	if (result != NULL && call->route->function != NULL &&
+		(strcmp(call->route->function, "rest_declare_table") == 0 ||
+		 strcmp(call->route->function, "rest_describe_table") == 0))
+	{
+		/* tables in buckets: endpoint, region and credentials (vend.c) */
+		gw_error_clear(&vend_err);
+		result = gw_vend_storage_options(call->request, result, &vend_err);
+		if (result == NULL)
+			err = &vend_err;
+	}
+	else if (result != NULL && call->route->function != NULL &&
+			 (strcmp(call->route->function, "rest_describe_table_version") == 0 ||
+			  strcmp(call->route->function, "rest_list_table_versions") == 0))
+		result = gw_s3_client_paths(result);	/* tables in buckets: keys */
 	if (result == NULL)
 		gw_respond_error(resp, err, instance);
 	else if (call->route->kind == GW_ROUTE_EXISTS)
@@ -215,7 +232,8 @@ blocks(GwRouteKind kind)
 	{
 		case GW_ROUTE_READ:
 		case GW_ROUTE_EXISTS:
-			return gw_config.db_auth;
+			/* STS vending makes DescribeTable wait on the STS endpoint */
+			return gw_config.db_auth || strcmp(gw_config.vend_credentials, "sts") == 0;
 		case GW_ROUTE_METRICS:
 		case GW_ROUTE_HEALTH:
 		case GW_ROUTE_UNSUPPORTED:

@@ -68,6 +68,16 @@ typedef struct GwConfig
 	bool		sweep;			/* --sweep: remove orphaned files, then exit */
 	bool		dry_run;		/* with --sweep: list, remove nothing */
 	int			sweep_min_age_s;	/* files younger than this are kept */
+	char	   *s3_endpoint;	/* NULL: AWS_ENDPOINT_URL_S3 / _URL / AWS */
+	char	   *s3_region;		/* NULL: AWS_REGION / AWS_DEFAULT_REGION */
+	int			s3_virtual_hosted;	/* 1 virtual-hosted, 0 path, -1 default */
+	long		s3_timeout_ms;	/* one S3 request */
+	int			s3_retries;		/* retries of an S3 request */
+	char	   *vend_credentials;	/* none, static or sts */
+	char	   *sts_role_arn;	/* role that vended credentials assume */
+	int			sts_duration_s; /* lifetime of vended credentials */
+	int			sts_refresh_offset_s;	/* vended refresh_offset_millis / 1000; 0: none */
+	char	   *sts_endpoint;	/* NULL: AWS_ENDPOINT_URL_STS / _URL / S3's */
 } GwConfig;
 
 /* An error to send back: Lance error code, HTTP status and texts. */

@@ -103,7 +103,16 @@ prepare_root(void)
 {
 	char		real[PATH_MAX];
 	char		tmp[PATH_MAX];
+	size_t		n;
 
+	if (strncmp(gw_config.root, "s3://", 5) == 0)
+	{
+		/* a bucket and prefix: as given, without trailing slashes */
+		n = strlen(gw_config.root);
+		while (n > 5 && gw_config.root[n - 1] == '/')
+			n--;
+		return strndup(gw_config.root, n);
+	}
 	snprintf(tmp, sizeof(tmp), "%s", gw_config.root);
 	for (char *p = tmp + 1; *p; p++)
 	{
@@ -196,8 +205,7 @@ main(int argc, char **argv)
 	root = prepare_root();
 
 	gw_error_clear(&err);
-	gw_storage = gw_storage_local_create(root, &err);
-	if (gw_storage == NULL)
+	if (!gw_storage_init(root, &err))
 		die("%s%s", err.message, "");
 	if (!gw_pool_init(gw_config.db, gw_config.sweep ? 1 : gw_config.pool_size))
 		die("out of memory%s%s", "", "");

@@ -17,7 +17,20 @@ typedef struct GwWritten
 	bool		created;		/* false: canonical already held these bytes */
 	uint64_t	dev;
 	uint64_t	ino;
+	char		etag[80];		/* object stores: the ETag written */
 } GwWritten;
+
+/*
+ * A staging object read whole before the catalog call (object stores):
+ * its bytes and the ETag a single-part upload of them gets (quoted hex
+ * MD5), which the catalog records as the version's e_tag.
+ */
+typedef struct GwStaged
+{
+	unsigned char *bytes;		/* malloc'd, NULL if not loaded */
+	size_t		len;
+	char		etag[80];
+} GwStaged;
 
 /*
  * Temporary names that finalize gives a manifest for an instant:
@@ -35,6 +48,7 @@ typedef struct GwFileInfo
 								 * negative if that lies in the future */
 	uint64_t	dev;
 	uint64_t	ino;
+	char		etag[80];		/* object stores: the listed ETag */
 } GwFileInfo;
 
 typedef struct GwStorage GwStorage;
@@ -59,14 +73,24 @@ struct GwStorage
 	void		(*sync_staging) (GwStorage *st, const char *path, GwWritten *synced);
 
 	/*
+	 * Object stores only (NULL otherwise): read a staging object whole,
+	 * with the same checks and errors as stat_staging.  finalize then
+	 * writes exactly these bytes.
+	 */
+	bool		(*load_staging) (GwStorage *st, const char *path, GwStaged *staged,
+								 GwError *err);
+
+	/*
 	 * Make canonical hold the bytes of staging, atomically and durably.
 	 * staging must lie in canonical's directory.  size is the expected
 	 * size.  An identical existing canonical object is left alone.  synced
-	 * is what sync_staging reported (or zeroes).
+	 * is what sync_staging reported (or zeroes); staged what load_staging
+	 * read (NULL where there is none); row_etag the e_tag the catalog
+	 * records for the version (NULL if none).
 	 */
 	bool		(*finalize) (GwStorage *st, const char *staging, const char *canonical,
-							 int64_t size, const GwWritten *synced, GwWritten *written,
-							 GwError *err);
+							 int64_t size, const GwWritten *synced, const GwStaged *staged,
+							 const char *row_etag, GwWritten *written, GwError *err);
 
 	/* Undo finalize after the catalog transaction surely did not commit. */
 	void		(*discard) (GwStorage *st, const char *canonical, const GwWritten *written);
@@ -97,5 +121,11 @@ struct GwStorage
 };
 
 extern GwStorage *gw_storage_local_create(const char *root, GwError *err);
+extern GwStorage *gw_storage_s3_create(const char *root, GwError *err);
+
+/* storage.c: the backend of a location (NULL: none serves it, err set) */
+extern bool gw_storage_init(const char *root, GwError *err);
+extern GwStorage *gw_storage_for(const char *path, GwError *err);
+extern const char *gw_storage_s3_root(void);
 
 #endif							/* LANCE_GATEWAY_STORAGE_H */

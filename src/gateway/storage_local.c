@@ -517,7 +517,8 @@ keep_identical(int in, int dfd, const char *cbase, const char *canonical, int64_
  */
 static bool
 local_finalize(GwStorage *st, const char *staging, const char *canonical,
-			   int64_t size, const GwWritten *synced, GwWritten *written, GwError *err)
+			   int64_t size, const GwWritten *synced, const GwStaged *staged,
+			   const char *row_etag, GwWritten *written, GwError *err)
 {
 	LocalStorage *ls = st->priv;
 	char		sdir[PATH_MAX];
@@ -530,6 +531,8 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 	int			kept = 0;
 	bool		ok;
 
+	(void) staged;
+	(void) row_etag;
 	memset(written, 0, sizeof(*written));
 	if (!check_lexical(ls, canonical, err) || !check_lexical(ls, staging, err))
 		return false;

@@ -257,6 +257,14 @@ table_dir(const Sweep *sw, const char *location)
 	len = strlen(location);
 	while (len > 1 && location[len - 1] == '/')
 		len--;
+	if (strncmp(sw->root, "s3://", 5) == 0)
+	{
+		/* a bucket root: tables under its prefix (the root is a prefix) */
+		if (len <= sw->rootlen || strncmp(location, sw->root, sw->rootlen) != 0 ||
+			(location[sw->rootlen] != '/' && sw->root[sw->rootlen - 1] != '/'))
+			return NULL;
+		return strndup(location, len);
+	}
 	if (location[0] != '/' || len <= sw->rootlen ||
 		!(sw->rootlen == 1 ||
 		  (strncmp(location, sw->root, sw->rootlen) == 0 && location[sw->rootlen] == '/')))
@@ -305,9 +313,11 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 	int			nfiles;
 	GwError		err;
 	bool		ok = true;
+	GwStorage  *st;
 
 	gw_error_clear(&err);
-	if (!gw_storage->list(gw_storage, dir, &files, &nfiles, &err))
+	st = gw_storage_for(dir, &err);
+	if (st == NULL || !st->list(st, dir, &files, &nfiles, &err))
 	{
 		report(sw, table_name, err.message, err.detail);
 		return true;
@@ -336,7 +346,7 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 		if (!sw->dry_run)
 		{
 			gw_error_clear(&err);
-			rc = gw_storage->remove_listed(gw_storage, dir, f, sw->min_age_ms, &err);
+			rc = st->remove_listed(st, dir, f, sw->min_age_ms, &err);
 			if (rc < 0)
 				report(sw, table_name, err.message, err.detail);
 		}

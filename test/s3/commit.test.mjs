@@ -1,0 +1,178 @@
+// Manifest finalization for tables in a bucket: the staging object a writer
+// put becomes the canonical _versions/ object through the catalog, with the
+// guarantees of local disk.
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { req, ok, assertError, fresh, psql, v2Name, mkNamespace, mkTable, startGateway, stop, GW_DB } from "../rest/lib.mjs";
+import { s3, md5etag, keyOf, listKeys, BUCKET, S3 } from "./s3lib.mjs";
+
+/** Put a staging object for version of table t; returns {key, uri, bytes}. */
+async function putStaging(t, version, content) {
+  const bytes = Buffer.from(content ?? `manifest ${version} ${Math.random()}`);
+  const key = `${keyOf(t.location)}/_versions/${v2Name(version)}-${fresh("u")}`;
+  const r = await s3("PUT", key, { body: bytes });
+  assert.equal(r.status, 200, `staging PUT: ${r.body}`);
+  return { key, uri: `s3://${BUCKET}/${key}`, bytes };
+}
+
+async function createVersion(t, version, { content, form = "rel", base, extra = {} } = {}) {
+  const st = await putStaging(t, version, content);
+  const res = await req("POST", `/v1/table/${t.enc}/version/create?delimiter=%24`, {
+    body: { version, manifest_path: form === "uri" ? st.uri : st.key, naming_scheme: "V2", ...extra },
+    base,
+  });
+  return { res, st };
+}
+
+const canonicalKey = (t, version) => `${keyOf(t.location)}/_versions/${v2Name(version)}`;
+const rows = (t) =>
+  psql(`SELECT version || ':' || coalesce(e_tag, '') FROM lance_namespace.table_versions
+         WHERE id = string_to_array('${t.id}', '$') ORDER BY version`);
+
+describe("tables in a bucket", () => {
+  it("DeclareTable assigns a location under the s3:// root", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    assert.equal(t.location, `s3://${BUCKET}/warehouse/${ns}/${t.name}.lance`);
+  });
+
+  it("CreateTableVersion makes the staging bytes the canonical object, returns size and ETag, removes staging", async () => {
+    const t = await mkTable(await mkNamespace());
+    const { res, st } = await createVersion(t, 1);
+    const body = ok(res);
+    assert.equal(body.version.version, 1);
+    assert.equal(body.version.manifest_path, canonicalKey(t, 1), "the key, as the client named its staging object");
+    assert.equal(body.version.manifest_size, st.bytes.length);
+    assert.equal(body.version.e_tag, md5etag(st.bytes));
+    const got = await s3("GET", canonicalKey(t, 1));
+    assert.equal(got.status, 200);
+    assert.deepEqual(got.body, st.bytes, "canonical holds exactly the staging bytes");
+    assert.equal(got.headers.etag, body.version.e_tag);
+    assert.equal((await s3("HEAD", st.key)).status, 404, "staging object removed");
+    assert.equal(rows(t), `1:${md5etag(st.bytes)}`, "the catalog records the version and its e_tag");
+    const d = ok(await req("POST", `/v1/table/${t.enc}/version/describe?delimiter=%24`, { body: { version: 1 } }));
+    assert.equal(d.version.e_tag, md5etag(st.bytes));
+  });
+
+  it("accepts an s3:// staging URI and answers in that form", async () => {
+    const t = await mkTable(await mkNamespace());
+    const { res } = await createVersion(t, 1, { form: "uri" });
+    assert.equal(ok(res).version.manifest_path, `s3://${BUCKET}/${canonicalKey(t, 1)}`);
+  });
+
+  it("a second manifest for a committed version gets 409 and leaves the winner's bytes", async () => {
+    const t = await mkTable(await mkNamespace());
+    const first = await createVersion(t, 1, { content: "winner" });
+    ok(first.res);
+    const second = await createVersion(t, 1, { content: "loser" });
+    assertError(second.res, 409, 14);
+    assert.deepEqual((await s3("GET", canonicalKey(t, 1))).body, Buffer.from("winner"));
+    assert.equal((await s3("HEAD", second.st.key)).status, 200, "the loser's staging object is its own");
+  });
+
+  it("a retry after a lost reply gets the same answer (staging gone or still there)", async () => {
+    const t = await mkTable(await mkNamespace());
+    const st = await putStaging(t, 1, "first");
+    const body = { version: 1, manifest_path: st.key, naming_scheme: "V2" };
+    const a = ok(await req("POST", `/v1/table/${t.enc}/version/create?delimiter=%24`, { body }));
+    const b = ok(await req("POST", `/v1/table/${t.enc}/version/create?delimiter=%24`, { body }));
+    assert.deepEqual(b.version, a.version);
+    // the staging object is back (a retry before the first removed it)
+    await s3("PUT", st.key, { body: st.bytes });
+    const c = ok(await req("POST", `/v1/table/${t.enc}/version/create?delimiter=%24`, { body }));
+    assert.deepEqual(c.version, a.version);
+    assert.deepEqual((await s3("GET", canonicalKey(t, 1))).body, st.bytes);
+  });
+
+  it("replaces an orphaned canonical object of a version the catalog does not have", async () => {
+    const t = await mkTable(await mkNamespace());
+    ok((await createVersion(t, 1)).res);
+    await s3("PUT", canonicalKey(t, 2), { body: Buffer.from("orphan of a crash") });
+    const { res, st } = await createVersion(t, 2, { content: "the real one" });
+    ok(res);
+    assert.deepEqual((await s3("GET", canonicalKey(t, 2))).body, st.bytes);
+  });
+
+  it("refuses a staging object outside the table's _versions directory, writing nothing", async () => {
+    const t = await mkTable(await mkNamespace());
+    const other = await mkTable(await mkNamespace());
+    const st = await putStaging(other, 1);
+    const res = await req("POST", `/v1/table/${t.enc}/version/create?delimiter=%24`, {
+      body: { version: 1, manifest_path: st.key, naming_scheme: "V2" },
+    });
+    assertError(res, 400, 13);
+    assert.equal((await s3("HEAD", canonicalKey(t, 1))).status, 404);
+    assert.equal(rows(t), "");
+  });
+
+  it("a missing staging object is 400 and no version", async () => {
+    const t = await mkTable(await mkNamespace());
+    const res = await req("POST", `/v1/table/${t.enc}/version/create?delimiter=%24`, {
+      body: { version: 1, manifest_path: `${keyOf(t.location)}/_versions/${v2Name(1)}-nope`, naming_scheme: "V2" },
+    });
+    assertError(res, 400, 13);
+    assert.equal(rows(t), "");
+  });
+
+  it("BatchCreateTableVersions and BatchCommitTables finalize every manifest", async () => {
+    const ns = await mkNamespace();
+    const a = await mkTable(ns);
+    const b = await mkTable(ns);
+    const sa = await putStaging(a, 1);
+    const sb = await putStaging(b, 1);
+    ok(await req("POST", `/v1/table/version/batch-create`, {
+      body: {
+        entries: [
+          { id: [ns, a.name], version: 1, manifest_path: sa.key, naming_scheme: "V2" },
+          { id: [ns, b.name], version: 1, manifest_path: sb.key, naming_scheme: "V2" },
+        ],
+      },
+    }));
+    assert.deepEqual((await s3("GET", canonicalKey(a, 1))).body, sa.bytes);
+    assert.deepEqual((await s3("GET", canonicalKey(b, 1))).body, sb.bytes);
+    const sc = await putStaging(a, 2);
+    ok(await req("POST", `/v1/table/batch-commit`, {
+      body: { operations: [{ create_table_version: { id: [ns, a.name], version: 2, manifest_path: sc.key, naming_scheme: "V2" } }] },
+    }));
+    assert.deepEqual((await s3("GET", canonicalKey(a, 2))).body, sc.bytes);
+  });
+
+  it("--sweep removes an orphaned canonical object above the latest version, and nothing committed", async () => {
+    const t = await mkTable(await mkNamespace());
+    ok((await createVersion(t, 1)).res);
+    await s3("PUT", canonicalKey(t, 5), { body: Buffer.from("orphan") });
+    const g = await startGateway(["--db", GW_DB, "--root", `s3://${BUCKET}/warehouse`, "--sweep", "--sweep-min-age", "0"], {
+      expectExit: true,
+      env: { AWS_ENDPOINT_URL_S3: S3 },
+    });
+    assert.equal(g.exitCode, 0, g.log());
+    assert.equal((await s3("HEAD", canonicalKey(t, 5))).status, 404, "orphan removed");
+    assert.equal((await s3("HEAD", canonicalKey(t, 1))).status, 200, "committed version kept");
+    const keys = await listKeys(`${keyOf(t.location)}/_versions/`);
+    assert.deepEqual(keys, [canonicalKey(t, 1)]);
+  });
+
+  it("two gateways on one database and bucket: one winner per version, every loser a 409", async () => {
+    const g2 = await startGateway(["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", `s3://${BUCKET}/warehouse`, "--quiet"], {
+      env: { AWS_ENDPOINT_URL_S3: S3 },
+    });
+    assert.ok(g2.url, g2.log());
+    try {
+      const t = await mkTable(await mkNamespace());
+      for (let v = 1; v <= 5; v++) {
+        const attempts = await Promise.all(
+          Array.from({ length: 6 }, (_, i) => createVersion(t, v, { content: `v${v} writer ${i}`, base: i % 2 ? g2.url : undefined })),
+        );
+        const winners = attempts.filter((a) => a.res.status === 200);
+        const losers = attempts.filter((a) => a.res.status !== 200);
+        assert.equal(winners.length, 1, `version ${v}: ${attempts.map((a) => a.res.status)}`);
+        for (const l of losers) assertError(l.res, 409, 14);
+        const got = await s3("GET", canonicalKey(t, v));
+        assert.deepEqual(got.body, winners[0].st.bytes, "canonical holds the winner's bytes");
+        assert.equal(winners[0].res.json.version.e_tag, md5etag(winners[0].st.bytes));
+      }
+    } finally {
+      await stop(g2.proc);
+    }
+  });
+});
