@@ -10,7 +10,8 @@
  *	  copied to the canonical path the catalog computed, and only then is
  *	  the transaction committed; so after a 409 the winner's manifest file
  *	  exists.  After COMMIT the staging file is removed and the canonical
- *	  path is returned in the form the client used.
+ *	  path is returned as the object-store path Lance clients use, whatever
+ *	  form the request named the staging manifest in (client_paths.c).
  *
  *	  Tables in buckets ("s3://BUCKET/KEY" locations) take the same path
  *	  through the S3 backend (storage_s3.c, which describes the protocol):
@@ -18,7 +19,7 @@
  *	  recorded as the version's e_tag.  An object-store client names its
  *	  staging object by key, without the bucket ("PREFIX/t.lance/..."); a
  *	  relative path under the key prefix of an s3:// --root is taken to be
- *	  in --root's bucket, and the canonical key is returned the same way.
+ *	  in --root's bucket, and the canonical key is returned.
  *
  *-------------------------------------------------------------------------
  */
@@ -28,21 +29,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client_paths.h"
 #include "commit.h"
 #include "s3.h"
-
-typedef enum PathForm
-{
-	FORM_ABSOLUTE,				/* "/root/t.lance/_versions/..." */
-	FORM_RELATIVE,				/* "root/t.lance/_versions/..." */
-	FORM_FILE_URI,				/* "file:///root/t.lance/_versions/..." */
-	FORM_S3_URI					/* "s3://bucket/prefix/t.lance/_versions/..." */
-} PathForm;
 
 typedef struct CommitEntry
 {
 	char	   *staging;		/* absolute staging path, NULL if none */
-	PathForm	form;
 	int64_t		size;
 	char	   *canonical;		/* absolute canonical path from the catalog */
 	GwWritten	synced;			/* what during_call fsync'd */
@@ -86,34 +79,21 @@ prepare_entry(json_t *entry, CommitEntry *ce, GwError *err)
 		return true;			/* the catalog reports the bad field */
 	path = json_string_value(jpath);
 	if (strncmp(path, "file://", 7) == 0)
-	{
-		ce->form = FORM_FILE_URI;
 		ce->staging = strdup(path + 7);
-	}
-	else if (path[0] == '/')
-	{
-		ce->form = FORM_ABSOLUTE;
+	else if (path[0] == '/' || strncmp(path, "s3://", 5) == 0)
 		ce->staging = strdup(path);
-	}
-	else if (strncmp(path, "s3://", 5) == 0)
-	{
-		ce->form = FORM_S3_URI;
-		ce->staging = strdup(path);
-	}
 	else if (s3_relative(path))
 	{
 		const char *root = gw_storage_s3_root();
 		char		bucket[64];
 		const char *key;
 
-		ce->form = FORM_RELATIVE;
 		(void) gw_s3_split(root, bucket, sizeof(bucket), &key);
 		if (asprintf(&ce->staging, "s3://%s/%s", bucket, path) < 0)
 			ce->staging = NULL;
 	}
 	else
 	{
-		ce->form = FORM_RELATIVE;
 		ce->staging = malloc(strlen(path) + 2);
 		if (ce->staging)
 		{
@@ -187,40 +167,6 @@ s3_relative(const char *path)
 }
 
 /*
- * client_form
- *		The canonical path in the form the client used for its staging path.
- */
-static json_t *
-client_form(const CommitEntry *ce)
-{
-	char	   *buf;
-	json_t	   *v;
-
-	switch (ce->form)
-	{
-		case FORM_RELATIVE:
-			if (strncmp(ce->canonical, "s3://", 5) == 0)
-			{
-				const char *key = strchr(ce->canonical + 5, '/');
-
-				return json_string(key ? key + 1 : ce->canonical);
-			}
-			return json_string(ce->canonical + 1);
-		case FORM_FILE_URI:
-			buf = malloc(strlen(ce->canonical) + 8);
-			if (buf == NULL)
-				return NULL;
-			strcpy(buf, "file://");
-			strcat(buf, ce->canonical);
-			v = json_string(buf);
-			free(buf);
-			return v;
-		default:
-			return json_string(ce->canonical);
-	}
-}
-
-/*
  * finalize_entry
  *		Copy one staging manifest to the canonical path of the version
  *		object the catalog returned, and rewrite that object for the client.
@@ -288,7 +234,8 @@ finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 						   json_is_string(jetag) ? json_string_value(jetag) : NULL,
 						   &ce->written, err))
 		return false;
-	json_object_set_new(version, "manifest_path", client_form(ce));
+	json_object_set_new(version, "manifest_path",
+						json_string(gw_client_manifest_path(ce->canonical)));
 	if (json_object_get(version, "manifest_size") == NULL)
 		json_object_set_new(version, "manifest_size", json_integer(ce->size));
 	return true;

@@ -13,6 +13,7 @@
 
 #include "commit.h"
 #include "db.h"
+#include "client_paths.h"
 #include "dispatch.h"
 #include "feed.h"
 #include "metrics.h"
@@ -167,7 +168,7 @@ gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
 	else if (result != NULL && call->route->function != NULL &&
 			 (strcmp(call->route->function, "rest_describe_table_version") == 0 ||
 			  strcmp(call->route->function, "rest_list_table_versions") == 0))
-		result = gw_s3_client_paths(result);	/* tables in buckets: keys */
+		result = gw_client_paths(result);	/* one spelling: client_paths.c */
 	if (result == NULL)
 		gw_respond_error(resp, err, instance);
 	else if (call->route->kind == GW_ROUTE_EXISTS)

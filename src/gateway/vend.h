@@ -15,7 +15,4 @@
 
 extern char *gw_vend_storage_options(const json_t *request, char *result, GwError *err);
 
-/* s3paths.c */
-extern char *gw_s3_client_paths(char *result);
-
 #endif							/* LANCE_GATEWAY_VEND_H */

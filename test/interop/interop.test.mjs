@@ -135,9 +135,11 @@ describe("LanceDB through the REST gateway", () => {
     assert.equal(res.status, 200);
     const body = await res.json();
     assert.deepEqual(body.versions.map((v) => v.version), versions.map((v) => v.version));
+    // the object-store path LanceDB itself sends (no leading "/"), on list as on create
     for (const v of body.versions) {
-      assert.ok(fs.existsSync(v.manifest_path));
-      assert.equal(fs.statSync(v.manifest_path).size, v.manifest_size);
+      assert.ok(!v.manifest_path.startsWith("/"), v.manifest_path);
+      assert.ok(fs.existsSync(`/${v.manifest_path}`), v.manifest_path);
+      assert.equal(fs.statSync(`/${v.manifest_path}`).size, v.manifest_size);
     }
   });
 

@@ -92,7 +92,9 @@ describe("versions", () => {
     const body = ok(res);
     const canon = canonicalOf(t, 1);
     assert.equal(body.version.version, 1);
-    assert.equal(body.version.manifest_path, canon.slice(1), "relative in, relative out");
+    // one spelling on every route: the object-store path (no leading "/"), as
+    // LanceDB sends it and Lance's DirectoryNamespace answers
+    assert.equal(body.version.manifest_path, canon.slice(1), "the object-store path");
     assert.equal(body.version.manifest_size, st.bytes.length, "size filled in from the file");
     assert.deepEqual(fs.readFileSync(canon), st.bytes);
     assert.ok(!fs.existsSync(st.abs), "staging file removed after commit");
@@ -101,10 +103,10 @@ describe("versions", () => {
     assert.equal(cs.nlink, 1, "only the canonical name is left");
 
     const abs = await createVersion(t, 2, { form: "abs" });
-    assert.equal(ok(abs.res).version.manifest_path, canonicalOf(t, 2), "absolute in, absolute out");
+    assert.equal(ok(abs.res).version.manifest_path, canonicalOf(t, 2).slice(1), "absolute in, the same spelling out");
 
     const d = ok(await req("POST", `/v1/table/${t.enc}/version/describe?delimiter=%24`, { body: { version: 1 } }));
-    assert.equal(d.version.manifest_path, canon);
+    assert.equal(d.version.manifest_path, canon.slice(1), "describe spells it as create did");
     assert.equal(d.version.manifest_size, st.bytes.length);
     const desc = ok(await req("POST", `/v1/table/${t.enc}/describe`));
     assert.equal(desc.version, 2);
@@ -218,7 +220,10 @@ describe("versions", () => {
     for (let v = 1; v <= 6; v++) ok((await createVersion(t, v)).res);
     const asc = ok(await req("POST", `/v1/table/${t.enc}/version/list?delimiter=%24`, { body: "null" }));
     assert.deepEqual(asc.versions.map((v) => v.version), [1, 2, 3, 4, 5, 6]);
-    for (const v of asc.versions) assert.ok(fs.existsSync(v.manifest_path), v.manifest_path);
+    for (const v of asc.versions) {
+      assert.ok(!v.manifest_path.startsWith("/"), v.manifest_path);
+      assert.ok(fs.existsSync(`/${v.manifest_path}`), v.manifest_path);
+    }
     const viaGet = ok(await req("GET", `/v1/table/${t.enc}/version/list`));
     assert.equal(viaGet.versions.length, 6);
     const desc = ok(await req("POST", `/v1/table/${t.enc}/version/list?descending=true`));
@@ -273,7 +278,7 @@ describe("versions", () => {
     }));
     assert.equal(res.versions.length, 2);
     assert.equal(res.versions[0].manifest_path, canonicalOf(a, 1).slice(1));
-    assert.equal(res.versions[1].manifest_path, canonicalOf(b, 1));
+    assert.equal(res.versions[1].manifest_path, canonicalOf(b, 1).slice(1));
     assert.equal(fs.readFileSync(canonicalOf(a, 1), "utf8"), "a1");
     assert.equal(fs.readFileSync(canonicalOf(b, 1), "utf8"), "b1");
 

@@ -54,10 +54,14 @@ describe("tables in a bucket", () => {
     assert.equal(d.version.e_tag, md5etag(st.bytes));
   });
 
-  it("accepts an s3:// staging URI and answers in that form", async () => {
+  it("accepts an s3:// staging URI and answers with the key, as every route does", async () => {
     const t = await mkTable(await mkNamespace());
     const { res } = await createVersion(t, 1, { form: "uri" });
-    assert.equal(ok(res).version.manifest_path, `s3://${BUCKET}/${canonicalKey(t, 1)}`);
+    assert.equal(ok(res).version.manifest_path, canonicalKey(t, 1));
+    const d = ok(await req("POST", `/v1/table/${t.enc}/version/describe?delimiter=%24`, { body: { version: 1 } }));
+    assert.equal(d.version.manifest_path, canonicalKey(t, 1));
+    const l = ok(await req("POST", `/v1/table/${t.enc}/version/list?delimiter=%24`, { body: {} }));
+    assert.deepEqual(l.versions.map((v) => v.manifest_path), [canonicalKey(t, 1)]);
   });
 
   it("a second manifest for a committed version gets 409 and leaves the winner's bytes", async () => {

@@ -1,0 +1,95 @@
+/*-------------------------------------------------------------------------
+ *
+ * client_paths.c
+ *	  Manifest paths as Lance clients read and write them: one spelling
+ *	  for every route.
+ *
+ * The catalog records a manifest's location: an absolute file path, or
+ * "s3://BUCKET/KEY" for a table in a bucket.  A Lance client names its
+ * staging manifest, and reads the manifest_path of a TableVersion, as a
+ * path relative to its object store's root (object_store's Path): for a
+ * local file that is the absolute path without its leading "/", for a
+ * bucket the key.  Lance's own DirectoryNamespace answers in that form too.
+ * So every TableVersion the gateway returns (CreateTableVersion,
+ * BatchCreateTableVersions, BatchCommitTables, DescribeTableVersion,
+ * ListTableVersions) carries that form, whatever form the request used
+ * (an absolute path, a file:// or s3:// URI, or the relative form).  The
+ * SQL functions (psql, PostgREST) report the recorded location itself.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "client_paths.h"
+
+/*
+ * gw_client_manifest_path
+ *		The object-store path of a recorded manifest location: a pointer
+ *		into location (the key of "s3://BUCKET/KEY", or the file path
+ *		without its leading "/"); location itself for anything else.
+ */
+const char *
+gw_client_manifest_path(const char *location)
+{
+	if (strncmp(location, "s3://", 5) == 0)
+	{
+		const char *key = strchr(location + 5, '/');
+
+		return key != NULL && key[1] != '\0' ? key + 1 : location;
+	}
+	if (location[0] == '/')
+		return location + 1;
+	return location;
+}
+
+/*
+ * client_form
+ *		Replace version.manifest_path by its object-store path.
+ */
+static void
+client_form(json_t *version)
+{
+	json_t	   *jpath = json_object_get(version, "manifest_path");
+
+	if (json_is_string(jpath))
+	{
+		const char *path = json_string_value(jpath);
+		const char *client = gw_client_manifest_path(path);
+
+		if (client != path)
+			json_object_set_new(version, "manifest_path", json_string(client));
+	}
+}
+
+/*
+ * gw_client_paths
+ *		Rewrite the manifest paths of a DescribeTableVersion ("version")
+ *		or ListTableVersions ("versions") answer (malloc'd JSON text);
+ *		returns the new text (result freed) or result unchanged.
+ */
+char *
+gw_client_paths(char *result)
+{
+	json_t	   *res = json_loads(result, 0, NULL);
+	json_t	   *versions;
+	json_t	   *v;
+	size_t		i;
+	char	   *text;
+
+	if (res == NULL)
+		return result;
+	if (json_is_object(json_object_get(res, "version")))
+		client_form(json_object_get(res, "version"));
+	versions = json_object_get(res, "versions");
+	json_array_foreach(versions, i, v)
+		client_form(v);
+	text = json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(res);
+	if (text == NULL)
+		return result;
+	free(result);
+	return text;
+}
