@@ -197,6 +197,11 @@ SELECT page, items, token IS NOT NULL AS has_token FROM pages ORDER BY page;
 SELECT * FROM lance_namespace.lance_list_all_tables() WHERE false;  -- shape only
 SELECT t FROM lance_namespace.lance_list_all_tables() r, unnest(r.tables) t WHERE t NOT LIKE 'pt$%';
 SELECT t FROM lance_namespace.lance_list_all_tables(delimiter => '.') r, unnest(r.tables) t WHERE t NOT LIKE 'pt.%';
+-- include_declared => false leaves out tables that are only declared, as ListTables does
+SELECT t FROM lance_namespace.lance_list_all_tables(include_declared => false) r, unnest(r.tables) t WHERE t NOT LIKE 'pt$%';
+SELECT (SELECT cardinality(tables) FROM lance_namespace.lance_list_all_tables(include_declared => false))
+     < (SELECT cardinality(tables) FROM lance_namespace.lance_list_all_tables()) AS some_declared_left_out;
+SELECT t FROM lance_namespace.rest_list_all_tables('{"include_declared": false}') r, jsonb_array_elements_text(r -> 'tables') t WHERE t NOT LIKE 'pt$%';
 SELECT t FROM lance_namespace.lance_list_all_tables(NULL, NULL, '::') r, unnest(r.tables) t WHERE t NOT LIKE 'pt::%';
 SELECT (lance_namespace.lance_list_all_tables()).page_token IS NULL AS single_page;
 SELECT cardinality(tables) FROM lance_namespace.lance_list_all_tables(NULL, 0);

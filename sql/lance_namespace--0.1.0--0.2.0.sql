@@ -156,6 +156,23 @@ REVOKE ALL ON lance_namespace.transaction_properties FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('lance_namespace.transaction_properties', '');
 
 /*
+ * ListAllTables honours include_declared, as ListTables does (a new
+ * parameter: the function is replaced, so an EXECUTE revoked on the old one
+ * must be revoked again).
+ */
+DROP FUNCTION lance_namespace.lance_list_all_tables(text, integer, text);
+CREATE FUNCTION lance_namespace.lance_list_all_tables(
+	page_token text DEFAULT NULL,
+	"limit" integer DEFAULT NULL,
+	delimiter text DEFAULT '$',
+	include_declared boolean DEFAULT true,
+	OUT tables text[],
+	OUT page_token text)
+AS 'MODULE_PATHNAME', 'lance_list_all_tables'
+LANGUAGE C STABLE
+SET search_path = pg_catalog, pg_temp;
+
+/*
  * The built-in limits, as the C code enforces them (lance_limits.h), for the
  * configuration view.
  */

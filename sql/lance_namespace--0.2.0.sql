@@ -402,6 +402,7 @@ CREATE FUNCTION lance_namespace.lance_list_all_tables(
 	page_token text DEFAULT NULL,
 	"limit" integer DEFAULT NULL,
 	delimiter text DEFAULT '$',
+	include_declared boolean DEFAULT true,
 	OUT tables text[],
 	OUT page_token text)
 AS 'MODULE_PATHNAME', 'lance_list_all_tables'

@@ -141,6 +141,14 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		" ORDER BY path LIMIT $2",
 		2, {TEXTARRAYOID, INT8OID}
 	},
+	[PLAN_LIST_ALL_TABLES_CREATED] = {
+		"SELECT e.path FROM lance_namespace.entries e"
+		" WHERE e.kind = 't' AND e.path > $1 COLLATE \"C\""
+		" AND NOT (e.declared AND NOT EXISTS (SELECT 1 FROM lance_namespace.versions v"
+		"                                     WHERE v.table_id = e.id))"
+		" ORDER BY e.path LIMIT $2",
+		2, {TEXTARRAYOID, INT8OID}
+	},
 	[PLAN_LIST_VERSIONS_ASC] = {
 		"SELECT " VERSION_COLUMNS " FROM lance_namespace.versions"
 		" WHERE table_id = $1 AND branch = $2 COLLATE \"C\" AND version > $3"

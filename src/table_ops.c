@@ -434,8 +434,11 @@ lance_list_tables(PG_FUNCTION_ARGS)
 PG_FUNCTION_INFO_V1(lance_list_all_tables);
 
 /*
- * lance_list_all_tables(page_token, limit, delimiter) returns (tables, page_token)
+ * lance_list_all_tables(page_token, limit, delimiter, include_declared)
+ *		returns (tables, page_token)
  *		Every table of the catalog, as string identifiers, sorted by id.
+ *		With include_declared false, tables that are only declared (no
+ *		version yet) are left out, as in ListTables.
  */
 Datum
 lance_list_all_tables(PG_FUNCTION_ARGS)
@@ -445,6 +448,7 @@ lance_list_all_tables(PG_FUNCTION_ARGS)
 	char	   *token = lance_text_arg(fcinfo, 0);
 	int			limit = lance_page_limit(fcinfo, 1, op);
 	char	   *delimiter = lance_text_arg(fcinfo, 2);
+	bool		include_declared = PG_NARGS() < 4 || PG_ARGISNULL(3) || PG_GETARG_BOOL(3);
 	TupleDesc	tupdesc = result_tupdesc(fcinfo);
 	const char *after;
 	ArrayType  *after_path;
@@ -472,7 +476,8 @@ lance_list_all_tables(PG_FUNCTION_ARGS)
 	{
 		args[0] = PointerGetDatum(after_path);
 		args[1] = Int64GetDatum((int64) limit + 1);
-		n = lance_exec(PLAN_LIST_ALL_TABLES, args, NULL, true, 0);
+		n = lance_exec(include_declared ? PLAN_LIST_ALL_TABLES : PLAN_LIST_ALL_TABLES_CREATED,
+					   args, NULL, true, 0);
 	}
 	for (i = 0; i < n && i < limit; i++)
 	{

@@ -105,6 +105,12 @@ describe("tables", () => {
     assert.deepEqual(withDeclared.tables, ["declared", "written"]);
     const onlyWritten = ok(await req("GET", `/v1/namespace/${ns}/table/list?include_declared=false`));
     assert.deepEqual(onlyWritten.tables, ["written"]);
+    // ListAllTables honours it too
+    const all = ok(await req("GET", `/v1/table?include_declared=false&limit=10000`));
+    assert.ok(all.tables.includes(`${ns}$written`));
+    assert.ok(!all.tables.includes(`${ns}$declared`));
+    const allWithDeclared = ok(await req("GET", `/v1/table?limit=10000`));
+    assert.ok(allWithDeclared.tables.includes(`${ns}$declared`));
     void declared;
   });
 
