@@ -2,7 +2,7 @@
 -- version/list?descending=true&limit=1 of bench$read (SQL_CALL in
 -- src/gateway/db.c, with the values of a wrk request as literals): the
 -- REST path without HTTP and the gateway.
-SELECT COALESCE(lance_namespace.rest_list_table_versions('{"id":["bench","read"],"descending":true,"limit":1}'::jsonb)::text,
+SELECT COALESCE(lance_namespace.rest_list_table_versions('{"id":["bench","read"],"descending": true, "limit": 1}'::jsonb)::text,
                 pg_catalog.current_setting('lance_gateway.no_result'))
   FROM (SELECT pg_catalog.set_config('request.headers', '{"host":"127.0.0.1:56400"}', true),
                pg_catalog.set_config('request.method', 'GET', true),
