@@ -242,8 +242,6 @@ insert_history(Oid owner, TimestampTz at, const char *op, ArrayType *id, Jsonb *
 {
 	Datum		values[6];
 	char		nulls[6] = "      ";
-	Oid			save_userid;
-	int			save_sec_context;
 
 	values[0] = TimestampTzGetDatum(at);
 	values[1] = CStringGetDatum(GetUserNameFromId(GetOuterUserId(), false));
@@ -255,10 +253,7 @@ insert_history(Oid owner, TimestampTz at, const char *op, ArrayType *id, Jsonb *
 		values[5] = JsonbPGetDatum(detail);
 	else
 		nulls[5] = 'n';
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-	lance_exec(PLAN_INSERT_HISTORY, values, nulls, false, 0);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	lance_exec_as(owner, PLAN_INSERT_HISTORY, values, nulls, false, 0);
 }
 
 /*
@@ -307,16 +302,11 @@ static ArrayType *
 table_path(Oid owner, int64 table_id)
 {
 	Datum		values[1];
-	Oid			save_userid;
-	int			save_sec_context;
 	bool		isnull;
 	int			n;
 
 	values[0] = Int64GetDatum(table_id);
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-	n = lance_exec(PLAN_ENTRY_PATH, values, NULL, true, 1);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	n = lance_exec_as(owner, PLAN_ENTRY_PATH, values, NULL, true, 1);
 	if (n == 0)
 		return NULL;
 	return DatumGetArrayTypeP(lance_spi_value(0, 1, &isnull));

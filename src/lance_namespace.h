@@ -150,6 +150,8 @@ extern Datum lance_list_table_map(FunctionCallInfo fcinfo, const char *op, Lance
 								  char token_kind,
 								  void (*contents) (StringInfo buf, int row));
 extern int	lance_exec(LancePlanId id, Datum *values, const char *nulls, bool read_only, long count);
+extern int	lance_exec_as(Oid role, LancePlanId id, Datum *values, const char *nulls,
+						  bool read_only, long count);
 extern Datum lance_spi_value(int row, int col, bool *isnull);
 extern Datum lance_spi_copy_value(int row, int col, bool *isnull, MemoryContext cxt);
 

@@ -15,6 +15,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/datum.h"
 #include "utils/memutils.h"
 
@@ -355,6 +356,28 @@ lance_exec(LancePlanId id, Datum *values, const char *nulls, bool read_only, lon
 		elog(ERROR, "SPI_execute_plan failed for \"%s\": %s",
 			 plan_defs[id].sql, SPI_result_code_string(rc));
 	return (int) SPI_processed;
+}
+
+/*
+ * lance_exec_as
+ *		lance_exec with role as the current user: how the catalog writes
+ *		what only its owner may (history rows, transaction properties)
+ *		after the caller's right was checked.  An error restores the user id
+ *		with the aborting (sub)transaction.
+ */
+int
+lance_exec_as(Oid role, LancePlanId id, Datum *values, const char *nulls, bool read_only,
+			  long count)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			n;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(role, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	n = lance_exec(id, values, nulls, read_only, count);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	return n;
 }
 
 /*

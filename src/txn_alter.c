@@ -215,17 +215,12 @@ static bool
 property_exists(Oid owner, const char *xid, const char *key)
 {
 	Datum		args[1];
-	Oid			save_userid;
-	int			save_sec_context;
 	int			n;
 	bool		found = false;
 
 	args[0] = CStringGetTextDatum(xid);
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	/* not read-only: the statement must see this request's earlier actions */
-	n = lance_exec(PLAN_TRANSACTION_PROPERTIES, args, NULL, false, 0);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	n = lance_exec_as(owner, PLAN_TRANSACTION_PROPERTIES, args, NULL, false, 0);
 	for (int i = 0; i < n && !found; i++)
 	{
 		bool		isnull;
@@ -293,8 +288,6 @@ lance_alter_transaction(PG_FUNCTION_ARGS)
 	StringInfoData detail;
 	StringInfoData response;
 	Jsonb	   *result;
-	Oid			save_userid;
-	int			save_sec_context;
 
 	SPI_connect();
 	owner = lance_catalog_owner();
@@ -333,10 +326,7 @@ lance_alter_transaction(PG_FUNCTION_ARGS)
 			args[2] = CStringGetTextDatum(a->value);
 			args[3] = DirectFunctionCall1(namein,
 										  CStringGetDatum(GetUserNameFromId(GetOuterUserId(), false)));
-			GetUserIdAndSecContext(&save_userid, &save_sec_context);
-			SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-			lance_exec(PLAN_SET_TRANSACTION_PROPERTY, args, NULL, false, 0);
-			SetUserIdAndSecContext(save_userid, save_sec_context);
+			lance_exec_as(owner, PLAN_SET_TRANSACTION_PROPERTY, args, NULL, false, 0);
 		}
 		else
 		{
@@ -345,10 +335,7 @@ lance_alter_transaction(PG_FUNCTION_ARGS)
 							errmsg("%s: property \"%s\" of transaction \"%s\" does not exist",
 								   op, a->key, xid));
 			args[1] = CStringGetTextDatum(a->key);
-			GetUserIdAndSecContext(&save_userid, &save_sec_context);
-			SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-			lance_exec(PLAN_UNSET_TRANSACTION_PROPERTY, args, NULL, false, 0);
-			SetUserIdAndSecContext(save_userid, save_sec_context);
+			lance_exec_as(owner, PLAN_UNSET_TRANSACTION_PROPERTY, args, NULL, false, 0);
 		}
 	}
 

@@ -72,18 +72,13 @@ void
 lance_append_transaction_properties(StringInfo buf, const char *xid, bool first)
 {
 	Oid			nsp = get_namespace_oid("lance_namespace", false);
-	Oid			save_userid;
-	int			save_sec_context;
 	Datum		args[1];
 	int			n;
 
 	if (!OidIsValid(get_relname_relid("transaction_properties", nsp)))
 		return;
 	args[0] = CStringGetTextDatum(xid);
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(lance_catalog_owner(), save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-	n = lance_exec(PLAN_TRANSACTION_PROPERTIES, args, NULL, true, 0);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	n = lance_exec_as(lance_catalog_owner(), PLAN_TRANSACTION_PROPERTIES, args, NULL, true, 0);
 	for (int i = 0; i < n; i++)
 	{
 		bool		isnull;

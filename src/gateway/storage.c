@@ -74,3 +74,27 @@ gw_storage_for(const char *path, GwError *err)
 					 "%s is neither an absolute path nor an s3:// location", path);
 	return NULL;
 }
+
+/*
+ * gw_storage_plain_components
+ *		Whether every "/"-separated component of path is a plain name: not
+ *		empty, "." or "..".  The one rule of both backends for the paths and
+ *		keys they are given.
+ */
+bool
+gw_storage_plain_components(const char *path)
+{
+	const char *p = path;
+
+	for (;;)
+	{
+		const char *slash = strchr(p, '/');
+		size_t		n = slash ? (size_t) (slash - p) : strlen(p);
+
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		if (slash == NULL)
+			return true;
+		p = slash + 1;
+	}
+}

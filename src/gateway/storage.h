@@ -120,6 +120,7 @@ struct GwStorage
 	void	   *priv;
 };
 
+extern bool gw_storage_plain_components(const char *path);
 extern GwStorage *gw_storage_local_create(const char *root, GwError *err);
 extern GwStorage *gw_storage_s3_create(const char *root, GwError *err);
 

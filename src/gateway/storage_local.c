@@ -77,7 +77,6 @@ static bool
 check_lexical(LocalStorage *ls, const char *path, GwError *err)
 {
 	size_t		len = strlen(path);
-	const char *p;
 
 	if (path[0] != '/' || len >= PATH_MAX - 64)
 	{
@@ -91,21 +90,11 @@ check_lexical(LocalStorage *ls, const char *path, GwError *err)
 					 "manifest path is outside the catalog root %s: %s", ls->root, path);
 		return false;
 	}
-	p = path + 1;
-	for (;;)
+	if (!gw_storage_plain_components(path + 1))
 	{
-		const char *slash = strchr(p, '/');
-		size_t		n = slash ? (size_t) (slash - p) : strlen(p);
-
-		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-		{
-			gw_error_set(err, GW_ERR_INVALID_INPUT,
-						 "manifest path has an empty, \".\" or \"..\" component: %s", path);
-			return false;
-		}
-		if (slash == NULL)
-			break;
-		p = slash + 1;
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "manifest path has an empty, \".\" or \"..\" component: %s", path);
+		return false;
 	}
 	return true;
 }

@@ -75,27 +75,16 @@ typedef struct S3Object
 static bool
 parse_object(const char *uri, S3Object *o, GwError *err)
 {
-	const char *p;
-
 	if (!gw_s3_split(uri, o->bucket, sizeof(o->bucket), &o->key) || o->key[0] == '\0')
 	{
 		gw_error_set(err, GW_ERR_INVALID_INPUT, "%s is not an s3://BUCKET/KEY location", uri);
 		return false;
 	}
-	for (p = o->key;;)
+	if (!gw_storage_plain_components(o->key))
 	{
-		const char *slash = strchr(p, '/');
-		size_t		n = slash ? (size_t) (slash - p) : strlen(p);
-
-		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-		{
-			gw_error_set(err, GW_ERR_INVALID_INPUT,
-						 "%s has an empty, \".\" or \"..\" component", uri);
-			return false;
-		}
-		if (slash == NULL)
-			break;
-		p = slash + 1;
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "%s has an empty, \".\" or \"..\" component", uri);
+		return false;
 	}
 	return true;
 }
