@@ -10,6 +10,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Math::BigInt;
+use JSON::PP;
+use FindBin;
+use lib $FindBin::RealBin;
+use LanceGatewayTest;
 
 my $node = PostgreSQL::Test::Cluster->new('dump_restore');
 $node->init(extra => [ '--encoding=UTF8', '--locale=C' ]);
@@ -240,6 +244,35 @@ my ($ret, $stdout, $stderr) = $node->psql('dst',
 );
 isnt($ret, 0, 'a restored version cannot be created with another manifest');
 like($stderr, qr/already exists/, '... and the error says it already exists');
+
+# REST spells every restored version's manifest_path as before the dump:
+# the object-store path (no leading "/"), derived from the same rows.
+SKIP:
+{
+	my $bin = LanceGatewayTest::gateway_bin();
+	skip 'no lance-namespace-gateway built', 3 unless $bin;
+	my %lists;
+	foreach my $db ('src', 'dst')
+	{
+		my $gw = LanceGatewayTest::Gateway->start(
+			bin   => $bin,
+			db    => 'host=' . $node->host . ' port=' . $node->port . " dbname=$db",
+			root  => $root,
+			log   => "$PostgreSQL::Test::Utils::log_path/001_gateway_$db.log",
+			args  => ['--quiet'],
+			owner => $$);
+		my $res = LanceGatewayTest::http_client()->request('POST',
+			$gw->url . '/v1/table/a%24t1/version/list?delimiter=%24',
+			{ content => '{}', headers => { 'content-type' => 'application/json' } });
+		$gw->stop;
+		my @paths = map { "$_->{version} $_->{manifest_path}" }
+		  grep { $_->{version} <= 3 } @{ JSON::PP::decode_json($res->{content})->{versions} };
+		$lists{$db} = join("\n", @paths);
+	}
+	isnt($lists{src}, '', 'the source lists its versions over REST');
+	is($lists{dst}, $lists{src}, 'REST lists the restored versions with the same manifest_path');
+	unlike($lists{dst}, qr{^\d+ /}m, '... as object-store paths, without a leading /');
+}
 
 $node->stop;
 done_testing();
