@@ -10,6 +10,7 @@ OBJS = \
 	src/error_rules.o \
 	src/ident.o \
 	src/name_rules.o \
+	src/manifest_rules.o \
 	src/jsonutil.o \
 	src/pagetoken.o \
 	src/spiutil.o \

@@ -152,7 +152,7 @@ lance_branch_dir(const char *location, const char *branch)
 {
 	if (branch == NULL || strcmp(branch, LANCE_MAIN_BRANCH) == 0)
 		return pstrdup(location);
-	return lance_join_path(location, psprintf("tree/%s", branch));
+	return lance_join_path(location, psprintf(LANCE_BRANCH_DIR "/%s", branch));
 }
 
 /*

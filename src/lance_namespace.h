@@ -29,6 +29,7 @@
 
 /* Limits (lance_limits.h) and the rules for names. */
 #include "lance_limits.h"
+#include "manifest_rules.h"
 #include "name_rules.h"
 
 #define LANCE_MAIN_BRANCH		"main"

@@ -81,20 +81,16 @@ lance_validate_version_request(const char *op, LanceVersionRequest *req)
 
 /*
  * canonical_manifest_path
- *		V2: <location>/_versions/<20-digit zero-padded (2^64-1 - version)>.manifest
- *		V1: <location>/_versions/<version>.manifest
+ *		<location>/_versions/<the version's name in scheme> (manifest_rules.c)
  */
 static char *
 canonical_manifest_path(const char *location, const char *scheme, int64 version)
 {
 	char		name[64];
 
-	if (strcmp(scheme, "V1") == 0)
-		snprintf(name, sizeof(name), "_versions/%" PRId64 ".manifest", version);
-	else
-		snprintf(name, sizeof(name), "_versions/%020" PRIu64 ".manifest",
-				 UINT64_MAX - (uint64) version);
-	return lance_join_path(location, name);
+	lance_manifest_name(name, sizeof(name),
+						strcmp(scheme, "V1") == 0 ? LANCE_NAMING_V1 : LANCE_NAMING_V2, version);
+	return lance_join_path(location, psprintf(LANCE_VERSIONS_DIR "/%s", name));
 }
 
 /*

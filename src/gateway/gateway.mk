@@ -6,7 +6,7 @@ GW_PROGRAM = lance-namespace-gateway
 GW_SRCS = $(wildcard src/gateway/*.c)
 # The extension's rules for string identifiers and for error codes,
 # shared rather than copied.
-GW_SHARED_OBJS = src/name_rules.gw.o src/error_rules.gw.o
+GW_SHARED_OBJS = src/name_rules.gw.o src/error_rules.gw.o src/manifest_rules.gw.o
 GW_OBJS = $(GW_SRCS:.c=.gw.o) $(GW_SHARED_OBJS)
 GW_HDRS = $(wildcard src/gateway/*.h)
 
@@ -33,7 +33,10 @@ src/name_rules.gw.o: src/name_rules.c src/name_rules.h
 src/error_rules.gw.o: src/error_rules.c src/error_rules.h
 	$(CC) $(GW_CFLAGS) -c -o $@ $<
 
-$(GW_OBJS): $(GW_HDRS) src/error_rules.h src/lance_limits.h src/gateway/gateway.mk
+src/manifest_rules.gw.o: src/manifest_rules.c src/manifest_rules.h
+	$(CC) $(GW_CFLAGS) -c -o $@ $<
+
+$(GW_OBJS): $(GW_HDRS) src/error_rules.h src/lance_limits.h src/manifest_rules.h src/gateway/gateway.mk
 
 .PHONY: install-gateway uninstall-gateway clean-gateway
 install: install-gateway

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "manifest_rules.h"
 #include "storage.h"
 
 typedef struct LocalStorage
@@ -528,7 +529,7 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 	dir_of(staging, sdir, sizeof(sdir));
 	dir_of(canonical, cdir, sizeof(cdir));
 	base = strrchr(cdir, '/');
-	if (base == NULL || strcmp(base, "/_versions") != 0)
+	if (base == NULL || strcmp(base, "/" LANCE_VERSIONS_DIR) != 0)
 	{
 		gw_error_set(err, GW_ERR_INVALID_INPUT,
 					 "canonical manifest %s is not in a _versions directory", canonical);

@@ -58,6 +58,7 @@
 #include <time.h>
 
 #include "s3.h"
+#include "manifest_rules.h"
 #include "storage.h"
 
 #define FINALIZE_ATTEMPTS 3
@@ -273,7 +274,9 @@ s3_finalize(GwStorage *st, const char *staging, const char *canonical, int64_t s
 	if (!parse_object(canonical, &co, err) || !parse_object(staging, &so, err))
 		return false;
 	dir = strrchr(co.key, '/');
-	if (dir == NULL || dir - co.key < 10 || strncmp(dir - 10, "/_versions", 10) != 0)
+	if (dir == NULL || dir - co.key < (ptrdiff_t) strlen("/" LANCE_VERSIONS_DIR) ||
+		strncmp(dir - strlen("/" LANCE_VERSIONS_DIR), "/" LANCE_VERSIONS_DIR,
+				strlen("/" LANCE_VERSIONS_DIR)) != 0)
 	{
 		gw_error_set(err, GW_ERR_INVALID_INPUT,
 					 "canonical manifest %s is not in a _versions directory", canonical);

@@ -67,6 +67,7 @@
 #include <libpq-fe.h>
 
 #include "commit.h"
+#include "manifest_rules.h"
 #include "pool.h"
 #include "sweep.h"
 
@@ -164,39 +165,15 @@ run(Sweep *sw, const char *context, const char *sql, int nparams,
 }
 
 /*
- * parse_digits
- *		The value of n decimal digits at s; false if it exceeds 2^64-1.
- */
-static bool
-parse_digits(const char *s, size_t n, uint64_t *value)
-{
-	uint64_t	v = 0;
-
-	for (size_t i = 0; i < n; i++)
-	{
-		unsigned	d = (unsigned) (s[i] - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
-	*value = v;
-	return true;
-}
-
-/*
  * classify
  *		What a file name of a _versions directory is to the sweep.  For a
  *		canonical name, *version gets the version it names: exactly the
- *		names the catalog computes (version_ops.c), so "007.manifest" or a
- *		20-digit name beyond the bigint range are not canonical.
+ *		names the catalog computes (manifest_rules.c, shared with the
+ *		extension).
  */
 static NameKind
 classify(const char *name, int64_t *version)
 {
-	size_t		digits = strspn(name, "0123456789");
-	uint64_t	v = 0;
-
 	if (strncmp(name, GW_TMP_PREFIX, strlen(GW_TMP_PREFIX)) == 0)
 	{
 		const char *p = name + strlen(GW_TMP_PREFIX);
@@ -208,22 +185,7 @@ classify(const char *name, int64_t *version)
 		n = strspn(p, "0123456789");
 		return n > 0 && strcmp(p + n, GW_TMP_SUFFIX) == 0 ? NAME_TEMPORARY : NAME_OTHER;
 	}
-	if (digits == 0 || strcmp(name + digits, ".manifest") != 0)
-		return NAME_OTHER;
-	if (digits == 20)
-	{
-		/* V2: zero-padded 2^64-1 - version */
-		if (!parse_digits(name, digits, &v) || UINT64_MAX - v > (uint64_t) INT64_MAX)
-			return NAME_OTHER;
-		*version = (int64_t) (UINT64_MAX - v);
-		return NAME_CANONICAL;
-	}
-	/* V1: the version in decimal, no leading zero */
-	if (digits > 19 || (digits > 1 && name[0] == '0') ||
-		!parse_digits(name, digits, &v) || v > (uint64_t) INT64_MAX)
-		return NAME_OTHER;
-	*version = (int64_t) v;
-	return NAME_CANONICAL;
+	return lance_manifest_version(name, version, NULL) ? NAME_CANONICAL : NAME_OTHER;
 }
 
 /*
@@ -396,7 +358,7 @@ sweep_table(Sweep *sw, const char *table_id, const char *table_name)
 	if (dir == NULL)
 		goto done;				/* dropped, or moved away from the root */
 
-	vdir = concat(dir, "/_versions", "");
+	vdir = concat(dir, "/" LANCE_VERSIONS_DIR, "");
 	if (vdir == NULL)
 	{
 		report(sw, table_name, "out of memory", NULL);
@@ -413,9 +375,9 @@ sweep_table(Sweep *sw, const char *table_id, const char *table_name)
 	for (int i = 0; ok && i < PQntuples(res); i++)
 	{
 		const char *branch = PQgetvalue(res, i, 0);
-		char	   *tree = concat(dir, "/tree/", branch);
+		char	   *tree = concat(dir, "/" LANCE_BRANCH_DIR "/", branch);
 
-		vdir = tree ? concat(tree, "/_versions", "") : NULL;
+		vdir = tree ? concat(tree, "/" LANCE_VERSIONS_DIR, "") : NULL;
 		free(tree);
 		if (vdir == NULL)
 		{
