@@ -1,14 +1,19 @@
 /*-------------------------------------------------------------------------
  *
  * config.c
- *	  Command-line options and LANCE_GATEWAY_* environment variables (the
- *	  command line wins).
+ *	  The gateway's options, defined once: each is a row of "options"
+ *	  (name, environment variable, type and range, default, --help text,
+ *	  README text), from which come the defaults, the LANCE_GATEWAY_*
+ *	  environment, the command line (which wins), --help, and the options
+ *	  table of src/gateway/README.md (--help-markdown prints it; the REST
+ *	  suite checks that the README holds exactly that).
  *
  *-------------------------------------------------------------------------
  */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,110 +22,171 @@
 
 GwConfig	gw_config;
 
-static const char *usage_text =
-"Usage: " GW_PROGRAM " [OPTION]...\n"
-"       " GW_PROGRAM " --sweep [--dry-run] [--sweep-min-age S] [OPTION]...\n"
-"Serve the Lance Namespace REST API from a PostgreSQL lance_namespace catalog.\n"
-"\n"
-"  --listen HOST:PORT        address to listen on (default 127.0.0.1:2333)\n"
-"  --db CONNINFO             libpq connection string or URI (default: libpq\n"
-"                            defaults, PGHOST/PGPORT/... environment)\n"
-"  --root DIR|s3://B/P       catalog root: a directory, or a bucket and prefix\n"
-"  --pool N                  PostgreSQL connections (default 8)\n"
-"  --pool-wait-ms MS         wait for a free connection before 503 (default 5000)\n"
-"  --loops N                 event loop threads, each answering reads over a\n"
-"                            database connection of its own (default 1)\n"
-"  --loop-lock-wait-ms MS    a read that waits this long for a table lock in\n"
-"                            a loop's pipeline moves to a thread, so that the\n"
-"                            reads behind it go on; 0: never (default 50)\n"
-"  --max-body-bytes N        largest request body, else 413 (default 1048576)\n"
-"  --max-url-bytes N         longest request target, else 414 (default 8192)\n"
-"  --max-header-bytes N      largest header section, else 431 (default 16384)\n"
-"  --max-batch-entries N     most entries/ranges/operations in one request,\n"
-"                            else 400 (default " GW_STR(LANCE_MAX_BATCH_ENTRIES) ")\n"
-"  --request-timeout S       a request body must arrive within S seconds of\n"
-"                            its headers, else 408 (default 30)\n"
-"  --idle-timeout S          close a connection with no traffic for S seconds\n"
-"                            (default 120)\n"
-"  --max-connections N       concurrent HTTP connections (default 256)\n"
-"  --retries N               retries of serialization failures (default 5)\n"
-"  --shutdown-timeout S      graceful shutdown budget in seconds (default 30)\n"
-"  --startup-timeout S       wait this long for the database (default 30)\n"
-"  --api-key KEY             require x-api-key: KEY or Authorization: Bearer KEY\n"
-"  --db-auth                 map x-api-key / Bearer credentials to PostgreSQL\n"
-"                            roles with lance_namespace.lance_authenticate()\n"
-"                            and run each request as that role\n"
-"  --anon-role ROLE          with --db-auth: role of requests without\n"
-"                            credentials (default: such requests get 401)\n"
-"  --force-insecure-bind     allow a non-loopback address without --api-key\n"
-"                            or --db-auth\n"
-"  --manifest-copy           finalize manifests by copying the staging file\n"
-"                            instead of hard-linking it to the canonical name\n"
-"  --no-openat2              open manifest directories one component at a\n"
-"                            time (O_NOFOLLOW) instead of with openat2, as the\n"
-"                            gateway does by itself where the kernel refuses it\n"
-"  --quiet                   no access log\n"
-"  --sweep                   do not serve: remove the manifest files that a\n"
-"                            crash can orphan under --root (temporary .gw-*.tmp\n"
-"                            files, canonical manifests of versions the catalog\n"
-"                            does not have), print them, and exit\n"
-"  --dry-run                 with --sweep: list those files, remove nothing\n"
-"  --sweep-min-age S         with --sweep: keep files changed less than S\n"
-"                            seconds ago (default 600)\n"
-"  --s3-endpoint URL         S3-compatible endpoint (default: AWS_ENDPOINT_URL_S3,\n"
-"                            AWS_ENDPOINT_URL, else AWS S3 of the region);\n"
-"                            http:// is accepted\n"
-"  --s3-region R             signing region (default: AWS_REGION,\n"
-"                            AWS_DEFAULT_REGION, else us-east-1)\n"
-"  --s3-addressing path|virtual  bucket in the path or in the host name\n"
-"                            (default: path with a custom endpoint, else\n"
-"                            virtual)\n"
-"  --s3-timeout-ms MS        deadline of one S3 request (default 10000)\n"
-"  --s3-retries N            retries of an S3 request that got no answer, a\n"
-"                            5xx or throttling, with backoff (default 3)\n"
-"  --vend-credentials none|static|sts  credentials that DeclareTable and\n"
-"                            DescribeTable (vend_credentials) hand to clients\n"
-"                            in storage_options for tables in buckets\n"
-"                            (default none: endpoint and region only)\n"
-"  --sts-role-arn ARN        with --vend-credentials sts: the role assumed,\n"
-"                            with a session policy confined to the table\n"
-"  --sts-duration S          lifetime of vended credentials (default 3600)\n"
-"  --sts-refresh-offset S    with sts: tell clients to ask again S seconds before\n"
-"                            the credentials expire (refresh_offset_millis;\n"
-"                            default: not sent, Lance's default is 60)\n"
-"  --sts-endpoint URL        STS endpoint (default: AWS_ENDPOINT_URL_STS,\n"
-"                            AWS_ENDPOINT_URL, a custom S3 endpoint, else AWS)\n"
-"  --help, --version\n"
-"\n"
-"Environment: LANCE_GATEWAY_LISTEN, LANCE_GATEWAY_DB, LANCE_GATEWAY_ROOT,\n"
-"LANCE_GATEWAY_POOL, LANCE_GATEWAY_POOL_WAIT_MS, LANCE_GATEWAY_LOOPS,\n"
-"LANCE_GATEWAY_LOOP_LOCK_WAIT_MS,\n"
-"LANCE_GATEWAY_MAX_BODY_BYTES,\n"
-"LANCE_GATEWAY_MAX_URL_BYTES, LANCE_GATEWAY_MAX_HEADER_BYTES,\n"
-"LANCE_GATEWAY_MAX_BATCH_ENTRIES, LANCE_GATEWAY_REQUEST_TIMEOUT,\n"
-"LANCE_GATEWAY_IDLE_TIMEOUT,\n"
-"LANCE_GATEWAY_MAX_CONNECTIONS,\n"
-"LANCE_GATEWAY_RETRIES, LANCE_GATEWAY_API_KEY, LANCE_GATEWAY_DB_AUTH=1,\n"
-"LANCE_GATEWAY_ANON_ROLE,\n"
-"LANCE_GATEWAY_FORCE_INSECURE_BIND=1, LANCE_GATEWAY_MANIFEST_COPY=1,\n"
-"LANCE_GATEWAY_SWEEP_MIN_AGE, LANCE_GATEWAY_S3_ENDPOINT, LANCE_GATEWAY_S3_REGION,\n"
-"LANCE_GATEWAY_S3_ADDRESSING, LANCE_GATEWAY_S3_TIMEOUT_MS, LANCE_GATEWAY_S3_RETRIES,\n"
-"LANCE_GATEWAY_VEND_CREDENTIALS, LANCE_GATEWAY_STS_ROLE_ARN,\n"
-"LANCE_GATEWAY_STS_DURATION, LANCE_GATEWAY_STS_ENDPOINT,\n"
-"LANCE_GATEWAY_STS_REFRESH_OFFSET.  S3 credentials: AWS_ACCESS_KEY_ID,\n"
-"AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN.\n";
-
-enum
+typedef enum OptType
 {
-	OPT_LISTEN = 256, OPT_DB, OPT_ROOT, OPT_POOL, OPT_POOL_WAIT, OPT_LOOPS, OPT_MAX_BODY,
-	OPT_MAX_URL, OPT_MAX_CONN, OPT_RETRIES, OPT_SHUTDOWN, OPT_STARTUP,
-	OPT_API_KEY, OPT_DB_AUTH, OPT_ANON_ROLE, OPT_INSECURE, OPT_QUIET, OPT_HELP,
-	OPT_VERSION, OPT_MAX_HEADER, OPT_MAX_BATCH, OPT_REQ_TIMEOUT,
-	OPT_IDLE_TIMEOUT, OPT_MANIFEST_COPY, OPT_NO_OPENAT2, OPT_SWEEP, OPT_DRY_RUN,
-	OPT_SWEEP_MIN_AGE, OPT_LOOP_LOCK_WAIT, OPT_S3_ENDPOINT, OPT_S3_REGION,
-	OPT_S3_ADDRESSING, OPT_S3_TIMEOUT, OPT_S3_RETRIES, OPT_VEND, OPT_STS_ROLE,
-	OPT_STS_DURATION, OPT_STS_ENDPOINT, OPT_STS_REFRESH
+	OT_STRING,					/* char *, any text */
+	OT_NAME,					/* char *, NULL when empty (unset) */
+	OT_INT,						/* int within [min, max] */
+	OT_LONG,					/* long within [min, max] */
+	OT_BOOL,					/* bool; a flag on the command line, "0" off in the environment */
+	OT_ACTION,					/* bool set by a flag; no environment variable */
+	OT_LISTEN,					/* HOST:PORT into listen_host, listen_port */
+	OT_CHOICE,					/* char *, one of choices */
+	OT_ADDRESSING,				/* path|virtual into s3_virtual_hosted */
+	OT_HELP,
+	OT_VERSION
+} OptType;
+
+typedef struct GwOption
+{
+	const char *name;			/* the long option, without "--" */
+	const char *env;			/* LANCE_GATEWAY_* variable, or NULL */
+	OptType		type;
+	size_t		offset;			/* of the field in GwConfig */
+	const char *arg;			/* its argument in --help, NULL for a flag */
+	const char *dflt;			/* default value, applied as if given; NULL: none */
+	long		min;
+	long		max;
+	const char *choices;		/* OT_CHOICE: "a|b|c" */
+	const char *help;			/* --help text; "\n" starts a continuation line */
+	const char *dflt_note;		/* --help and README: the default in words */
+	const char *env_note;		/* README: other variables read, in order */
+	const char *doc;			/* README: what the option does */
+} GwOption;
+
+#define F(field) offsetof(GwConfig, field)
+
+static const GwOption options[] = {
+	{"listen", "LANCE_GATEWAY_LISTEN", OT_LISTEN, 0, "HOST:PORT", "127.0.0.1:2333", 0, 0, NULL,
+		"address to listen on", NULL, NULL,
+	"address to listen on (`[::1]:2333` for IPv6; port 0 picks a free port, printed in the log)"},
+	{"db", "LANCE_GATEWAY_DB", OT_STRING, F(db), "CONNINFO", "", 0, 0, NULL,
+		"libpq connection string or URI", "libpq defaults, PGHOST/PGPORT/...", NULL,
+	"connection string or URI. It goes to libpq unchanged, so multi-host strings and `target_session_attrs` work"},
+	{"root", "LANCE_GATEWAY_ROOT", OT_STRING, F(root), "DIR|s3://B/P", NULL, 0, 0, NULL,
+		"catalog root: a directory, or a bucket and prefix", "(required)", NULL,
+	"catalog root: a directory, or a bucket and key prefix (see below and \"Tables in buckets\")"},
+	{"pool", "LANCE_GATEWAY_POOL", OT_INT, F(pool_size), "N", "8", 1, 1000, NULL,
+		"PostgreSQL connections", NULL, NULL,
+	"PostgreSQL connections of the connection threads: writes, commits, `/ready`, and every request with `--db-auth`. The event loop's reads use one connection more, and the change feed one more"},
+	{"loops", "LANCE_GATEWAY_LOOPS", OT_INT, F(loops), "N", "1", 1, GW_MAX_LOOPS, NULL,
+		"event loop threads, each answering reads over a\ndatabase connection of its own", NULL, NULL,
+	"event loop threads. Each accepts connections and answers reads over a pipelined database connection of its own; raise it where one core does not keep up with the reads"},
+	{"loop-lock-wait-ms", "LANCE_GATEWAY_LOOP_LOCK_WAIT_MS", OT_INT, F(loop_lock_wait_ms), "MS", "50", 0, 600000, NULL,
+		"a read that waits this long for a table lock in\na loop's pipeline moves to a thread, so that the\nreads behind it go on; 0: never", NULL, NULL,
+	"the `lock_timeout` of the loops' pipelined connections (a shorter one already in effect, from `--db` or `ALTER ROLE`/`ALTER DATABASE ... SET`, is kept). A read that waits longer for a table lock there goes to a connection thread, so that the reads behind it go on (see \"Reads share one pipelined connection\" below). 0: no bound"},
+	{"pool-wait-ms", "LANCE_GATEWAY_POOL_WAIT_MS", OT_INT, F(pool_wait_ms), "MS", "5000", 0, 600000, NULL,
+		"wait for a free connection before 503", NULL, NULL,
+	"how long a request waits for a free pooled connection before it gets 503"},
+	{"max-body-bytes", "LANCE_GATEWAY_MAX_BODY_BYTES", OT_LONG, F(max_body_bytes), "N", "1048576", 1024, 1L << 30, NULL,
+		"largest request body, else 413", NULL, NULL,
+	"larger bodies get 413"},
+	{"max-url-bytes", "LANCE_GATEWAY_MAX_URL_BYTES", OT_LONG, F(max_url_bytes), "N", "8192", 256, 1L << 20, NULL,
+		"longest request target, else 414", NULL, NULL,
+	"longer request targets get 414"},
+	{"max-header-bytes", "LANCE_GATEWAY_MAX_HEADER_BYTES", OT_LONG, F(max_header_bytes), "N", "16384", 1024, 1L << 20, NULL,
+		"largest header section, else 431", NULL, NULL,
+	"larger header sections get 431"},
+	{"max-batch-entries", "LANCE_GATEWAY_MAX_BATCH_ENTRIES", OT_INT, F(max_batch_entries), "N", GW_STR(LANCE_MAX_BATCH_ENTRIES), 1, 1000000, NULL,
+		"most entries/ranges/operations in one request,\nelse 400", NULL, NULL,
+	"a body whose `entries`, `ranges` or `operations` array is longer gets 400 with code 13 (the extension's own cap is " GW_STR(LANCE_MAX_BATCH_ENTRIES) ", from the same `src/lance_limits.h`)"},
+	{"request-timeout", "LANCE_GATEWAY_REQUEST_TIMEOUT", OT_INT, F(request_timeout_s), "S", "30", 1, 3600, NULL,
+		"a request body must arrive within S seconds of\nits headers, else 408", NULL, NULL,
+	"a request's headers, and then its body, must each arrive within S seconds, else 408 with code 13 (see below)"},
+	{"idle-timeout", "LANCE_GATEWAY_IDLE_TIMEOUT", OT_INT, F(idle_timeout_s), "S", "120", 1, 86400, NULL,
+		"close a connection with no traffic for S seconds", NULL, NULL,
+	"a connection that sends nothing for S seconds between requests, or does not read its response for S seconds, is closed (see below)"},
+	{"max-connections", "LANCE_GATEWAY_MAX_CONNECTIONS", OT_INT, F(max_connections), "N", "256", 1, 100000, NULL,
+		"concurrent HTTP connections", NULL, NULL,
+	"concurrent HTTP connections; one more gets 503 with code 17 and `Retry-After: 1`, and is closed. If the process runs out of file descriptors first, it says so on stderr (once a second) and stops accepting for a second at a time; new connections wait in the listen backlog"},
+	{"retries", "LANCE_GATEWAY_RETRIES", OT_INT, F(max_retries), "N", "5", 0, 100, NULL,
+		"retries of serialization failures", NULL, NULL,
+	"retries of a transaction after a serialization failure or deadlock"},
+	{"shutdown-timeout", NULL, OT_INT, F(shutdown_wait_s), "S", "30", 0, 3600, NULL,
+		"graceful shutdown budget in seconds", NULL, NULL,
+	"time that in-flight requests get to finish after SIGTERM"},
+	{"startup-timeout", NULL, OT_INT, F(startup_wait_s), "S", "30", 0, 3600, NULL,
+		"wait this long for the database", NULL, NULL,
+	"how long start-up waits for the database"},
+	{"api-key", "LANCE_GATEWAY_API_KEY", OT_NAME, F(api_key), "KEY", NULL, 0, 0, NULL,
+		"require x-api-key: KEY or Authorization: Bearer KEY", NULL, NULL,
+	"if set, every route except `/health` and `/ready` needs `x-api-key: KEY` or `Authorization: Bearer KEY` (else 401, code 16)"},
+	{"db-auth", "LANCE_GATEWAY_DB_AUTH", OT_BOOL, F(db_auth), NULL, NULL, 0, 0, NULL,
+		"map x-api-key / Bearer credentials to PostgreSQL\nroles with lance_namespace.lance_authenticate()\nand run each request as that role", NULL, NULL,
+	"check credentials in the database instead (see below). Cannot be combined with `--api-key`"},
+	{"anon-role", "LANCE_GATEWAY_ANON_ROLE", OT_NAME, F(anon_role), "ROLE", NULL, 0, 0, NULL,
+		"with --db-auth: role of requests without\ncredentials", "such requests get 401", NULL,
+	"with `--db-auth`, the role of requests that carry no credentials. Without it, such requests get 401"},
+	{"force-insecure-bind", "LANCE_GATEWAY_FORCE_INSECURE_BIND", OT_BOOL, F(force_insecure_bind), NULL, NULL, 0, 0, NULL,
+		"allow a non-loopback address without --api-key\nor --db-auth", NULL, NULL,
+	"allow a non-loopback address without an API key"},
+	{"quiet", NULL, OT_ACTION, F(quiet), NULL, NULL, 0, 0, NULL,
+		"no access log", NULL, NULL,
+	"no access log"},
+	{"manifest-copy", "LANCE_GATEWAY_MANIFEST_COPY", OT_BOOL, F(manifest_copy), NULL, NULL, 0, 0, NULL,
+		"finalize manifests by copying the staging file\ninstead of hard-linking it to the canonical name", NULL, NULL,
+	"finalize a manifest by copying the staging file instead of hard-linking it (for storage where the canonical file must be a separate inode)"},
+	{"no-openat2", "LANCE_GATEWAY_NO_OPENAT2", OT_BOOL, F(no_openat2), NULL, NULL, 0, 0, NULL,
+		"open manifest directories one component at a\ntime (O_NOFOLLOW) instead of with openat2", NULL, NULL,
+	"open manifest directories one component at a time with `O_NOFOLLOW` instead of with `openat2` (the gateway does this by itself on kernels before 5.6 or where a seccomp filter refuses `openat2`; the rules are the same)"},
+	{"sweep", NULL, OT_ACTION, F(sweep), NULL, NULL, 0, 0, NULL,
+		"do not serve: remove the manifest files that a\ncrash can orphan under --root, print them, exit", NULL, NULL,
+	"do not serve: remove the manifest files that a crash can orphan under `--root`, print one line per file and a summary, and exit (see \"Orphaned files\" below)"},
+	{"dry-run", NULL, OT_ACTION, F(dry_run), NULL, NULL, 0, 0, NULL,
+		"with --sweep: list those files, remove nothing", NULL, NULL,
+	"with `--sweep`: list those files, remove nothing"},
+	{"sweep-min-age", "LANCE_GATEWAY_SWEEP_MIN_AGE", OT_INT, F(sweep_min_age_s), "S", "600", 0, INT_MAX, NULL,
+		"with --sweep: keep files changed less than S\nseconds ago", NULL, NULL,
+	"with `--sweep`: keep files whose inode changed (ctime) less than S seconds ago (objects: last modified)"},
+	{"feed-poll-ms", "LANCE_GATEWAY_FEED_POLL_MS", OT_INT, F(feed_poll_ms), "MS", "100", 5, 60000, NULL,
+		"how often /v1/events reads the history while\nsomeone subscribes", NULL, NULL,
+	"how often `/v1/events` reads the commit history while someone subscribes (and at once, at most every 5 ms, after the gateway's own commits)"},
+	{"sse-heartbeat-ms", "LANCE_GATEWAY_SSE_HEARTBEAT_MS", OT_LONG, F(sse_heartbeat_ms), "MS", "15000", 50, 3600000, NULL,
+		"a comment line to idle /v1/events streams", NULL, NULL,
+	"a `: heartbeat` comment is sent to an idle `/v1/events` stream this often"},
+	{"sse-queue", "LANCE_GATEWAY_SSE_QUEUE", OT_INT, F(sse_queue), "N", "1024", 1, 1000000, NULL,
+		"events queued for a slow subscriber", NULL, NULL,
+	"events queued for one subscriber that does not read; one more ends its stream"},
+	{"sse-queue-bytes", "LANCE_GATEWAY_SSE_QUEUE_BYTES", OT_LONG, F(sse_queue_bytes), "N", "1048576", 1024, 1L << 30, NULL,
+		"bytes queued for a slow subscriber", NULL, NULL,
+	"bytes of events queued for one subscriber that does not read; more ends its stream"},
+	{"s3-endpoint", "LANCE_GATEWAY_S3_ENDPOINT", OT_NAME, F(s3_endpoint), "URL", NULL, 0, 0, NULL,
+		"S3-compatible endpoint; http:// is accepted", "AWS S3 of the region", "`AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`",
+	"S3-compatible endpoint (MinIO, R2, Ceph RGW, GCS XML, moto). `http://` is accepted"},
+	{"s3-region", "LANCE_GATEWAY_S3_REGION", OT_NAME, F(s3_region), "R", NULL, 0, 0, NULL,
+		"signing region", "us-east-1", "`AWS_REGION`, `AWS_DEFAULT_REGION`",
+	"signing region"},
+	{"s3-addressing", "LANCE_GATEWAY_S3_ADDRESSING", OT_ADDRESSING, F(s3_virtual_hosted), "path|virtual", NULL, 0, 0, NULL,
+		"bucket in the path or in the host name", "path with a custom endpoint, else virtual", NULL,
+	"bucket in the path (`host/bucket/key`) or in the host name (`bucket.host/key`)"},
+	{"s3-timeout-ms", "LANCE_GATEWAY_S3_TIMEOUT_MS", OT_LONG, F(s3_timeout_ms), "MS", "10000", 100, 600000, NULL,
+		"deadline of one S3 request", NULL, NULL,
+	"deadline of one S3 request (connect: at most 3000)"},
+	{"s3-retries", "LANCE_GATEWAY_S3_RETRIES", OT_INT, F(s3_retries), "N", "3", 0, 20, NULL,
+		"retries of an S3 request that got no answer, a\n5xx or throttling, with backoff", NULL, NULL,
+	"retries of an S3 request that got no answer, a 5xx, 429 or `SlowDown`, with exponential backoff (100 ms doubling, at most 2 s, jittered); then 503 code 17"},
+	{"vend-credentials", "LANCE_GATEWAY_VEND_CREDENTIALS", OT_CHOICE, F(vend_credentials), "none|static|sts", "none", 0, 0, "none|static|sts",
+		"credentials that DeclareTable and DescribeTable\n(vend_credentials) hand to clients in\nstorage_options for tables in buckets", NULL, NULL,
+	"credentials put in the `storage_options` of DeclareTable and DescribeTable for tables in buckets (see \"Tables in buckets\")"},
+	{"sts-role-arn", "LANCE_GATEWAY_STS_ROLE_ARN", OT_NAME, F(sts_role_arn), "ARN", NULL, 0, 0, NULL,
+		"with --vend-credentials sts: the role assumed,\nwith a session policy confined to the table", NULL, NULL,
+	"with `--vend-credentials sts`: the role that STS AssumeRole assumes"},
+	{"sts-duration", "LANCE_GATEWAY_STS_DURATION", OT_INT, F(sts_duration_s), "S", "3600", 900, 43200, NULL,
+		"lifetime of vended credentials", NULL, NULL,
+	"lifetime of vended STS credentials (900 to 43200)"},
+	{"sts-refresh-offset", "LANCE_GATEWAY_STS_REFRESH_OFFSET", OT_INT, F(sts_refresh_offset_s), "S", NULL, 0, 43200, NULL,
+		"with sts: tell clients to ask again S seconds\nbefore the credentials expire", "not sent (Lance's default: 60)", NULL,
+	"with `sts`: vended as `refresh_offset_millis`, how long before `expires_at_millis` the client asks again"},
+	{"sts-endpoint", "LANCE_GATEWAY_STS_ENDPOINT", OT_NAME, F(sts_endpoint), "URL", NULL, 0, 0, NULL,
+		"STS endpoint", "the custom S3 endpoint, else AWS STS", "`AWS_ENDPOINT_URL_STS`, `AWS_ENDPOINT_URL`",
+	"STS endpoint"},
+	{"help", NULL, OT_HELP, 0, NULL, NULL, 0, 0, NULL, "print this help and exit", NULL, NULL, NULL},
+	{"help-markdown", NULL, OT_HELP, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
+	{"version", NULL, OT_VERSION, 0, NULL, NULL, 0, 0, NULL, "print the version and exit", NULL, NULL, NULL},
 };
+
+#define NOPTIONS (sizeof(options) / sizeof(options[0]))
+#define OPT_BASE 256			/* getopt values: OPT_BASE + index */
 
 /*
  * parse_long
@@ -148,14 +214,14 @@ parse_long(const char *name, const char *value, long min, long max)
  *		Split HOST:PORT (or [V6]:PORT) into gw_config.listen_host/port.
  */
 static void
-set_listen(const char *value)
+set_listen(const char *name, const char *value)
 {
 	const char *colon = strrchr(value, ':');
 	char	   *host;
 
 	if (colon == NULL || colon == value || colon[1] == '\0')
 	{
-		fprintf(stderr, "%s: --listen must be HOST:PORT, got \"%s\"\n", GW_PROGRAM, value);
+		fprintf(stderr, "%s: %s must be HOST:PORT, got \"%s\"\n", GW_PROGRAM, name, value);
 		exit(2);
 	}
 	host = strndup(value, colon - value);
@@ -164,7 +230,7 @@ set_listen(const char *value)
 		memmove(host, host + 1, strlen(host));
 		host[strlen(host) - 1] = '\0';
 	}
-	parse_long("--listen port", colon + 1, 0, 65535);
+	parse_long(name, colon + 1, 0, 65535);
 	free(gw_config.listen_host);
 	free(gw_config.listen_port);
 	gw_config.listen_host = host;
@@ -172,112 +238,75 @@ set_listen(const char *value)
 }
 
 /*
+ * is_choice
+ *		Whether value is one of the "|"-separated choices.
+ */
+static bool
+is_choice(const char *choices, const char *value)
+{
+	size_t		n = strlen(value);
+
+	for (const char *p = choices; p != NULL; p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL)
+	{
+		const char *end = strchr(p, '|');
+		size_t		len = end ? (size_t) (end - p) : strlen(p);
+
+		if (len == n && strncmp(p, value, n) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
  * apply
- *		Apply one option value (from the environment or the command line).
+ *		Apply one option value (a default, the environment or the command
+ *		line; value is NULL for a flag).  name is what errors call it.
  */
 static void
-apply(int opt, const char *name, const char *value)
+apply(const GwOption *o, const char *name, const char *value)
 {
-	switch (opt)
+	char	   *field = (char *) &gw_config + o->offset;
+
+	switch (o->type)
 	{
-		case OPT_LISTEN:
-			set_listen(value);
+		case OT_STRING:
+			free(*(char **) field);
+			*(char **) field = strdup(value);
 			break;
-		case OPT_DB:
-			free(gw_config.db);
-			gw_config.db = strdup(value);
+		case OT_NAME:
+			free(*(char **) field);
+			*(char **) field = value[0] ? strdup(value) : NULL;
 			break;
-		case OPT_ROOT:
-			free(gw_config.root);
-			gw_config.root = strdup(value);
+		case OT_INT:
+			*(int *) field = (int) parse_long(name, value, o->min, o->max);
 			break;
-		case OPT_POOL:
-			gw_config.pool_size = (int) parse_long(name, value, 1, 1000);
+		case OT_LONG:
+			*(long *) field = parse_long(name, value, o->min, o->max);
 			break;
-		case OPT_POOL_WAIT:
-			gw_config.pool_wait_ms = (int) parse_long(name, value, 0, 600000);
+		case OT_BOOL:
+			*(bool *) field = (value == NULL || strcmp(value, "0") != 0);
 			break;
-		case OPT_LOOPS:
-			gw_config.loops = (int) parse_long(name, value, 1, GW_MAX_LOOPS);
+		case OT_ACTION:
+			*(bool *) field = true;
 			break;
-		case OPT_LOOP_LOCK_WAIT:
-			gw_config.loop_lock_wait_ms = (int) parse_long(name, value, 0, 600000);
+		case OT_LISTEN:
+			set_listen(name, value);
 			break;
-		case OPT_MAX_BODY:
-			gw_config.max_body_bytes = parse_long(name, value, 1024, 1L << 30);
+		case OT_CHOICE:
+			if (!is_choice(o->choices, value))
+			{
+				fprintf(stderr, "%s: %s must be one of %s, got \"%s\"\n",
+						GW_PROGRAM, name, o->choices, value);
+				exit(2);
+			}
+			free(*(char **) field);
+			*(char **) field = strdup(value);
 			break;
-		case OPT_MAX_URL:
-			gw_config.max_url_bytes = parse_long(name, value, 256, 1L << 20);
-			break;
-		case OPT_MAX_HEADER:
-			gw_config.max_header_bytes = parse_long(name, value, 1024, 1L << 20);
-			break;
-		case OPT_MAX_BATCH:
-			gw_config.max_batch_entries = (int) parse_long(name, value, 1, 1000000);
-			break;
-		case OPT_REQ_TIMEOUT:
-			gw_config.request_timeout_s = (int) parse_long(name, value, 1, 3600);
-			break;
-		case OPT_IDLE_TIMEOUT:
-			gw_config.idle_timeout_s = (int) parse_long(name, value, 1, 86400);
-			break;
-		case OPT_MAX_CONN:
-			gw_config.max_connections = (int) parse_long(name, value, 1, 100000);
-			break;
-		case OPT_RETRIES:
-			gw_config.max_retries = (int) parse_long(name, value, 0, 100);
-			break;
-		case OPT_SHUTDOWN:
-			gw_config.shutdown_wait_s = (int) parse_long(name, value, 0, 3600);
-			break;
-		case OPT_STARTUP:
-			gw_config.startup_wait_s = (int) parse_long(name, value, 0, 3600);
-			break;
-		case OPT_API_KEY:
-			free(gw_config.api_key);
-			gw_config.api_key = value[0] ? strdup(value) : NULL;
-			break;
-		case OPT_DB_AUTH:
-			gw_config.db_auth = (value == NULL || strcmp(value, "0") != 0);
-			break;
-		case OPT_ANON_ROLE:
-			free(gw_config.anon_role);
-			gw_config.anon_role = value[0] ? strdup(value) : NULL;
-			break;
-		case OPT_INSECURE:
-			gw_config.force_insecure_bind = (value == NULL || strcmp(value, "0") != 0);
-			break;
-		case OPT_QUIET:
-			gw_config.quiet = true;
-			break;
-		case OPT_MANIFEST_COPY:
-			gw_config.manifest_copy = (value == NULL || strcmp(value, "0") != 0);
-			break;
-		case OPT_NO_OPENAT2:
-			gw_config.no_openat2 = (value == NULL || strcmp(value, "0") != 0);
-			break;
-		case OPT_SWEEP:
-			gw_config.sweep = true;
-			break;
-		case OPT_DRY_RUN:
-			gw_config.dry_run = true;
-			break;
-		case OPT_SWEEP_MIN_AGE:
-			gw_config.sweep_min_age_s = (int) parse_long(name, value, 0, INT_MAX);
-			break;
-		case OPT_S3_ENDPOINT:
-			free(gw_config.s3_endpoint);
-			gw_config.s3_endpoint = value[0] ? strdup(value) : NULL;
-			break;
-		case OPT_S3_REGION:
-			free(gw_config.s3_region);
-			gw_config.s3_region = value[0] ? strdup(value) : NULL;
-			break;
-		case OPT_S3_ADDRESSING:
+		case OT_ADDRESSING:
 			if (strcmp(value, "path") == 0)
-				gw_config.s3_virtual_hosted = 0;
+				*(int *) field = 0;
 			else if (strcmp(value, "virtual") == 0)
-				gw_config.s3_virtual_hosted = 1;
+				*(int *) field = 1;
 			else
 			{
 				fprintf(stderr, "%s: %s must be path or virtual, got \"%s\"\n",
@@ -285,37 +314,83 @@ apply(int opt, const char *name, const char *value)
 				exit(2);
 			}
 			break;
-		case OPT_S3_TIMEOUT:
-			gw_config.s3_timeout_ms = parse_long(name, value, 100, 600000);
+		case OT_HELP:
+		case OT_VERSION:
 			break;
-		case OPT_S3_RETRIES:
-			gw_config.s3_retries = (int) parse_long(name, value, 0, 20);
-			break;
-		case OPT_VEND:
-			if (strcmp(value, "none") != 0 && strcmp(value, "static") != 0 &&
-				strcmp(value, "sts") != 0)
-			{
-				fprintf(stderr, "%s: %s must be none, static or sts, got \"%s\"\n",
-						GW_PROGRAM, name, value);
-				exit(2);
-			}
-			free(gw_config.vend_credentials);
-			gw_config.vend_credentials = strdup(value);
-			break;
-		case OPT_STS_ROLE:
-			free(gw_config.sts_role_arn);
-			gw_config.sts_role_arn = value[0] ? strdup(value) : NULL;
-			break;
-		case OPT_STS_REFRESH:
-			gw_config.sts_refresh_offset_s = (int) parse_long(name, value, 0, 43200);
-			break;
-		case OPT_STS_ENDPOINT:
-			free(gw_config.sts_endpoint);
-			gw_config.sts_endpoint = value[0] ? strdup(value) : NULL;
-			break;
-		case OPT_STS_DURATION:
-			gw_config.sts_duration_s = (int) parse_long(name, value, 900, 43200);
-			break;
+	}
+}
+
+/*
+ * print_help
+ *		--help, from the options table.
+ */
+static void
+print_help(void)
+{
+	printf("Usage: %s [OPTION]...\n"
+		   "       %s --sweep [--dry-run] [--sweep-min-age S] [OPTION]...\n"
+		   "Serve the Lance Namespace REST API from a PostgreSQL lance_namespace catalog.\n\n",
+		   GW_PROGRAM, GW_PROGRAM);
+	for (size_t i = 0; i < NOPTIONS; i++)
+	{
+		const GwOption *o = &options[i];
+		char		head[64];
+		const char *line = o->help;
+		bool		first = true;
+
+		if (o->help == NULL)
+			continue;
+		snprintf(head, sizeof(head), "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+		while (line != NULL)
+		{
+			const char *nl = strchr(line, '\n');
+			int			len = nl ? (int) (nl - line) : (int) strlen(line);
+
+			printf("  %-24s  %.*s", first ? head : "", len, line);
+			if (nl == NULL && o->dflt_note && o->dflt_note[0] == '(')
+				printf(" %s", o->dflt_note);
+			else if (nl == NULL && (o->dflt_note || (o->dflt && o->dflt[0])))
+				printf(" (default %s)", o->dflt_note ? o->dflt_note : o->dflt);
+			putchar('\n');
+			first = false;
+			line = nl ? nl + 1 : NULL;
+		}
+	}
+	printf("\nEvery option with a variable in src/gateway/README.md can also be set in the\n"
+		   "environment (LANCE_GATEWAY_...); the command line wins.  S3 credentials:\n"
+		   "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN.\n");
+}
+
+/*
+ * print_markdown
+ *		--help-markdown: the options table of src/gateway/README.md.
+ */
+static void
+print_markdown(void)
+{
+	printf("| option | environment | default | meaning |\n|---|---|---|---|\n");
+	for (size_t i = 0; i < NOPTIONS; i++)
+	{
+		const GwOption *o = &options[i];
+
+		if (o->doc == NULL)
+			continue;
+		printf("| `--%s%s", o->name, o->arg ? " " : "");
+		for (const char *p = o->arg ? o->arg : ""; *p; p++)
+			printf(*p == '|' ? "\\|" : "%c", *p);
+		printf("` | ");
+		if (o->env)
+			printf("`%s%s`", o->env, o->type == OT_BOOL ? "=1" : "");
+		if (o->env_note)
+			printf(", else %s", o->env_note);
+		printf(" | ");
+		if (o->dflt_note)
+			printf("%s", o->dflt_note);
+		else if (o->dflt && o->dflt[0])
+			printf("`%s`", o->dflt);
+		else
+			printf("%s", o->type == OT_BOOL || o->type == OT_ACTION ? "off" : "none");
+		printf(" | %s |\n", o->doc);
 	}
 }
 
@@ -327,146 +402,57 @@ apply(int opt, const char *name, const char *value)
 void
 gw_config_load(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"listen", required_argument, NULL, OPT_LISTEN},
-		{"db", required_argument, NULL, OPT_DB},
-		{"root", required_argument, NULL, OPT_ROOT},
-		{"pool", required_argument, NULL, OPT_POOL},
-		{"pool-wait-ms", required_argument, NULL, OPT_POOL_WAIT},
-		{"loops", required_argument, NULL, OPT_LOOPS},
-		{"loop-lock-wait-ms", required_argument, NULL, OPT_LOOP_LOCK_WAIT},
-		{"max-body-bytes", required_argument, NULL, OPT_MAX_BODY},
-		{"max-url-bytes", required_argument, NULL, OPT_MAX_URL},
-		{"max-header-bytes", required_argument, NULL, OPT_MAX_HEADER},
-		{"max-batch-entries", required_argument, NULL, OPT_MAX_BATCH},
-		{"request-timeout", required_argument, NULL, OPT_REQ_TIMEOUT},
-		{"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
-		{"max-connections", required_argument, NULL, OPT_MAX_CONN},
-		{"retries", required_argument, NULL, OPT_RETRIES},
-		{"shutdown-timeout", required_argument, NULL, OPT_SHUTDOWN},
-		{"startup-timeout", required_argument, NULL, OPT_STARTUP},
-		{"api-key", required_argument, NULL, OPT_API_KEY},
-		{"db-auth", no_argument, NULL, OPT_DB_AUTH},
-		{"anon-role", required_argument, NULL, OPT_ANON_ROLE},
-		{"force-insecure-bind", no_argument, NULL, OPT_INSECURE},
-		{"quiet", no_argument, NULL, OPT_QUIET},
-		{"manifest-copy", no_argument, NULL, OPT_MANIFEST_COPY},
-		{"no-openat2", no_argument, NULL, OPT_NO_OPENAT2},
-		{"sweep", no_argument, NULL, OPT_SWEEP},
-		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
-		{"sweep-min-age", required_argument, NULL, OPT_SWEEP_MIN_AGE},
-		{"s3-endpoint", required_argument, NULL, OPT_S3_ENDPOINT},
-		{"s3-region", required_argument, NULL, OPT_S3_REGION},
-		{"s3-addressing", required_argument, NULL, OPT_S3_ADDRESSING},
-		{"s3-timeout-ms", required_argument, NULL, OPT_S3_TIMEOUT},
-		{"s3-retries", required_argument, NULL, OPT_S3_RETRIES},
-		{"vend-credentials", required_argument, NULL, OPT_VEND},
-		{"sts-role-arn", required_argument, NULL, OPT_STS_ROLE},
-		{"sts-duration", required_argument, NULL, OPT_STS_DURATION},
-		{"sts-endpoint", required_argument, NULL, OPT_STS_ENDPOINT},
-		{"sts-refresh-offset", required_argument, NULL, OPT_STS_REFRESH},
-		{"help", no_argument, NULL, OPT_HELP},
-		{"version", no_argument, NULL, OPT_VERSION},
-		{NULL, 0, NULL, 0}
-	};
-	static const struct
-	{
-		const char *env;
-		int			opt;
-	}			envs[] = {
-		{"LANCE_GATEWAY_LISTEN", OPT_LISTEN},
-		{"LANCE_GATEWAY_DB", OPT_DB},
-		{"LANCE_GATEWAY_ROOT", OPT_ROOT},
-		{"LANCE_GATEWAY_POOL", OPT_POOL},
-		{"LANCE_GATEWAY_POOL_WAIT_MS", OPT_POOL_WAIT},
-		{"LANCE_GATEWAY_LOOPS", OPT_LOOPS},
-		{"LANCE_GATEWAY_LOOP_LOCK_WAIT_MS", OPT_LOOP_LOCK_WAIT},
-		{"LANCE_GATEWAY_MAX_BODY_BYTES", OPT_MAX_BODY},
-		{"LANCE_GATEWAY_MAX_URL_BYTES", OPT_MAX_URL},
-		{"LANCE_GATEWAY_MAX_HEADER_BYTES", OPT_MAX_HEADER},
-		{"LANCE_GATEWAY_MAX_BATCH_ENTRIES", OPT_MAX_BATCH},
-		{"LANCE_GATEWAY_REQUEST_TIMEOUT", OPT_REQ_TIMEOUT},
-		{"LANCE_GATEWAY_IDLE_TIMEOUT", OPT_IDLE_TIMEOUT},
-		{"LANCE_GATEWAY_MAX_CONNECTIONS", OPT_MAX_CONN},
-		{"LANCE_GATEWAY_RETRIES", OPT_RETRIES},
-		{"LANCE_GATEWAY_API_KEY", OPT_API_KEY},
-		{"LANCE_GATEWAY_DB_AUTH", OPT_DB_AUTH},
-		{"LANCE_GATEWAY_ANON_ROLE", OPT_ANON_ROLE},
-		{"LANCE_GATEWAY_FORCE_INSECURE_BIND", OPT_INSECURE},
-		{"LANCE_GATEWAY_MANIFEST_COPY", OPT_MANIFEST_COPY},
-		{"LANCE_GATEWAY_NO_OPENAT2", OPT_NO_OPENAT2},
-		{"LANCE_GATEWAY_SWEEP_MIN_AGE", OPT_SWEEP_MIN_AGE},
-		{"LANCE_GATEWAY_S3_ENDPOINT", OPT_S3_ENDPOINT},
-		{"LANCE_GATEWAY_S3_REGION", OPT_S3_REGION},
-		{"LANCE_GATEWAY_S3_ADDRESSING", OPT_S3_ADDRESSING},
-		{"LANCE_GATEWAY_S3_TIMEOUT_MS", OPT_S3_TIMEOUT},
-		{"LANCE_GATEWAY_S3_RETRIES", OPT_S3_RETRIES},
-		{"LANCE_GATEWAY_VEND_CREDENTIALS", OPT_VEND},
-		{"LANCE_GATEWAY_STS_ROLE_ARN", OPT_STS_ROLE},
-		{"LANCE_GATEWAY_STS_DURATION", OPT_STS_DURATION},
-		{"LANCE_GATEWAY_STS_ENDPOINT", OPT_STS_ENDPOINT},
-		{"LANCE_GATEWAY_STS_REFRESH_OFFSET", OPT_STS_REFRESH},
-	};
+	struct option longopts[NOPTIONS + 1];
 	int			opt;
 
-	gw_config.listen_host = strdup("127.0.0.1");
-	gw_config.listen_port = strdup("2333");
-	gw_config.db = strdup("");
-	gw_config.pool_size = 8;
-	gw_config.pool_wait_ms = 5000;
-	gw_config.loops = 1;
-	gw_config.loop_lock_wait_ms = 50;
-	gw_config.max_body_bytes = 1048576;
-	gw_config.max_url_bytes = 8192;
-	gw_config.max_header_bytes = 16384;
-	gw_config.max_batch_entries = LANCE_MAX_BATCH_ENTRIES;
-	gw_config.request_timeout_s = 30;
-	gw_config.idle_timeout_s = 120;
-	gw_config.max_connections = 256;
-	gw_config.max_retries = 5;
-	gw_config.shutdown_wait_s = 30;
-	gw_config.startup_wait_s = 30;
-	gw_config.sweep_min_age_s = 600;
+	memset(&gw_config, 0, sizeof(gw_config));
 	gw_config.s3_virtual_hosted = -1;
-	gw_config.s3_timeout_ms = 10000;
-	gw_config.s3_retries = 3;
-	gw_config.vend_credentials = strdup("none");
-	gw_config.sts_duration_s = 3600;
-
-	for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++)
+	for (size_t i = 0; i < NOPTIONS; i++)
 	{
-		const char *v = getenv(envs[i].env);
+		longopts[i].name = options[i].name;
+		longopts[i].has_arg = options[i].arg ? required_argument : no_argument;
+		longopts[i].flag = NULL;
+		longopts[i].val = OPT_BASE + (int) i;
+		if (options[i].dflt != NULL)
+			apply(&options[i], options[i].name, options[i].dflt);
+	}
+	memset(&longopts[NOPTIONS], 0, sizeof(longopts[NOPTIONS]));
+
+	for (size_t i = 0; i < NOPTIONS; i++)
+	{
+		const char *v = options[i].env ? getenv(options[i].env) : NULL;
 
 		if (v != NULL)
-			apply(envs[i].opt, envs[i].env, v);
+			apply(&options[i], options[i].env, v);
 	}
 
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1)
 	{
-		if (opt == OPT_HELP)
-		{
-			fputs(usage_text, stdout);
-			exit(0);
-		}
-		if (opt == OPT_VERSION)
-		{
-			printf("%s %s\n", GW_PROGRAM, GW_VERSION);
-			exit(0);
-		}
-		if (opt == '?')
+		const GwOption *o;
+		char		name[64];
+
+		if (opt < OPT_BASE || opt >= OPT_BASE + (int) NOPTIONS)
 		{
 			fprintf(stderr, "Try \"%s --help\" for more information.\n", GW_PROGRAM);
 			exit(2);
 		}
-		for (int i = 0; longopts[i].name; i++)
-			if (longopts[i].val == opt)
-			{
-				char		name[64];
-
-				/* errors name the option as it was written */
-				snprintf(name, sizeof(name), "--%s", longopts[i].name);
-				apply(opt, name, optarg);
-			}
+		o = &options[opt - OPT_BASE];
+		if (o->type == OT_HELP)
+		{
+			if (strcmp(o->name, "help") == 0)
+				print_help();
+			else
+				print_markdown();
+			exit(0);
+		}
+		if (o->type == OT_VERSION)
+		{
+			printf("%s %s\n", GW_PROGRAM, GW_VERSION);
+			exit(0);
+		}
+		/* errors name the option as it was written */
+		snprintf(name, sizeof(name), "--%s", o->name);
+		apply(o, name, optarg);
 	}
 	if (optind < argc)
 	{

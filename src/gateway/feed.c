@@ -109,29 +109,6 @@ static int	queue_max = 1024;
 static long queue_max_bytes = 1048576;
 
 /*
- * env_long
- *		A LANCE_GATEWAY_* tunable of the feed, within [min, max].
- */
-static long
-env_long(const char *name, long def, long min, long max)
-{
-	const char *v = getenv(name);
-	char	   *end;
-	long		n;
-
-	if (v == NULL || v[0] == '\0')
-		return def;
-	errno = 0;
-	n = strtol(v, &end, 10);
-	if (errno != 0 || *end != '\0' || n < min || n > max)
-	{
-		fprintf(stderr, "%s: ignoring %s=\"%s\" (expected %ld..%ld)\n", GW_PROGRAM, name, v, min, max);
-		return def;
-	}
-	return n;
-}
-
-/*
  * event_new
  *		A frame with one reference.  text is taken over.
  */
@@ -511,10 +488,10 @@ gw_feed_start(void)
 	struct timespec deadline;
 	long		interval;
 
-	heartbeat_ms = env_long("LANCE_GATEWAY_SSE_HEARTBEAT_MS", 15000, 50, 3600000);
-	queue_max = (int) env_long("LANCE_GATEWAY_SSE_QUEUE", 1024, 1, 1000000);
-	queue_max_bytes = env_long("LANCE_GATEWAY_SSE_QUEUE_BYTES", 1048576, 1024, 1L << 30);
-	interval = env_long("LANCE_GATEWAY_FEED_POLL_MS", 100, 5, 60000);
+	heartbeat_ms = gw_config.sse_heartbeat_ms;
+	queue_max = gw_config.sse_queue;
+	queue_max_bytes = gw_config.sse_queue_bytes;
+	interval = gw_config.feed_poll_ms;
 	/* an idle stream must write before the HTTP server's idle timeout */
 	if (gw_config.request_timeout_s > 0 && heartbeat_ms > gw_config.request_timeout_s * 500L)
 		heartbeat_ms = gw_config.request_timeout_s * 500L;

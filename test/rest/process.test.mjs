@@ -43,6 +43,24 @@ describe("gateway process", () => {
     }
   });
 
+  it("options come from one table: --help lists each, the README's table is --help-markdown, env tunables are options", () => {
+    const gw = process.env.GW_BIN;
+    const md = spawnSync(gw, ["--help-markdown"], { encoding: "utf8" });
+    assert.equal(md.status, 0);
+    const readme = fs.readFileSync(new URL("../../src/gateway/README.md", import.meta.url), "utf8");
+    const block = /<!-- options:[^\n]*-->\n([\s\S]*?)<!-- end of options -->/.exec(readme);
+    assert.ok(block, "the README marks its generated options table");
+    assert.equal(block[1], md.stdout, "src/gateway/README.md's options table is what --help-markdown prints");
+    const help = spawnSync(gw, ["--help"], { encoding: "utf8" }).stdout;
+    for (const [, opt] of md.stdout.matchAll(/^\| `(--[a-z0-9-]+)/gm)) assert.ok(help.includes(`  ${opt}`), `--help lacks ${opt}`);
+    // the change feed's tunables are options like the rest: checked, not ignored
+    for (const [env, bad] of [["LANCE_GATEWAY_FEED_POLL_MS", "1"], ["LANCE_GATEWAY_SSE_QUEUE", "0"]]) {
+      const r = spawnSync(gw, [...base], { env: { ...process.env, [env]: bad }, encoding: "utf8", timeout: 10000 });
+      assert.equal(r.status, 2, `${env}=${bad}: exit ${r.status}`);
+      assert.match(r.stderr, new RegExp(`invalid value for ${env}`));
+    }
+  });
+
   it("refuses a --root other than the catalog's", async () => {
     const other = path.join(TMP, "other-root");
     const g = await startGateway(["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", other], { expectExit: true });
