@@ -1,5 +1,6 @@
-// The real client on a bucket: @lancedb/lancedb (test/interop's pinned
-// copy) through connectNamespace("rest") with no storage options and no AWS
+// The real client on a bucket: @lancedb/lancedb 0.39.0 (test/interop's
+// pinned copy) and 0.31.0 (test/s3/lancedb-0.31, pinned there), each through
+// connectNamespace("rest") with no storage options and no AWS
 // settings of its own: it reads and writes the bucket with what the catalog
 // vends (storage_options of DeclareTable / DescribeTable).  Every committed
 // version is in the catalog, its canonical object holds exactly the staging
@@ -16,10 +17,12 @@ const GW_ENV = {
   AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID,
   AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY,
 };
-const require = createRequire(new URL("../interop/package.json", import.meta.url));
-const lancedb = require("@lancedb/lancedb");
+const CLIENTS = [
+  ["0.39.0", createRequire(new URL("../interop/package.json", import.meta.url))("@lancedb/lancedb")],
+  ["0.31.0", createRequire(new URL("./lancedb-0.31/package.json", import.meta.url))("@lancedb/lancedb")],
+];
 
-const NS = fresh("lance");
+let NS;
 const rows = (from, n, tag) => Array.from({ length: n }, (_, i) => ({ id: from + i, tag, score: (from + i) * 0.5 }));
 
 function catalogRows(table) {
@@ -51,9 +54,10 @@ async function checkBucket(tbl, name) {
   return cat;
 }
 
-describe("LanceDB on a bucket through the gateway", () => {
+for (const [clientVersion, lancedb] of CLIENTS) describe(`LanceDB ${clientVersion} on a bucket through the gateway`, () => {
   let gw;
   before(async () => {
+    NS = fresh("lance");
     for (const k of Object.keys(process.env)) if (k.startsWith("AWS_")) delete process.env[k];
     gw = await startGateway(
       ["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", `s3://${BUCKET}/warehouse`, "--vend-credentials", "static"],
