@@ -128,6 +128,14 @@ SELECT lance_try($$SELECT lance_namespace.rest_rename_table('{"id": ["r1", "t"]}
 SELECT lance_try($$SELECT lance_namespace.rest_rename_table('{"id": ["r1", "t"], "new_table_name": ["x"]}')$$);
 SELECT lance_namespace.rest_deregister_table('{"id": ["r1", "kid", "t2"]}') - 'transaction_id';
 SELECT lance_try($$SELECT lance_namespace.rest_deregister_table('{"id": ["r1", "kid", "t2"]}')$$);
+-- DropTable: the catalog half (the gateway deletes the files after COMMIT),
+-- recorded as DropTable with the location, which --sweep reads
+SELECT (lance_namespace.rest_declare_table('{"id": ["r1", "dropme"], "location": "s3://b/dropme"}')->>'location');
+SELECT lance_namespace.rest_drop_table('{"id": ["r1", "dropme"]}') - 'transaction_id';
+SELECT operation, detail FROM lance_namespace.history
+ WHERE id = '{r1,dropme}' AND operation = 'DropTable';
+SELECT lance_try($$SELECT lance_namespace.rest_drop_table('{"id": ["r1", "dropme"]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_drop_table('{"id": ["r1"]}')$$);
 
 --
 -- versions (timestamp_millis and transaction_id are left out of the output)

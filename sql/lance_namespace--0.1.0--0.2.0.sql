@@ -180,3 +180,23 @@ CREATE OR REPLACE VIEW lance_namespace.configuration AS
 	UNION ALL
 	SELECT 'interface', lance_namespace.lance_interface(),
 		   'session', 'Interface recorded in the commit history (rest only for the gateway: see lance_interface())';
+
+/*
+ * DropTable in the catalog: DeregisterTable recorded as DropTable.  The
+ * caller (the gateway) deletes the data at the returned location after
+ * COMMIT; --sweep finds the leftovers of a crash through the record.
+ */
+CREATE FUNCTION lance_namespace.lance_drop_table(
+	id text[],
+	OUT id text[],
+	OUT location text,
+	OUT properties jsonb)
+AS 'MODULE_PATHNAME', 'lance_drop_table'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.rest_drop_table(request jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_rest_binding'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;

@@ -417,6 +417,20 @@ AS 'MODULE_PATHNAME', 'lance_deregister_table'
 LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
 
+/*
+ * DropTable in the catalog: DeregisterTable recorded as DropTable.  The
+ * caller (the gateway) deletes the data at the returned location after
+ * COMMIT; --sweep finds the leftovers of a crash through the record.
+ */
+CREATE FUNCTION lance_namespace.lance_drop_table(
+	id text[],
+	OUT id text[],
+	OUT location text,
+	OUT properties jsonb)
+AS 'MODULE_PATHNAME', 'lance_drop_table'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
 CREATE FUNCTION lance_namespace.lance_rename_table(
 	id text[],
 	new_table_name text,
@@ -1148,6 +1162,12 @@ LANGUAGE C STABLE
 SET search_path = pg_catalog, pg_temp;
 
 CREATE FUNCTION lance_namespace.rest_deregister_table(request jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_rest_binding'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.rest_drop_table(request jsonb)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'lance_rest_binding'
 LANGUAGE C VOLATILE

@@ -500,16 +500,16 @@ lance_list_all_tables(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(result);
 }
 
-PG_FUNCTION_INFO_V1(lance_deregister_table);
-
 /*
- * lance_deregister_table(id) returns (id, location, properties)
- *		Remove a table's catalog entry and its versions; its data stay.
+ * remove_table
+ *		DeregisterTable and DropTable in the catalog: remove a table's entry
+ *		and its versions, record op with the location, and return (id,
+ *		location, properties).  Neither touches files; the gateway deletes
+ *		a dropped table's data once the transaction committed.
  */
-Datum
-lance_deregister_table(PG_FUNCTION_ARGS)
+static Datum
+remove_table(FunctionCallInfo fcinfo, const char *op)
 {
-	const char *op = "DeregisterTable";
 	MemoryContext outer = CurrentMemoryContext;
 	ArrayType  *id = lance_id_arg(fcinfo, 0, op, "id", false);
 	TupleDesc	tupdesc = result_tupdesc(fcinfo);
@@ -528,6 +528,33 @@ lance_deregister_table(PG_FUNCTION_ARGS)
 	result = lance_form_result(tupdesc, values, nulls, outer);
 	SPI_finish();
 	PG_RETURN_DATUM(result);
+}
+
+PG_FUNCTION_INFO_V1(lance_deregister_table);
+
+/*
+ * lance_deregister_table(id) returns (id, location, properties)
+ *		Remove a table's catalog entry and its versions; its data stay.
+ */
+Datum
+lance_deregister_table(PG_FUNCTION_ARGS)
+{
+	return remove_table(fcinfo, "DeregisterTable");
+}
+
+PG_FUNCTION_INFO_V1(lance_drop_table);
+
+/*
+ * lance_drop_table(id) returns (id, location, properties)
+ *		Remove a table's catalog entry and its versions, recorded as
+ *		DropTable: the caller deletes the data at location once this
+ *		transaction committed (the gateway does; a leftover of a crash in
+ *		between is found by --sweep through this history record).
+ */
+Datum
+lance_drop_table(PG_FUNCTION_ARGS)
+{
+	return remove_table(fcinfo, "DropTable");
 }
 
 PG_FUNCTION_INFO_V1(lance_rename_table);

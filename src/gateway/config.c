@@ -60,6 +60,8 @@ static const char *usage_text =
 "                            time (O_NOFOLLOW) instead of with openat2, as the\n"
 "                            gateway does by itself where the kernel refuses it\n"
 "  --quiet                   no access log\n"
+"  --drop-outside-root       let DropTable delete the data of a table whose\n"
+"                            location lies outside --root (default: refused)\n"
 "  --sweep                   do not serve: remove the manifest files that a\n"
 "                            crash can orphan under --root (temporary .gw-*.tmp\n"
 "                            files, canonical manifests of versions the catalog\n"
@@ -119,7 +121,7 @@ enum
 	OPT_IDLE_TIMEOUT, OPT_MANIFEST_COPY, OPT_NO_OPENAT2, OPT_SWEEP, OPT_DRY_RUN,
 	OPT_SWEEP_MIN_AGE, OPT_LOOP_LOCK_WAIT, OPT_S3_ENDPOINT, OPT_S3_REGION,
 	OPT_S3_ADDRESSING, OPT_S3_TIMEOUT, OPT_S3_RETRIES, OPT_VEND, OPT_STS_ROLE,
-	OPT_STS_DURATION, OPT_STS_ENDPOINT, OPT_STS_REFRESH
+	OPT_STS_DURATION, OPT_STS_ENDPOINT, OPT_STS_REFRESH, OPT_DROP_OUTSIDE
 };
 
 /*
@@ -256,6 +258,9 @@ apply(int opt, const char *name, const char *value)
 		case OPT_NO_OPENAT2:
 			gw_config.no_openat2 = (value == NULL || strcmp(value, "0") != 0);
 			break;
+		case OPT_DROP_OUTSIDE:
+			gw_config.drop_outside_root = (value == NULL || strcmp(value, "0") != 0);
+			break;
 		case OPT_SWEEP:
 			gw_config.sweep = true;
 			break;
@@ -352,6 +357,7 @@ gw_config_load(int argc, char **argv)
 		{"quiet", no_argument, NULL, OPT_QUIET},
 		{"manifest-copy", no_argument, NULL, OPT_MANIFEST_COPY},
 		{"no-openat2", no_argument, NULL, OPT_NO_OPENAT2},
+		{"drop-outside-root", no_argument, NULL, OPT_DROP_OUTSIDE},
 		{"sweep", no_argument, NULL, OPT_SWEEP},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 		{"sweep-min-age", required_argument, NULL, OPT_SWEEP_MIN_AGE},
@@ -395,6 +401,7 @@ gw_config_load(int argc, char **argv)
 		{"LANCE_GATEWAY_FORCE_INSECURE_BIND", OPT_INSECURE},
 		{"LANCE_GATEWAY_MANIFEST_COPY", OPT_MANIFEST_COPY},
 		{"LANCE_GATEWAY_NO_OPENAT2", OPT_NO_OPENAT2},
+		{"LANCE_GATEWAY_DROP_OUTSIDE_ROOT", OPT_DROP_OUTSIDE},
 		{"LANCE_GATEWAY_SWEEP_MIN_AGE", OPT_SWEEP_MIN_AGE},
 		{"LANCE_GATEWAY_S3_ENDPOINT", OPT_S3_ENDPOINT},
 		{"LANCE_GATEWAY_S3_REGION", OPT_S3_REGION},

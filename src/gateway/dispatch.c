@@ -19,6 +19,7 @@
 #include "metrics.h"
 #include "request.h"
 #include "router.h"
+#include "table_files.h"
 #include "vend.h"
 
 /*
@@ -205,6 +206,8 @@ run_call(GwCall *call, const GwHttpRequest *req, GwResponse *resp)
 	else if (kind == GW_ROUTE_VERSION_CREATE || kind == GW_ROUTE_BATCH_CREATE)
 		result = gw_commit_versions(function, call->request,
 									kind == GW_ROUTE_BATCH_CREATE, &call->info, &err);
+	else if (kind == GW_ROUTE_TABLE_DROP)
+		result = gw_drop_table(function, call->request, &call->info, &err);	/* table_files.c */
 	else if ((text = gw_call_text(call, &err)) != NULL)
 		result = gw_db_call(function, text, &call->info, NULL, &err);
 

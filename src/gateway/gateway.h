@@ -65,6 +65,7 @@ typedef struct GwConfig
 	bool		quiet;			/* no access log */
 	bool		manifest_copy;	/* copy staging manifests, never hard-link */
 	bool		no_openat2;		/* confine paths by walking, not openat2 */
+	bool		drop_outside_root;	/* DropTable may delete outside --root */
 	bool		sweep;			/* --sweep: remove orphaned files, then exit */
 	bool		dry_run;		/* with --sweep: list, remove nothing */
 	int			sweep_min_age_s;	/* files younger than this are kept */

@@ -69,6 +69,7 @@
 #include "commit.h"
 #include "pool.h"
 #include "sweep.h"
+#include "table_files.h"
 
 /* How long the sweep waits for the transactions in flight on a table. */
 #define SWEEP_LOCK_TIMEOUT "10s"
@@ -85,6 +86,20 @@
 #define SQL_LOCK_TABLE \
 	"SELECT e.location FROM lance_namespace.entries e" \
 	" WHERE e.id = $1::bigint AND e.kind = 't' FOR UPDATE"
+
+/* the locations of dropped tables (lance_drop_table records them) */
+#define SQL_DROPPED \
+	"SELECT DISTINCT h.detail OPERATOR(pg_catalog.->>) 'location'" \
+	" FROM lance_namespace.history h WHERE h.operation = 'DropTable'" \
+	" AND h.detail OPERATOR(pg_catalog.?) 'location' ORDER BY 1"
+
+/* no table of the catalog is at, above or below location $1 */
+#define SQL_LOCATION_FREE \
+	"SELECT NOT EXISTS (SELECT 1 FROM (SELECT pg_catalog.rtrim(" \
+	"   pg_catalog.regexp_replace(e.location, '^file://', ''), '/') AS l" \
+	"   FROM lance_namespace.entries e WHERE e.kind = 't') t" \
+	" WHERE t.l = $1 OR pg_catalog.starts_with(t.l, $1 || '/')" \
+	"  OR pg_catalog.starts_with($1, t.l || '/'))"
 
 #define SQL_BRANCHES \
 	"SELECT b.name FROM lance_namespace.branches b" \
@@ -113,6 +128,7 @@ typedef struct Sweep
 	long		ntemporary;
 	long		norphaned;
 	long		ntables;
+	long		ndropped;		/* files of dropped tables */
 	bool		failed;
 } Sweep;
 
@@ -439,6 +455,44 @@ done:
 }
 
 /*
+ * sweep_dropped
+ *		Delete what is left of a dropped table at location (DropTable
+ *		deletes the files after its COMMIT; a crash in between leaves
+ *		them), provided that it lies under the root and that no table of
+ *		the catalog is at, above or below it now.  Files younger than
+ *		--sweep-min-age stay: a table declared there since is young.
+ */
+static void
+sweep_dropped(Sweep *sw, const char *location)
+{
+	char	   *dir = table_dir(sw, location);
+	const char *params[1];
+	PGresult   *res;
+	GwError		err;
+	long		removed = 0;
+	bool		is_free;
+
+	if (dir == NULL)
+		return;					/* not under the root: not the gateway's */
+	params[0] = dir;
+	res = run(sw, location, SQL_LOCATION_FREE, 1, params);
+	is_free = res != NULL && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	if (is_free && sw->dry_run)
+		printf("would remove what is left of the dropped table at %s\n", dir);
+	else if (is_free)
+	{
+		gw_error_clear(&err);
+		if (!gw_table_remove_data(dir, sw->min_age_ms, &removed, &err))
+			report(sw, dir, err.message, err.detail);
+		if (removed > 0)
+			printf("removed %ld files of the dropped table at %s\n", removed, dir);
+		sw->ndropped += removed;
+	}
+	free(dir);
+}
+
+/*
  * gw_sweep_run
  *		One sweep over the catalog's tables under root (a real path, checked
  *		against the catalog by the caller).  Prints one line per file and a
@@ -490,9 +544,23 @@ gw_sweep_run(const char *root)
 	}
 	PQclear(res);
 
+	res = run(&sw, "listing the dropped tables", SQL_DROPPED, 0, NULL);
+	for (int i = 0; res != NULL && i < PQntuples(res); i++)
+	{
+		if (PQstatus(sw.conn) != CONNECTION_OK)
+		{
+			report(&sw, "catalog database", "the connection was lost", NULL);
+			break;
+		}
+		sweep_dropped(&sw, PQgetvalue(res, i, 0));
+	}
+	PQclear(res);
+
 	printf("sweep: %ld temporary and %ld orphaned manifests %s, %ld tables scanned%s\n",
 		   sw.ntemporary, sw.norphaned, sw.dry_run ? "would be removed" : "removed",
 		   sw.ntables, sw.dry_run ? " (dry run)" : "");
+	if (sw.ndropped > 0)
+		printf("sweep: %ld files of dropped tables removed\n", sw.ndropped);
 	gw_pool_discard(c);
 	return sw.failed ? 1 : 0;
 }

@@ -143,12 +143,13 @@ describe("LanceDB through the REST gateway", () => {
     }
   });
 
-  it("drops a table (deregistered; files stay)", async () => {
+  it("drops a table: the catalog entry, then its files", async () => {
     const t = await db.createTable("scratch", rows(0, 3, "s"), [NS]);
     const loc = catalogVersions("scratch")[0].manifest_path;
     await t.add(rows(3, 3, "s"));
     await db.dropTable("scratch", [NS]);
-    assert.deepEqual(await db.tableNames([NS]), ["events"]);
-    assert.ok(fs.existsSync(loc));
+    assert.ok(!(await db.tableNames([NS])).includes("scratch"));
+    assert.ok(!fs.existsSync(loc), "the manifests are gone");
+    assert.ok(!fs.existsSync(path.dirname(path.dirname(loc))), "and the table's directory");
   });
 });

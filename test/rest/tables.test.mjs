@@ -1,10 +1,10 @@
 // Table routes: declare, register, describe, exists, list, list all,
-// rename, deregister and drop (drop = deregister; files stay).
+// rename, deregister (files stay) and drop (files go).
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, ROOT } from "./lib.mjs";
+import { req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, psql, startGateway, stop, ROOT, TMP, GW_DB } from "./lib.mjs";
 
 describe("tables", () => {
   it("declares a table at <root>/<ns>/<name>.lance with managed versioning", async () => {
@@ -121,7 +121,7 @@ describe("tables", () => {
     ok(await req("POST", `/v1/table/${ns2}$moved/describe`));
   });
 
-  it("deregisters and drops without deleting files", async () => {
+  it("deregisters keeping the files; drops deleting them, catalog first, confined to the table's location", async () => {
     const ns = await mkNamespace();
     const t1 = await mkTable(ns, "a");
     const t2 = await mkTable(ns, "b");
@@ -131,8 +131,73 @@ describe("tables", () => {
     assert.equal(dr.location, t1.location);
     assertError(await req("POST", `/v1/table/${t1.enc}/exists`), 404, 4);
     assert.ok(fs.existsSync(path.join(t1.location, "_versions")), "deregister must keep files");
+
+    // t2: versions, data files in subdirectories, a symbolic link to a file
+    // outside the table, and a sibling whose name extends t2's
+    ok((await createVersion(t2, 1)).res);
+    ok((await createVersion(t2, 2)).res);
+    fs.mkdirSync(path.join(t2.location, "data", "deep"), { recursive: true });
+    fs.writeFileSync(path.join(t2.location, "data", "deep", "x.lance"), "data");
+    const outside = path.join(TMP, fresh("outside"));
+    fs.writeFileSync(outside, "keep me");
+    fs.symlinkSync(outside, path.join(t2.location, "data", "link"));
+    const sibling = `${t2.location}x`;
+    fs.mkdirSync(sibling, { recursive: true });
+    fs.writeFileSync(path.join(sibling, "keep"), "keep");
     const dropped = ok(await req("POST", `/v1/table/${t2.enc}/drop`));
     assert.equal(dropped.location, t2.location);
     assertError(await req("POST", `/v1/table/${t2.enc}/describe`), 404, 4);
+    assert.ok(!fs.existsSync(t2.location), "drop must delete the table's files");
+    assert.equal(fs.readFileSync(outside, "utf8"), "keep me", "a symbolic link is removed, not followed");
+    assert.ok(fs.existsSync(path.join(sibling, "keep")), "only the table's own location goes");
+    assert.equal(psql(`SELECT count(*) FROM lance_namespace.history WHERE operation = 'DropTable'
+      AND detail->>'location' = '${t2.location}'`), "1");
+    // deregistered files stay where they are
+    assert.ok(fs.existsSync(path.join(t1.location, "_versions")));
+  });
+
+  it("refuses to drop a table registered outside the root (403 code 15, nothing changes) unless --drop-outside-root", async () => {
+    const ns = await mkNamespace();
+    const name = fresh("ext");
+    const location = path.join(TMP, fresh("external"), `${name}.lance`);
+    fs.mkdirSync(path.join(location, "_versions"), { recursive: true });
+    fs.writeFileSync(path.join(location, "_versions", "1.manifest"), "m");
+    const id = encodeURIComponent(`${ns}$${name}`);
+    ok(await req("POST", `/v1/table/${id}/register?delimiter=%24`, { body: { location } }));
+    const e = await req("POST", `/v1/table/${id}/drop?delimiter=%24`);
+    assertError(e, 403, 15);
+    assert.match(e.json.error, /outside the catalog root/);
+    ok(await req("POST", `/v1/table/${id}/describe?delimiter=%24`));
+    assert.ok(fs.existsSync(path.join(location, "_versions", "1.manifest")));
+    assert.equal(psql(`SELECT count(*) FROM lance_namespace.history WHERE operation = 'DropTable'
+      AND detail->>'location' = '${location}'`), "0");
+
+    const g = await startGateway(["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT, "--drop-outside-root"]);
+    try {
+      ok(await req("POST", `/v1/table/${id}/drop?delimiter=%24`, { base: g.url }));
+    } finally {
+      await stop(g.proc);
+    }
+    assert.ok(!fs.existsSync(location), "--drop-outside-root: the data go");
+    assert.ok(fs.existsSync(path.dirname(location)), "but nothing above the location");
+  });
+
+  it("--sweep deletes what a crash left of a dropped table, unless a table is there again", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns, fresh("c"));
+    ok((await createVersion(t, 1)).res);
+    const back = await mkTable(ns, fresh("r"));
+    ok((await createVersion(back, 1)).res);
+    // the catalog half of DropTable only, as if the gateway crashed before the files
+    psql(`SELECT lance_namespace.lance_drop_table(ARRAY['${ns}', '${t.name}'])`);
+    psql(`SELECT lance_namespace.lance_drop_table(ARRAY['${ns}', '${back.name}'])`);
+    assert.ok(fs.existsSync(t.location));
+    // a new table at the second location: its files are not leftovers
+    ok(await req("POST", `/v1/table/${encodeURIComponent(`${ns}$${fresh("again")}`)}/register?delimiter=%24`,
+      { body: { location: back.location } }));
+    const g = await startGateway(["--db", GW_DB, "--root", ROOT, "--sweep", "--sweep-min-age", "0"], { expectExit: true });
+    assert.equal(g.exitCode, 0, g.log());
+    assert.ok(!fs.existsSync(t.location), "the sweep deletes the leftovers");
+    assert.ok(fs.existsSync(path.join(back.location, "_versions")), "and leaves a table that is there again");
   });
 });

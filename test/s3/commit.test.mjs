@@ -156,6 +156,29 @@ describe("tables in a bucket", () => {
     assert.deepEqual(keys, [canonicalKey(t, 1)]);
   });
 
+  it("DropTable deletes every object under the table's prefix, and only those; outside the root it is refused", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns, "drop");
+    ok((await createVersion(t, 1)).res);
+    const prefix = keyOf(t.location);
+    await s3("PUT", `${prefix}/data/deep/x.lance`, { body: Buffer.from("data") });
+    await s3("PUT", `${prefix}x/keep`, { body: Buffer.from("a sibling whose name extends it") });
+    ok(await req("POST", `/v1/table/${t.enc}/drop`));
+    assert.deepEqual(await listKeys(`${prefix}/`), [], "the table's objects are gone");
+    assert.equal((await s3("HEAD", `${prefix}x/keep`)).status, 200, "the sibling stays");
+    assertError(await req("POST", `/v1/table/${t.enc}/describe`), 404, 4);
+
+    // registered outside s3://BUCKET/warehouse: refused, nothing changes
+    const name = fresh("ext");
+    const key = `elsewhere/${name}.lance/_versions/1.manifest`;
+    await s3("PUT", key, { body: Buffer.from("m") });
+    const id = encodeURIComponent(`${ns}$${name}`);
+    ok(await req("POST", `/v1/table/${id}/register?delimiter=%24`, { body: { location: `s3://${BUCKET}/elsewhere/${name}.lance` } }));
+    assertError(await req("POST", `/v1/table/${id}/drop?delimiter=%24`), 403, 15);
+    assert.equal((await s3("HEAD", key)).status, 200);
+    ok(await req("POST", `/v1/table/${id}/describe?delimiter=%24`));
+  });
+
   it("two gateways on one database and bucket: one winner per version, every loser a 409", async () => {
     const g2 = await startGateway(["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", `s3://${BUCKET}/warehouse`, "--quiet"], {
       env: { AWS_ENDPOINT_URL_S3: S3 },

@@ -1,0 +1,209 @@
+/*-------------------------------------------------------------------------
+ *
+ * table_files.c
+ *	  The files of a whole table: DropTable deletes a table's data.
+ *
+ *	  DropTable runs rest_drop_table, which removes the table from the
+ *	  catalog and records DropTable with its location in the history.
+ *	  Inside that transaction, before COMMIT, the gateway checks that the
+ *	  location lies strictly under --root (a directory, or a bucket and
+ *	  prefix); a table registered elsewhere is refused (PermissionDenied,
+ *	  nothing changes) unless the gateway runs with --drop-outside-root.
+ *	  Once the transaction committed, the gateway deletes the location's
+ *	  files (GwStorage.remove_tree, confined to the location).  Catalog
+ *	  first, then files: a crash in between leaves files without a catalog
+ *	  row, never a row without its files, and --sweep deletes such
+ *	  leftovers through the DropTable record (sweep.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "db.h"
+#include "storage.h"
+#include "table_files.h"
+
+typedef struct DropCtx
+{
+	char	   *location;		/* normalized location of the dropped table */
+	bool		inside;			/* under --root */
+} DropCtx;
+
+/*
+ * gw_table_location_dir
+ *		A table location as the storage layer names it (a file:// URI as
+ *		its path, no trailing slash), malloc'd; NULL when out of memory.
+ */
+char *
+gw_table_location_dir(const char *location)
+{
+	size_t		len;
+
+	if (strncmp(location, "file://", 7) == 0)
+		location += 7;
+	len = strlen(location);
+	while (len > 1 && location[len - 1] == '/')
+		len--;
+	return strndup(location, len);
+}
+
+/*
+ * under
+ *		Whether dir lies strictly below root (a path or URI prefix).
+ */
+static bool
+under(const char *dir, const char *root)
+{
+	size_t		rootlen = strlen(root);
+
+	while (rootlen > 1 && root[rootlen - 1] == '/')
+		rootlen--;
+	if (rootlen == 1 && root[0] == '/')
+		return dir[0] == '/' && dir[1] != '\0';
+	return strncmp(dir, root, rootlen) == 0 && dir[rootlen] == '/' && dir[rootlen + 1] != '\0';
+}
+
+/*
+ * gw_table_location_inside
+ *		Whether a normalized table location lies under this gateway's
+ *		--root.
+ */
+bool
+gw_table_location_inside(const char *dir)
+{
+	const char *local = gw_storage_local_root();
+	const char *s3 = gw_storage_s3_root();
+
+	if (strncmp(dir, "s3://", 5) == 0)
+		return s3 != NULL && under(dir, s3);
+	return local != NULL && dir[0] == '/' && under(dir, local);
+}
+
+/*
+ * gw_table_remove_data
+ *		Delete the files of the table at dir (normalized); *removed counts
+ *		them.  Outside --root (allowed by the caller) a local location is
+ *		reached through a backend confined to its parent directory.
+ */
+bool
+gw_table_remove_data(const char *dir, int64_t min_age_ms, long *removed, GwError *err)
+{
+	GwStorage  *st;
+	bool		ok;
+
+	*removed = 0;
+	if (gw_table_location_inside(dir) || strncmp(dir, "s3://", 5) == 0)
+	{
+		st = gw_storage_for(dir, err);
+		return st != NULL && st->remove_tree(st, dir, min_age_ms, removed, err);
+	}
+	else
+	{
+		char	   *parent = strdup(dir);
+		char	   *slash = parent ? strrchr(parent, '/') : NULL;
+
+		if (slash == NULL || dir[0] != '/')
+		{
+			free(parent);
+			gw_error_set(err, GW_ERR_INVALID_INPUT,
+						 "%s is neither an absolute path nor an s3:// location", dir);
+			return false;
+		}
+		if (slash == parent)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		st = gw_storage_local_create(parent, err);
+		free(parent);
+		if (st == NULL)
+		{
+			/* no parent directory: no data */
+			gw_error_clear(err);
+			return true;
+		}
+		ok = st->remove_tree(st, dir, min_age_ms, removed, err);
+		gw_storage_local_free(st);
+		return ok;
+	}
+}
+
+/*
+ * drop_after_call
+ *		Inside the transaction: the dropped table's location must lie
+ *		under --root, unless --drop-outside-root.
+ */
+static bool
+drop_after_call(void *arg, char **result, GwError *err)
+{
+	DropCtx    *ctx = arg;
+	json_t	   *res = json_loads(*result, 0, NULL);
+	const char *location = json_string_value(json_object_get(res, "location"));
+
+	free(ctx->location);
+	ctx->location = location ? gw_table_location_dir(location) : NULL;
+	json_decref(res);
+	if (ctx->location == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "DropTable: the catalog returned no location");
+		return false;
+	}
+	ctx->inside = gw_table_location_inside(ctx->location);
+	if (!ctx->inside && !gw_config.drop_outside_root)
+	{
+		gw_error_set(err, GW_ERR_PERMISSION_DENIED,
+					 "DropTable: the table's location %s is outside the catalog root %s, "
+					 "where this gateway deletes no data", ctx->location, gw_config.root);
+		gw_error_detail(err, "DeregisterTable removes the table and keeps its files; "
+						"an operator can allow DropTable there with --drop-outside-root");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * drop_after_commit
+ *		The table is gone from the catalog: delete its files.  A failure is
+ *		logged; --sweep deletes what is left (sweep.c).
+ */
+static void
+drop_after_commit(void *arg)
+{
+	DropCtx    *ctx = arg;
+	GwError		err;
+	long		removed;
+
+	gw_error_clear(&err);
+	if (ctx->location != NULL &&
+		!gw_table_remove_data(ctx->location, 0, &removed, &err))
+		fprintf(stderr, "%s: DropTable: the table was dropped, but deleting its data at %s "
+				"failed (--sweep deletes what is left): %s %s\n",
+				GW_PROGRAM, ctx->location, err.message, err.detail);
+}
+
+/*
+ * gw_drop_table
+ *		Run rest_drop_table, then delete the table's data.  Returns the
+ *		response text, or NULL with err set.
+ */
+char *
+gw_drop_table(const char *function, json_t *request, const GwRequestInfo *info,
+			  GwError *err)
+{
+	DropCtx		ctx = {NULL, false};
+	GwTxHooks	hooks = {NULL, drop_after_call, drop_after_commit, NULL, &ctx};
+	char	   *text = json_dumps(request, JSON_COMPACT);
+	char	   *result = NULL;
+
+	if (text == NULL)
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+	else
+		result = gw_db_call(function, text, info, &hooks, err);
+	free(text);
+	free(ctx.location);
+	return result;
+}

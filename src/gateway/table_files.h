@@ -1,0 +1,23 @@
+/*-------------------------------------------------------------------------
+ *
+ * table_files.h
+ *	  The files of a whole table: DropTable deletes a table's data.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCE_GATEWAY_TABLE_FILES_H
+#define LANCE_GATEWAY_TABLE_FILES_H
+
+#include <jansson.h>
+
+#include "db.h"
+#include "gateway.h"
+
+extern char *gw_table_location_dir(const char *location);
+extern bool gw_table_location_inside(const char *dir);
+extern bool gw_table_remove_data(const char *dir, int64_t min_age_ms, long *removed,
+								 GwError *err);
+extern char *gw_drop_table(const char *function, json_t *request,
+						   const GwRequestInfo *info, GwError *err);
+
+#endif							/* LANCE_GATEWAY_TABLE_FILES_H */
