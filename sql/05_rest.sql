@@ -136,6 +136,19 @@ SELECT operation, detail FROM lance_namespace.history
  WHERE id = '{r1,dropme}' AND operation = 'DropTable';
 SELECT lance_try($$SELECT lance_namespace.rest_drop_table('{"id": ["r1", "dropme"]}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_drop_table('{"id": ["r1"]}')$$);
+-- RegisterTable with the versions already at the location (the gateway
+-- lists them): imported with the registration, or nothing is
+SELECT lance_namespace.rest_register_table('{"id": ["r1", "imp"], "location": "s3://b/imp",
+  "versions": [{"version": 1, "manifest_path": "s3://b/imp/_versions/1.manifest", "naming_scheme": "V1", "manifest_size": 10},
+               {"version": 2, "manifest_path": "s3://b/imp/_versions/18446744073709551613.manifest", "naming_scheme": "V2", "e_tag": "\"x\""}]}') - 'transaction_id';
+SELECT version, manifest_path, manifest_size, e_tag, naming_scheme FROM lance_namespace.table_versions
+ WHERE id = '{r1,imp}' ORDER BY version;
+SELECT lance_try($$SELECT lance_namespace.rest_register_table('{"id": ["r1", "imp2"], "location": "s3://b/imp2",
+  "versions": [{"version": 1, "manifest_path": "s3://b/imp2/_versions/1.manifest", "naming_scheme": "V1"},
+               {"version": 2, "manifest_path": "s3://b/elsewhere/_versions/2.manifest", "naming_scheme": "V1"}]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_register_table('{"id": ["r1", "imp2"], "location": "s3://b/imp2", "versions": {}}')$$);
+SELECT count(*) FROM lance_namespace.tables WHERE id = '{r1,imp2}';
+SELECT lance_namespace.rest_drop_table('{"id": ["r1", "imp"]}') - 'transaction_id';
 
 --
 -- versions (timestamp_millis and transaction_id are left out of the output)

@@ -14,6 +14,11 @@
  * - lance_grant gives no UPDATE on versions and no INSERT on history; the
  *   roles that had them lose them here.
  *
+ * - Issue 17: lance_drop_table / rest_drop_table (DropTable, recorded as
+ *   such; the gateway deletes the files), and lance_register_table gains
+ *   versions (the versions already at the location, imported with the
+ *   registration).
+ *
  * The result equals a fresh 0.2.0 install (test/t/033_upgrade_paths.pl).
  */
 
@@ -198,5 +203,25 @@ SET search_path = pg_catalog, pg_temp;
 CREATE FUNCTION lance_namespace.rest_drop_table(request jsonb)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'lance_rest_binding'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+/* RegisterTable imports the versions a table already has (issue 17). */
+DROP FUNCTION lance_namespace.lance_register_table(text[], text, text, jsonb);
+/*
+ * versions: the table's existing versions, imported with the registration
+ * (a JSON array of {version, manifest_path, naming_scheme, manifest_size,
+ * e_tag}, each the canonical manifest of a version of main; the gateway
+ * lists <location>/_versions and fills it in).
+ */
+CREATE FUNCTION lance_namespace.lance_register_table(
+	id text[],
+	location text,
+	mode text DEFAULT NULL,
+	properties jsonb DEFAULT NULL,
+	versions jsonb DEFAULT NULL,
+	OUT location text,
+	OUT properties jsonb)
+AS 'MODULE_PATHNAME', 'lance_register_table'
 LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;

@@ -348,11 +348,18 @@ AS 'MODULE_PATHNAME', 'lance_declare_table'
 LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
 
+/*
+ * versions: the table's existing versions, imported with the registration
+ * (a JSON array of {version, manifest_path, naming_scheme, manifest_size,
+ * e_tag}, each the canonical manifest of a version of main; the gateway
+ * lists <location>/_versions and fills it in).
+ */
 CREATE FUNCTION lance_namespace.lance_register_table(
 	id text[],
 	location text,
 	mode text DEFAULT NULL,
 	properties jsonb DEFAULT NULL,
+	versions jsonb DEFAULT NULL,
 	OUT location text,
 	OUT properties jsonb)
 AS 'MODULE_PATHNAME', 'lance_register_table'

@@ -258,6 +258,8 @@ typedef struct LanceVersionRequest
 } LanceVersionRequest;
 
 extern void lance_validate_version_request(const char *op, LanceVersionRequest *req);
+extern char *lance_canonical_manifest_path(const char *location, const char *scheme,
+										   int64 version);
 extern void lance_create_version_spi(const char *op, LanceVersionRequest *req);
 extern HeapTuple lance_create_version_core(const char *op, LanceVersionRequest *req,
 										   TupleDesc tupdesc, MemoryContext outcxt);

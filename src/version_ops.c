@@ -80,12 +80,12 @@ lance_validate_version_request(const char *op, LanceVersionRequest *req)
 }
 
 /*
- * canonical_manifest_path
+ * lance_canonical_manifest_path
  *		V2: <location>/_versions/<20-digit zero-padded (2^64-1 - version)>.manifest
  *		V1: <location>/_versions/<version>.manifest
  */
-static char *
-canonical_manifest_path(const char *location, const char *scheme, int64 version)
+char *
+lance_canonical_manifest_path(const char *location, const char *scheme, int64 version)
 {
 	char		name[64];
 
@@ -170,7 +170,7 @@ lance_create_version_spi(const char *op, LanceVersionRequest *req)
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("%s: version " INT64_FORMAT " of branch \"%s\" must be greater than its parent version " INT64_FORMAT,
 						   op, req->version, branch.name, branch.parent_version));
-	canonical = canonical_manifest_path(lance_branch_dir(table.location, branch.name),
+	canonical = lance_canonical_manifest_path(lance_branch_dir(table.location, branch.name),
 										req->naming_scheme, req->version);
 
 	values[0] = Int64GetDatum(table.id);

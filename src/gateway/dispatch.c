@@ -208,6 +208,8 @@ run_call(GwCall *call, const GwHttpRequest *req, GwResponse *resp)
 									kind == GW_ROUTE_BATCH_CREATE, &call->info, &err);
 	else if (kind == GW_ROUTE_TABLE_DROP)
 		result = gw_drop_table(function, call->request, &call->info, &err);	/* table_files.c */
+	else if (kind == GW_ROUTE_TABLE_REGISTER)
+		result = gw_register_table(function, call->request, &call->info, &err);	/* table_files.c */
 	else if ((text = gw_call_text(call, &err)) != NULL)
 		result = gw_db_call(function, text, &call->info, NULL, &err);
 

@@ -49,6 +49,7 @@ typedef struct GwFileInfo
 	uint64_t	dev;
 	uint64_t	ino;
 	char		etag[80];		/* object stores: the listed ETag */
+	int64_t		size;			/* bytes */
 } GwFileInfo;
 
 typedef struct GwStorage GwStorage;

@@ -743,6 +743,8 @@ local_list(GwStorage *st, const char *dir, GwFileInfo **files, int *nfiles, GwEr
 		out[n].age_ms = age_ms(&sb);
 		out[n].dev = sb.st_dev;
 		out[n].ino = sb.st_ino;
+		out[n].etag[0] = '\0';
+		out[n].size = (int64_t) sb.st_size;
 		n++;
 	}
 	if (errno != 0)

@@ -528,6 +528,7 @@ s3_list(GwStorage *st, const char *dir, GwFileInfo **files, int *nfiles, GwError
 			char	   *key;
 			char	   *etag;
 			char	   *mod;
+			char	   *size;
 			GwFileInfo *f;
 
 			if (entry == NULL)
@@ -536,6 +537,7 @@ s3_list(GwStorage *st, const char *dir, GwFileInfo **files, int *nfiles, GwError
 			key = gw_s3_xml_text(entry, "Key", NULL);
 			etag = gw_s3_xml_text(entry, "ETag", NULL);
 			mod = gw_s3_xml_text(entry, "LastModified", NULL);
+			size = gw_s3_xml_text(entry, "Size", NULL);
 			if (key && strlen(key) > strlen(prefix) && strchr(key + strlen(prefix), '/') == NULL &&
 				strlen(key + strlen(prefix)) < sizeof(f->name))
 			{
@@ -558,11 +560,13 @@ s3_list(GwStorage *st, const char *dir, GwFileInfo **files, int *nfiles, GwError
 					snprintf(f->name, sizeof(f->name), "%s", key + strlen(prefix));
 					snprintf(f->etag, sizeof(f->etag), "%s", etag ? etag : "");
 					f->age_ms = mod ? now_ms - parse_time(mod) : 0;
+					f->size = size ? strtoll(size, NULL, 10) : -1;
 				}
 			}
 			free(key);
 			free(etag);
 			free(mod);
+			free(size);
 			free(entry);
 			if (!ok)
 				break;

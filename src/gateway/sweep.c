@@ -243,6 +243,20 @@ classify(const char *name, int64_t *version)
 }
 
 /*
+ * gw_manifest_name
+ *		Whether name is a canonical manifest name of a _versions directory
+ *		(classify), with the version it names and whether it is a V2 name.
+ */
+bool
+gw_manifest_name(const char *name, int64_t *version, bool *v2)
+{
+	if (classify(name, version) != NAME_CANONICAL)
+		return false;
+	*v2 = strspn(name, "0123456789") == 20;
+	return true;
+}
+
+/*
  * concat
  *		a b c as one malloc'd string (NULL when out of memory).
  */

@@ -1,7 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * table_files.c
- *	  The files of a whole table: DropTable deletes a table's data.
+ *	  The files of a whole table: RegisterTable imports the versions on
+ *	  disk, DropTable deletes a table's data.
+ *
+ *	  RegisterTable of a table that already has versions (written by Lance
+ *	  without the catalog): the gateway lists <location>/_versions, keeps
+ *	  the canonical manifest names of both schemes (sweep.c's
+ *	  gw_manifest_name: V1 "<n>.manifest", V2 "<20 digits>.manifest"),
+ *	  and passes them to rest_register_table as "versions", which inserts
+ *	  them with the registration in one transaction.  Whatever "versions"
+ *	  the client sent is replaced by the listing.
  *
  *	  DropTable runs rest_drop_table, which removes the table from the
  *	  catalog and records DropTable with its location in the history.
@@ -26,6 +35,7 @@
 
 #include "db.h"
 #include "storage.h"
+#include "sweep.h"
 #include "table_files.h"
 
 typedef struct DropCtx
@@ -130,6 +140,165 @@ gw_table_remove_data(const char *dir, int64_t min_age_ms, long *removed, GwError
 		gw_storage_local_free(st);
 		return ok;
 	}
+}
+
+/* One listed manifest */
+typedef struct Listed
+{
+	int64_t		version;
+	bool		v2;
+	const GwFileInfo *file;
+} Listed;
+
+/*
+ * listed_cmp
+ *		By version, the V2 name first.
+ */
+static int
+listed_cmp(const void *a, const void *b)
+{
+	const Listed *la = a;
+	const Listed *lb = b;
+
+	if (la->version != lb->version)
+		return la->version < lb->version ? -1 : 1;
+	return (int) lb->v2 - (int) la->v2;
+}
+
+/*
+ * list_versions
+ *		The canonical manifests of <dir>/_versions as a JSON array of
+ *		{version, manifest_path, naming_scheme, manifest_size[, e_tag]}, manifest_path
+ *		spelled from location as given; one entry per version (V2 wins).
+ *		NULL with err set on a storage error.
+ */
+static json_t *
+list_versions(const char *location, const char *dir, GwError *err)
+{
+	json_t	   *out = json_array();
+	GwStorage  *st;
+	GwStorage  *own = NULL;
+	GwFileInfo *files = NULL;
+	Listed	   *listed = NULL;
+	char	   *vdir = NULL;
+	int			nfiles = 0;
+	int			n = 0;
+	size_t		loclen = strlen(location);
+
+	while (loclen > 1 && location[loclen - 1] == '/')
+		loclen--;
+	if (out == NULL || asprintf(&vdir, "%s/_versions", dir) < 0)
+	{
+		json_decref(out);
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		return NULL;
+	}
+	if (gw_table_location_inside(dir) || strncmp(dir, "s3://", 5) == 0)
+		st = gw_storage_for(dir, err);
+	else if (dir[0] == '/')
+	{
+		/* outside --root: a backend confined to the location itself */
+		st = own = gw_storage_local_create(dir, err);
+		if (st == NULL)
+		{
+			gw_error_clear(err);	/* no such directory: no versions */
+			free(vdir);
+			return out;
+		}
+	}
+	else
+	{
+		free(vdir);
+		return out;				/* rest_register_table judges the location */
+	}
+	if (st == NULL || !st->list(st, vdir, &files, &nfiles, err))
+	{
+		json_decref(out);
+		out = NULL;
+		goto done;
+	}
+	listed = calloc(nfiles ? nfiles : 1, sizeof(Listed));
+	if (listed == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		json_decref(out);
+		out = NULL;
+		goto done;
+	}
+	for (int i = 0; i < nfiles; i++)
+		if (gw_manifest_name(files[i].name, &listed[n].version, &listed[n].v2))
+			listed[n++].file = &files[i];
+	qsort(listed, n, sizeof(Listed), listed_cmp);
+	for (int i = 0; i < n; i++)
+	{
+		json_t	   *e;
+		char	   *path;
+
+		if (i > 0 && listed[i].version == listed[i - 1].version)
+			continue;
+		if (asprintf(&path, "%.*s/_versions/%s", (int) loclen, location,
+					 listed[i].file->name) < 0)
+			path = NULL;
+		e = json_pack("{sIssss}", "version", (json_int_t) listed[i].version,
+					  "manifest_path", path ? path : "",
+					  "naming_scheme", listed[i].v2 ? "V2" : "V1");
+		free(path);
+		if (e != NULL && listed[i].file->size >= 0)
+			json_object_set_new(e, "manifest_size", json_integer(listed[i].file->size));
+		if (e != NULL && listed[i].file->etag[0] != '\0')
+			json_object_set_new(e, "e_tag", json_string(listed[i].file->etag));
+		if (e == NULL || json_array_append_new(out, e) != 0)
+		{
+			gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+			json_decref(out);
+			out = NULL;
+			break;
+		}
+	}
+
+done:
+	free(listed);
+	free(files);
+	free(vdir);
+	if (own != NULL)
+		gw_storage_local_free(own);
+	return out;
+}
+
+/*
+ * gw_register_table
+ *		Run rest_register_table with the versions found under the
+ *		location.  Returns the response text, or NULL with err set.
+ */
+char *
+gw_register_table(const char *function, json_t *request, const GwRequestInfo *info,
+				  GwError *err)
+{
+	const char *location = json_string_value(json_object_get(request, "location"));
+	char	   *text = NULL;
+	char	   *result = NULL;
+
+	if (location != NULL)
+	{
+		char	   *dir = gw_table_location_dir(location);
+		json_t	   *versions = dir ? list_versions(location, dir, err) : NULL;
+
+		if (dir == NULL)
+			gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		free(dir);
+		if (versions == NULL)
+			return NULL;
+		json_object_set_new(request, "versions", versions);
+	}
+	else
+		json_object_del(request, "versions");
+	text = json_dumps(request, JSON_COMPACT);
+	if (text == NULL)
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+	else
+		result = gw_db_call(function, text, info, NULL, err);
+	free(text);
+	return result;
 }
 
 /*

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * table_files.h
- *	  The files of a whole table: DropTable deletes a table's data.
+ *	  The files of a whole table: RegisterTable imports the versions on
+ *	  disk, DropTable deletes a table's data.
  *
  *-------------------------------------------------------------------------
  */
@@ -17,6 +18,8 @@ extern char *gw_table_location_dir(const char *location);
 extern bool gw_table_location_inside(const char *dir);
 extern bool gw_table_remove_data(const char *dir, int64_t min_age_ms, long *removed,
 								 GwError *err);
+extern char *gw_register_table(const char *function, json_t *request,
+							   const GwRequestInfo *info, GwError *err);
 extern char *gw_drop_table(const char *function, json_t *request,
 						   const GwRequestInfo *info, GwError *err);
 

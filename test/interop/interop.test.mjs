@@ -143,6 +143,36 @@ describe("LanceDB through the REST gateway", () => {
     }
   });
 
+  it("registers a table plain LanceDB wrote: opens it, appends, checks out and restores through the namespace", async () => {
+    const dir = path.join(fs.realpathSync(process.env.GW_ROOT), "plain");
+    const plain = await lancedb.connect(dir);
+    const p = await plain.createTable("legacy", rows(0, 4, "p"));
+    await p.add(rows(4, 4, "q"));
+    await p.add(rows(8, 2, "r"));
+    assert.equal(await p.version(), 3);
+    const location = path.join(dir, "legacy.lance");
+    const res = await fetch(`${URI}/v1/table/${NS}%24legacy/register?delimiter=%24`, {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ location }),
+    });
+    assert.equal(res.status, 200, await res.text());
+    assert.deepEqual(catalogVersions("legacy").map((r) => r.version), [1, 2, 3], "the existing versions are imported");
+
+    const t = await db.openTable("legacy", [NS]);
+    assert.equal(await t.version(), 3);
+    assert.equal(await t.countRows(), 10);
+    await t.add(rows(10, 5, "s"));
+    assert.equal(await t.version(), 4);
+    assert.equal(await t.countRows(), 15);
+    await checkCatalog(t, "legacy");
+    await t.checkout(1);
+    assert.equal(await t.countRows(), 4);
+    await t.restore();
+    assert.equal(await t.version(), 5);
+    const again = await (await lancedb.connectNamespace("rest", { uri: URI })).openTable("legacy", [NS]);
+    assert.equal(await again.countRows(), 4);
+    assert.equal((await checkCatalog(again, "legacy")).length, 5);
+  });
+
   it("drops a table: the catalog entry, then its files", async () => {
     const t = await db.createTable("scratch", rows(0, 3, "s"), [NS]);
     const loc = catalogVersions("scratch")[0].manifest_path;

@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, psql, startGateway, stop, ROOT, TMP, GW_DB } from "./lib.mjs";
+import { req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, psql, startGateway, stop, v2Name, ROOT, TMP, GW_DB } from "./lib.mjs";
 
 describe("tables", () => {
   it("declares a table at <root>/<ns>/<name>.lance with managed versioning", async () => {
@@ -119,6 +119,57 @@ describe("tables", () => {
     ok(await req("POST", `/v1/table/${ns}$new/describe`));
     ok(await req("POST", `/v1/table/${ns}$new/rename`, { body: { new_table_name: "moved", new_namespace_id: [ns2] } }));
     ok(await req("POST", `/v1/table/${ns2}$moved/describe`));
+  });
+
+  it("RegisterTable imports the versions already on disk (V1 and V2 names), with the registration", async () => {
+    const ns = await mkNamespace();
+    const base = path.join(fs.realpathSync(ROOT), ns);
+    const put = (loc, name, content) => {
+      fs.mkdirSync(path.join(loc, "_versions"), { recursive: true });
+      fs.writeFileSync(path.join(loc, "_versions", name), content);
+    };
+    const v2loc = path.join(base, "written_v2.lance");
+    for (const v of [1, 2, 3]) put(v2loc, v2Name(v), `v2 manifest ${v}`.repeat(v));
+    put(v2loc, `${v2Name(4)}-staging-uuid`, "a writer's staging file");
+    put(v2loc, "007.manifest", "not a canonical name");
+    put(v2loc, ".gw-1-1.tmp", "temporary");
+    const v1loc = path.join(base, "written_v1.lance");
+    for (const v of [1, 2]) put(v1loc, `${v}.manifest`, `v1 manifest ${v}`);
+
+    const list = async (id) => ok(await req("POST", `/v1/table/${encodeURIComponent(id)}/version/list?delimiter=%24`, { body: {} })).versions;
+    const t2 = { id: `${ns}$v2`, enc: encodeURIComponent(`${ns}$v2`), location: v2loc };
+    const r2 = ok(await req("POST", `/v1/table/${t2.enc}/register?delimiter=%24`,
+      { body: { location: v2loc, versions: [{ version: 99, manifest_path: "/etc/passwd" }] } }));
+    assert.equal(r2.location, v2loc);
+    const got2 = await list(t2.id);
+    assert.deepEqual(got2.map((v) => v.version), [1, 2, 3], "the listing, not what the client sent");
+    for (const v of got2) {
+      assert.equal(v.manifest_path, path.join(v2loc, "_versions", v2Name(v.version)).slice(1));
+      assert.equal(v.manifest_size, fs.statSync(path.join(v2loc, "_versions", v2Name(v.version))).size);
+    }
+    // the next commit lands at latest + 1; an imported version is taken
+    assertError((await createVersion(t2, 3)).res, 409, 14);
+    ok((await createVersion(t2, 4)).res);
+    const d = ok(await req("POST", `/v1/table/${t2.enc}/describe`, { body: {} }));
+    assert.equal(d.version, 4);
+
+    const t1 = `${ns}$v1`;
+    ok(await req("POST", `/v1/table/${encodeURIComponent(t1)}/register?delimiter=%24`, { body: { location: `${v1loc}/` } }));
+    const got1 = await list(t1);
+    assert.deepEqual(got1.map((v) => [v.version, path.basename(v.manifest_path)]), [[1, "1.manifest"], [2, "2.manifest"]]);
+    assert.equal(psql(`SELECT string_agg(naming_scheme, ',' ORDER BY version) FROM lance_namespace.versions v
+      JOIN lance_namespace.entries e ON e.id = v.table_id WHERE e.path = ARRAY['${ns}', 'v1']`), "V1,V1");
+
+    // all or nothing: a registration that fails imports nothing
+    assertError(await req("POST", `/v1/table/${encodeURIComponent(t1)}/register?delimiter=%24`, { body: { location: v2loc } }), 409, 5);
+    assert.deepEqual((await list(t1)).map((v) => v.version), [1, 2]);
+    // Overwrite replaces the history with the listing of the new location
+    ok(await req("POST", `/v1/table/${encodeURIComponent(t1)}/register?delimiter=%24`, { body: { location: v2loc, mode: "Overwrite" } }));
+    assert.deepEqual((await list(t1)).map((v) => v.version), [1, 2, 3, 4]);
+    // an empty location: no versions
+    const empty = path.join(base, "empty.lance");
+    ok(await req("POST", `/v1/table/${encodeURIComponent(`${ns}$e`)}/register?delimiter=%24`, { body: { location: empty } }));
+    assert.deepEqual(await list(`${ns}$e`), []);
   });
 
   it("deregisters keeping the files; drops deleting them, catalog first, confined to the table's location", async () => {

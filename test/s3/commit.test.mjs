@@ -156,6 +156,22 @@ describe("tables in a bucket", () => {
     assert.deepEqual(keys, [canonicalKey(t, 1)]);
   });
 
+  it("RegisterTable imports the versions already in the bucket, with their ETags; the next commit lands at latest + 1", async () => {
+    const ns = await mkNamespace();
+    const name = fresh("plain");
+    const location = `s3://${BUCKET}/warehouse/${ns}/${name}.lance`;
+    const bodies = {};
+    for (const v of [1, 2]) {
+      bodies[v] = Buffer.from(`manifest ${v} written without the catalog`);
+      await s3("PUT", `warehouse/${ns}/${name}.lance/_versions/${v2Name(v)}`, { body: bodies[v] });
+    }
+    const t = { id: `${ns}$${name}`, enc: encodeURIComponent(`${ns}$${name}`), name, location };
+    ok(await req("POST", `/v1/table/${t.enc}/register?delimiter=%24`, { body: { location } }));
+    assert.equal(rows(t), `1:${md5etag(bodies[1])}\n2:${md5etag(bodies[2])}`);
+    assertError((await createVersion(t, 2)).res, 409, 14);
+    ok((await createVersion(t, 3)).res);
+  });
+
   it("DropTable deletes every object under the table's prefix, and only those; outside the root it is refused", async () => {
     const ns = await mkNamespace();
     const t = await mkTable(ns, "drop");
