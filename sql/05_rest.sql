@@ -148,6 +148,16 @@ SELECT lance_try($$SELECT lance_namespace.rest_register_table('{"id": ["r1", "im
                {"version": 2, "manifest_path": "s3://b/elsewhere/_versions/2.manifest", "naming_scheme": "V1"}]}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_register_table('{"id": ["r1", "imp2"], "location": "s3://b/imp2", "versions": {}}')$$);
 SELECT count(*) FROM lance_namespace.tables WHERE id = '{r1,imp2}';
+-- RetireTableVersion: a version whose manifest is gone from storage; only
+-- the row that still names that manifest goes, recorded with the reason
+SELECT lance_namespace.rest_retire_table_version('{"id": ["r1", "imp"], "version": 1, "manifest_path": "s3://b/imp/_versions/other.manifest"}') - 'transaction_id';
+SELECT lance_namespace.rest_retire_table_version('{"id": ["r1", "imp"], "version": 1, "manifest_path": "s3://b/imp/_versions/1.manifest"}') - 'transaction_id';
+SELECT version FROM lance_namespace.table_versions WHERE id = '{r1,imp}' ORDER BY version;
+SELECT operation, detail FROM lance_namespace.history
+ WHERE id = '{r1,imp}' AND operation = 'RetireTableVersion';
+SELECT lance_try($$SELECT lance_namespace.rest_retire_table_version('{"id": ["r1", "imp"], "manifest_path": "x"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_retire_table_version('{"id": ["r1", "imp"], "version": 2}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_retire_table_version('{"id": ["r1", "imp"], "version": 2, "manifest_path": "x", "branch": "nope"}')$$);
 SELECT lance_namespace.rest_drop_table('{"id": ["r1", "imp"]}') - 'transaction_id';
 
 --

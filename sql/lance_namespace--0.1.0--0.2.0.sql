@@ -17,7 +17,8 @@
  * - Issue 17: lance_drop_table / rest_drop_table (DropTable, recorded as
  *   such; the gateway deletes the files), and lance_register_table gains
  *   versions (the versions already at the location, imported with the
- *   registration).
+ *   registration), and lance_retire_table_version / rest_retire_table_version
+ *   (a version whose manifest is gone from storage).
  *
  * The result equals a fresh 0.2.0 install (test/t/033_upgrade_paths.pl).
  */
@@ -223,5 +224,28 @@ CREATE FUNCTION lance_namespace.lance_register_table(
 	OUT location text,
 	OUT properties jsonb)
 AS 'MODULE_PATHNAME', 'lance_register_table'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+/*
+ * A version whose manifest is gone from storage (a client's cleanup of old
+ * versions deletes manifests without telling the catalog) is retired: its
+ * row goes, recorded as RetireTableVersion.  The gateway calls it when
+ * DescribeTableVersion finds the manifest missing, and --sweep for every
+ * row whose manifest its listing lacks.
+ */
+CREATE FUNCTION lance_namespace.lance_retire_table_version(
+	id text[],
+	version bigint,
+	branch text DEFAULT NULL,
+	manifest_path text DEFAULT NULL,
+	OUT retired boolean)
+AS 'MODULE_PATHNAME', 'lance_retire_table_version'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.rest_retire_table_version(request jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_rest_binding'
 LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;

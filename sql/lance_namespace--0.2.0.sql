@@ -495,6 +495,29 @@ AS 'MODULE_PATHNAME', 'lance_batch_delete_table_versions'
 LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
 
+/*
+ * A version whose manifest is gone from storage (a client's cleanup of old
+ * versions deletes manifests without telling the catalog) is retired: its
+ * row goes, recorded as RetireTableVersion.  The gateway calls it when
+ * DescribeTableVersion finds the manifest missing, and --sweep for every
+ * row whose manifest its listing lacks.
+ */
+CREATE FUNCTION lance_namespace.lance_retire_table_version(
+	id text[],
+	version bigint,
+	branch text DEFAULT NULL,
+	manifest_path text DEFAULT NULL,
+	OUT retired boolean)
+AS 'MODULE_PATHNAME', 'lance_retire_table_version'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.rest_retire_table_version(request jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_rest_binding'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
 CREATE FUNCTION lance_namespace.lance_batch_create_table_versions(entries jsonb)
 RETURNS SETOF lance_namespace.table_version
 AS 'MODULE_PATHNAME', 'lance_batch_create_table_versions'

@@ -115,6 +115,12 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		" AND version >= $3 AND version <= $4",
 		4, {INT8OID, TEXTOID, INT8OID, INT8OID}, true
 	},
+	[PLAN_RETIRE_VERSION] = {
+		"DELETE FROM lance_namespace.versions"
+		" WHERE table_id = $1 AND branch = $2 COLLATE \"C\""
+		" AND version = $3 AND manifest_path = $4",
+		4, {INT8OID, TEXTOID, INT8OID, TEXTOID}, true
+	},
 	[PLAN_LIST_NAMESPACES] = {
 		"SELECT name FROM lance_namespace.entries"
 		" WHERE parent_id = $1 AND kind = 'n' AND name > $2 COLLATE \"C\""

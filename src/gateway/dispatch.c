@@ -169,7 +169,16 @@ gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
 	else if (result != NULL && call->route->function != NULL &&
 			 (strcmp(call->route->function, "rest_describe_table_version") == 0 ||
 			  strcmp(call->route->function, "rest_list_table_versions") == 0))
-		result = gw_client_paths(result);	/* one spelling: client_paths.c */
+	{
+		/* a manifest gone from disk: 404, the row retired (table_files.c) */
+		gw_error_clear(&vend_err);
+		if (strcmp(call->route->function, "rest_describe_table_version") == 0)
+			result = gw_describe_version_check(call->request, &call->info, result, &vend_err);
+		if (result == NULL)
+			err = &vend_err;
+		else
+			result = gw_client_paths(result);	/* one spelling: client_paths.c */
+	}
 	if (result == NULL)
 		gw_respond_error(resp, err, instance);
 	else if (call->route->kind == GW_ROUTE_EXISTS)

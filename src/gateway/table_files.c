@@ -2,7 +2,19 @@
  *
  * table_files.c
  *	  The files of a whole table: RegisterTable imports the versions on
- *	  disk, DropTable deletes a table's data.
+ *	  disk, DescribeTableVersion notices a manifest that a client's cleanup
+ *	  removed, DropTable deletes a table's data.
+ *
+ *	  DescribeTableVersion of a version whose manifest file is gone (LanceDB's
+ *	  cleanup of old versions deletes manifests and never tells the
+ *	  catalog): the gateway answers TableVersionNotFound (404 code 11) and
+ *	  retires the row with rest_retire_table_version, which records it.
+ *	  Checked for local manifests under --root only: one fstatat, confined
+ *	  like every path (a HEAD per describe of a bucket would put a store
+ *	  round trip into every read); --sweep reconciles the rest (sweep.c).
+ *	  A missing file counts as removed only while its directory lists the
+ *	  manifest of a later version: cleanup never removes the latest one,
+ *	  and an unmounted or moved location must not empty the catalog.
  *
  *	  RegisterTable of a table that already has versions (written by Lance
  *	  without the catalog): the gateway lists <location>/_versions, keeps
@@ -27,6 +39,8 @@
  *-------------------------------------------------------------------------
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +154,94 @@ gw_table_remove_data(const char *dir, int64_t min_age_ms, long *removed, GwError
 		gw_storage_local_free(st);
 		return ok;
 	}
+}
+
+/*
+ * later_manifest
+ *		Whether directory dir (a _versions directory) lists a canonical
+ *		manifest of a version above version.
+ */
+bool
+gw_later_manifest(GwStorage *st, const char *dir, int64_t version)
+{
+	GwFileInfo *files;
+	int			nfiles;
+	GwError		err;
+	bool		found = false;
+
+	gw_error_clear(&err);
+	if (!st->list(st, dir, &files, &nfiles, &err))
+		return false;
+	for (int i = 0; i < nfiles && !found; i++)
+	{
+		int64_t		v;
+		bool		v2;
+
+		found = gw_manifest_name(files[i].name, &v, &v2) && v > version;
+	}
+	free(files);
+	return found;
+}
+
+/*
+ * gw_describe_version_check
+ *		result is rest_describe_table_version's answer (malloc'd, taken
+ *		over).  Returns it, or, when the version's local manifest is gone
+ *		(see the file header), NULL with err TableVersionNotFound after
+ *		retiring the row.
+ */
+char *
+gw_describe_version_check(json_t *request, const GwRequestInfo *info, char *result,
+						  GwError *err)
+{
+	json_t	   *res = json_loads(result, 0, NULL);
+	json_t	   *v = json_object_get(res, "version");
+	const char *path = json_string_value(json_object_get(v, "manifest_path"));
+	json_int_t	version = json_integer_value(json_object_get(v, "version"));
+	GwStorage  *st;
+	GwError		e;
+	int64_t		size;
+	char	   *dir = NULL;
+	char	   *slash;
+	bool		gone = false;
+
+	gw_error_clear(&e);
+	if (path != NULL && path[0] == '/' && gw_table_location_inside(path) &&
+		(st = gw_storage_for(path, &e)) != NULL &&
+		!st->stat_staging(st, path, &size, &e) && errno == ENOENT &&
+		(dir = strdup(path)) != NULL && (slash = strrchr(dir, '/')) != NULL)
+	{
+		*slash = '\0';
+		gone = gw_later_manifest(st, dir, (int64_t) version);
+	}
+	free(dir);
+	if (gone)
+	{
+		json_t	   *retire = json_pack("{sOsIsOss}", "id", json_object_get(request, "id"),
+									   "version", version,
+									   "branch", json_object_get(request, "branch") ?
+									   json_object_get(request, "branch") : json_null(),
+									   "manifest_path", path);
+		char	   *text = retire ? json_dumps(retire, JSON_COMPACT) : NULL;
+		char	   *done;
+
+		gw_error_clear(&e);
+		done = text ? gw_db_call("rest_retire_table_version", text, info, NULL, &e) : NULL;
+		if (done == NULL)
+			fprintf(stderr, "%s: could not retire version %" JSON_INTEGER_FORMAT
+					" (manifest %s gone): %s %s\n",
+					GW_PROGRAM, version, path, e.message, e.detail);
+		free(done);
+		free(text);
+		json_decref(retire);
+		gw_error_set(err, GW_ERR_VERSION_NOT_FOUND,
+					 "version %" JSON_INTEGER_FORMAT " not found: its manifest %s is gone "
+					 "from storage (a cleanup of old versions removed it)", version, path);
+		free(result);
+		result = NULL;
+	}
+	json_decref(res);
+	return result;
 }
 
 /* One listed manifest */

@@ -173,6 +173,41 @@ describe("LanceDB through the REST gateway", () => {
     assert.equal((await checkCatalog(again, "legacy")).length, 5);
   });
 
+  it("after the client's cleanup of old versions, the catalog hands out no manifest that is gone", async () => {
+    const t = await db.createTable("cleaned", rows(0, 2, "x"), [NS]);
+    for (let i = 0; i < 6; i++) await t.add(rows(2 + i * 2, 2, "y"));
+    const before = catalogVersions("cleaned");
+    assert.equal(before.length, 7);
+    await new Promise((r) => setTimeout(r, 50));
+    await t.optimize({ cleanupOlderThan: new Date(), deleteUnverified: true });
+    const all = catalogVersions("cleaned");
+    const gone = all.filter((r) => !fs.existsSync(r.manifest_path)).map((r) => r.version);
+    assert.ok(gone.length > 0, "cleanup removed old manifests");
+    const describe = (v) => fetch(`${URI}/v1/table/${NS}%24cleaned/version/describe?delimiter=%24`, {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ version: v }),
+    });
+    // describe of a removed version: TableVersionNotFound, and the row is retired
+    const res = await describe(gone[0]);
+    assert.equal(res.status, 404, await res.text());
+    assert.ok(!catalogVersions("cleaned").some((r) => r.version === gone[0]));
+    assert.equal(psql(`SELECT count(*) FROM lance_namespace.history WHERE operation = 'RetireTableVersion'
+      AND id = ARRAY['${NS}', 'cleaned']`), "1");
+    // the sweep retires the rest: the catalog's versions are the manifests on disk
+    const sweep = spawnSync(process.env.GW_BIN, ["--db", process.env.GW_DB, "--root", process.env.GW_ROOT, "--sweep", "--sweep-min-age", "0"],
+      { encoding: "utf8" });
+    assert.equal(sweep.status, 0, sweep.stderr);
+    const left = catalogVersions("cleaned");
+    for (const r of left) assert.ok(fs.existsSync(r.manifest_path), `${r.manifest_path} is on disk`);
+    assert.deepEqual(left.map((r) => r.version), all.filter((r) => !gone.includes(r.version)).map((r) => r.version));
+    for (const v of gone) assert.equal((await describe(v)).status, 404);
+    // the client carries on: its history is the catalog's, and it appends
+    const again = await (await lancedb.connectNamespace("rest", { uri: URI })).openTable("cleaned", [NS]);
+    assert.deepEqual((await again.listVersions()).map((v) => v.version), left.map((r) => r.version));
+    assert.equal(await again.countRows(), 14);
+    await again.add(rows(100, 1, "z"));
+    assert.equal(await again.countRows(), 15);
+  });
+
   it("drops a table: the catalog entry, then its files", async () => {
     const t = await db.createTable("scratch", rows(0, 3, "s"), [NS]);
     const loc = catalogVersions("scratch")[0].manifest_path;

@@ -172,6 +172,32 @@ describe("tables", () => {
     assert.deepEqual(await list(`${ns}$e`), []);
   });
 
+  it("a manifest a client's cleanup removed: describe answers 404 code 11 and retires the row; --sweep retires the rest", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns, fresh("clean"));
+    for (const v of [1, 2, 3, 4, 5]) ok((await createVersion(t, v)).res);
+    const file = (v) => path.join(t.location, "_versions", v2Name(v));
+    const describe = (v) => req("POST", `/v1/table/${t.enc}/version/describe?delimiter=%24`, { body: { version: v } });
+    const list = async () => ok(await req("POST", `/v1/table/${t.enc}/version/list?delimiter=%24`, { body: {} })).versions.map((v) => v.version);
+    // cleanup removes the manifests of 1, 2 and 3 and keeps the latest
+    for (const v of [1, 2, 3]) fs.unlinkSync(file(v));
+    assertError(await describe(1), 404, 11);
+    assert.deepEqual(await list(), [2, 3, 4, 5], "describe retired version 1");
+    assert.equal(psql(`SELECT detail->>'version' || ' ' || (detail->>'reason') FROM lance_namespace.history
+      WHERE operation = 'RetireTableVersion' AND id = ARRAY['${ns}', '${t.name}']`), "1 manifest not found");
+    ok(await describe(4));
+    // the latest manifest is never taken for removed (an unmounted disk must not empty the catalog)
+    fs.unlinkSync(file(5));
+    ok(await describe(5));
+    // the sweep retires every version whose manifest is gone, below the latest on disk (4)
+    const g = await startGateway(["--db", GW_DB, "--root", ROOT, "--sweep", "--sweep-min-age", "0"], { expectExit: true });
+    assert.equal(g.exitCode, 0, g.log());
+    assert.deepEqual(await list(), [4, 5]);
+    assert.equal(psql(`SELECT string_agg(detail->>'version', ',' ORDER BY (detail->>'version')::int) FROM lance_namespace.history
+      WHERE operation = 'RetireTableVersion' AND id = ARRAY['${ns}', '${t.name}']`), "1,2,3");
+    assertError(await describe(2), 404, 11);
+  });
+
   it("deregisters keeping the files; drops deleting them, catalog first, confined to the table's location", async () => {
     const ns = await mkNamespace();
     const t1 = await mkTable(ns, "a");
