@@ -136,6 +136,16 @@ SELECT operation, detail FROM lance_namespace.history
  WHERE id = '{r1,dropme}' AND operation = 'DropTable';
 SELECT lance_try($$SELECT lance_namespace.rest_drop_table('{"id": ["r1", "dropme"]}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_drop_table('{"id": ["r1"]}')$$);
+-- a drop must not delete another table's data: refused while one location
+-- is, lies in or contains another's (file:// and trailing slashes aside)
+SELECT (lance_namespace.rest_declare_table('{"id": ["r1", "outer"], "location": "/data/nest"}')->>'location');
+SELECT (lance_namespace.rest_declare_table('{"id": ["r1", "inner"], "location": "file:///data/nest/inner.lance/"}')->>'location');
+SELECT (lance_namespace.rest_declare_table('{"id": ["r1", "nest2"], "location": "/data/nest2"}')->>'location');
+SELECT lance_try($$SELECT lance_namespace.rest_drop_table('{"id": ["r1", "outer"]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_drop_table('{"id": ["r1", "inner"]}')$$);
+SELECT lance_namespace.rest_deregister_table('{"id": ["r1", "inner"]}')->>'location';
+SELECT lance_namespace.rest_drop_table('{"id": ["r1", "outer"]}')->>'location';
+SELECT lance_namespace.rest_drop_table('{"id": ["r1", "nest2"]}')->>'location';
 -- RegisterTable with the versions already at the location (the gateway
 -- lists them): imported with the registration, or nothing is
 SELECT lance_namespace.rest_register_table('{"id": ["r1", "imp"], "location": "s3://b/imp",

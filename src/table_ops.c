@@ -559,10 +559,12 @@ lance_list_all_tables(PG_FUNCTION_ARGS)
  *		DeregisterTable and DropTable in the catalog: remove a table's entry
  *		and its versions, record op with the location, and return (id,
  *		location, properties).  Neither touches files; the gateway deletes
- *		a dropped table's data once the transaction committed.
+ *		a dropped table's data once the transaction committed, so a drop
+ *		(drop true) is refused while another table's location is, lies in
+ *		or contains this one's.
  */
 static Datum
-remove_table(FunctionCallInfo fcinfo, const char *op)
+remove_table(FunctionCallInfo fcinfo, const char *op, bool drop)
 {
 	MemoryContext outer = CurrentMemoryContext;
 	ArrayType  *id = lance_id_arg(fcinfo, 0, op, "id", false);
@@ -574,6 +576,25 @@ remove_table(FunctionCallInfo fcinfo, const char *op)
 
 	SPI_connect();
 	lance_resolve_table(op, id, LANCE_LOCK_FOR_UPDATE, &entry);
+	if (drop)
+	{
+		Datum		args[2];
+
+		/* deleting this location must not delete another table's data */
+		args[0] = Int64GetDatum(entry.id);
+		args[1] = CStringGetTextDatum(entry.location);
+		if (lance_exec(PLAN_LOCATION_OVERLAP, args, NULL, true, 1) == 1)
+		{
+			bool		isnull;
+
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: table \"%s\" shares its location %s with table \"%s\"",
+							   op, lance_id_to_cstring(id, "$"), entry.location,
+							   TextDatumGetCString(lance_spi_value(0, 1, &isnull))),
+						errdetail("One location lies in or is the other; deleting it would delete the other table's data."),
+						errhint("DeregisterTable removes the table and keeps its files."));
+		}
+	}
 	lance_delete_entry(entry.id);
 	record_location(op, id, entry.location, NULL);
 	values[0] = PG_GETARG_DATUM(0);
@@ -593,7 +614,7 @@ PG_FUNCTION_INFO_V1(lance_deregister_table);
 Datum
 lance_deregister_table(PG_FUNCTION_ARGS)
 {
-	return remove_table(fcinfo, "DeregisterTable");
+	return remove_table(fcinfo, "DeregisterTable", false);
 }
 
 PG_FUNCTION_INFO_V1(lance_drop_table);
@@ -608,7 +629,7 @@ PG_FUNCTION_INFO_V1(lance_drop_table);
 Datum
 lance_drop_table(PG_FUNCTION_ARGS)
 {
-	return remove_table(fcinfo, "DropTable");
+	return remove_table(fcinfo, "DropTable", true);
 }
 
 PG_FUNCTION_INFO_V1(lance_rename_table);
