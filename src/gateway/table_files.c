@@ -31,7 +31,9 @@
  *	  prefix); a table registered elsewhere is refused (PermissionDenied,
  *	  nothing changes) unless the gateway runs with --drop-outside-root.
  *	  Once the transaction committed, the gateway deletes the location's
- *	  files (GwStorage.remove_tree, confined to the location).  Catalog
+ *	  files that are older than the check (GwStorage.remove_tree, confined
+ *	  to the location): a table declared at that location right after the
+ *	  COMMIT keeps its files.  Catalog
  *	  first, then files: a crash in between leaves files without a catalog
  *	  row, never a row without its files, and --sweep deletes such
  *	  leftovers through the DropTable record (sweep.c).
@@ -44,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -56,6 +59,7 @@ typedef struct DropCtx
 {
 	char	   *location;		/* normalized location of the dropped table */
 	bool		inside;			/* under --root */
+	struct timespec checked;	/* when the drop was checked, before COMMIT */
 } DropCtx;
 
 /*
@@ -424,6 +428,7 @@ drop_after_call(void *arg, char **result, GwError *err)
 		return false;
 	}
 	ctx->inside = gw_table_location_inside(ctx->location);
+	clock_gettime(CLOCK_REALTIME, &ctx->checked);
 	if (!ctx->inside && !gw_config.drop_outside_root)
 	{
 		gw_error_set(err, GW_ERR_PERMISSION_DENIED,
@@ -447,10 +452,19 @@ drop_after_commit(void *arg)
 	DropCtx    *ctx = arg;
 	GwError		err;
 	long		removed;
+	struct timespec now;
+	int64_t		since_ms;
 
+	/*
+	 * Only files older than the drop: a table declared at the same
+	 * location right after this COMMIT writes younger ones, which stay.
+	 */
+	clock_gettime(CLOCK_REALTIME, &now);
+	since_ms = (int64_t) (now.tv_sec - ctx->checked.tv_sec) * 1000 +
+		(now.tv_nsec - ctx->checked.tv_nsec) / 1000000;
 	gw_error_clear(&err);
 	if (ctx->location != NULL &&
-		!gw_table_remove_data(ctx->location, 0, &removed, &err))
+		!gw_table_remove_data(ctx->location, since_ms > 0 ? since_ms : 0, &removed, &err))
 		fprintf(stderr, "%s: DropTable: the table was dropped, but deleting its data at %s "
 				"failed (--sweep deletes what is left): %s %s\n",
 				GW_PROGRAM, ctx->location, err.message, err.detail);
@@ -465,11 +479,12 @@ char *
 gw_drop_table(const char *function, json_t *request, const GwRequestInfo *info,
 			  GwError *err)
 {
-	DropCtx		ctx = {NULL, false};
+	DropCtx		ctx;
 	GwTxHooks	hooks = {NULL, drop_after_call, drop_after_commit, NULL, &ctx};
 	char	   *text = json_dumps(request, JSON_COMPACT);
 	char	   *result = NULL;
 
+	memset(&ctx, 0, sizeof(ctx));
 	if (text == NULL)
 		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
 	else
