@@ -179,7 +179,7 @@ describe("LanceDB through the REST gateway", () => {
     const before = catalogVersions("cleaned");
     assert.equal(before.length, 7);
     await new Promise((r) => setTimeout(r, 50));
-    await t.optimize({ cleanupOlderThan: new Date(), deleteUnverified: true });
+    await t.optimize({ cleanupOlderThan: new Date() });
     const all = catalogVersions("cleaned");
     const gone = all.filter((r) => !fs.existsSync(r.manifest_path)).map((r) => r.version);
     assert.ok(gone.length > 0, "cleanup removed old manifests");
