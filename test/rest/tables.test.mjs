@@ -189,6 +189,10 @@ describe("tables", () => {
     // the latest manifest is never taken for removed (an unmounted disk must not empty the catalog)
     fs.unlinkSync(file(5));
     ok(await describe(5));
+    // --dry-run lists, retires nothing
+    const dry = await startGateway(["--db", GW_DB, "--root", ROOT, "--sweep", "--dry-run", "--sweep-min-age", "0"], { expectExit: true });
+    assert.equal(dry.exitCode, 0, dry.log());
+    assert.deepEqual(await list(), [2, 3, 4, 5]);
     // the sweep retires every version whose manifest is gone, below the latest on disk (4)
     const g = await startGateway(["--db", GW_DB, "--root", ROOT, "--sweep", "--sweep-min-age", "0"], { expectExit: true });
     assert.equal(g.exitCode, 0, g.log());

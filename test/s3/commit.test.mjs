@@ -156,6 +156,22 @@ describe("tables in a bucket", () => {
     assert.deepEqual(keys, [canonicalKey(t, 1)]);
   });
 
+  it("--sweep retires a version whose object a client's cleanup deleted, never the latest", async () => {
+    const t = await mkTable(await mkNamespace());
+    for (const v of [1, 2, 3]) ok((await createVersion(t, v)).res);
+    assert.equal((await s3("DELETE", canonicalKey(t, 1))).status, 204);
+    assert.equal((await s3("DELETE", canonicalKey(t, 3))).status, 204);
+    // describe does not check a bucket per request (documented): the sweep does
+    ok(await req("POST", `/v1/table/${t.enc}/version/describe?delimiter=%24`, { body: { version: 1 } }));
+    const g = await startGateway(["--db", GW_DB, "--root", `s3://${BUCKET}/warehouse`, "--sweep", "--sweep-min-age", "0"], {
+      expectExit: true,
+      env: { AWS_ENDPOINT_URL_S3: S3 },
+    });
+    assert.equal(g.exitCode, 0, g.log());
+    assert.deepEqual(rows(t).split("\n").map((r) => r.split(":")[0]), ["2", "3"], "1 retired; 3 is above the latest on disk");
+    assertError(await req("POST", `/v1/table/${t.enc}/version/describe?delimiter=%24`, { body: { version: 1 } }), 404, 11);
+  });
+
   it("RegisterTable imports the versions already in the bucket, with their ETags; the next commit lands at latest + 1", async () => {
     const ns = await mkNamespace();
     const name = fresh("plain");
