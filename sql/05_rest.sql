@@ -128,6 +128,47 @@ SELECT lance_try($$SELECT lance_namespace.rest_rename_table('{"id": ["r1", "t"]}
 SELECT lance_try($$SELECT lance_namespace.rest_rename_table('{"id": ["r1", "t"], "new_table_name": ["x"]}')$$);
 SELECT lance_namespace.rest_deregister_table('{"id": ["r1", "kid", "t2"]}') - 'transaction_id';
 SELECT lance_try($$SELECT lance_namespace.rest_deregister_table('{"id": ["r1", "kid", "t2"]}')$$);
+-- DropTable: the catalog half (the gateway deletes the files after COMMIT),
+-- recorded as DropTable with the location, which --sweep reads
+SELECT (lance_namespace.rest_declare_table('{"id": ["r1", "dropme"], "location": "s3://b/dropme"}')->>'location');
+SELECT lance_namespace.rest_drop_table('{"id": ["r1", "dropme"]}') - 'transaction_id';
+SELECT operation, detail FROM lance_namespace.history
+ WHERE id = '{r1,dropme}' AND operation = 'DropTable';
+SELECT lance_try($$SELECT lance_namespace.rest_drop_table('{"id": ["r1", "dropme"]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_drop_table('{"id": ["r1"]}')$$);
+-- a drop must not delete another table's data: refused while one location
+-- is, lies in or contains another's (file:// and trailing slashes aside)
+SELECT (lance_namespace.rest_declare_table('{"id": ["r1", "outer"], "location": "/data/nest"}')->>'location');
+SELECT (lance_namespace.rest_declare_table('{"id": ["r1", "inner"], "location": "file:///data/nest/inner.lance/"}')->>'location');
+SELECT (lance_namespace.rest_declare_table('{"id": ["r1", "nest2"], "location": "/data/nest2"}')->>'location');
+SELECT lance_try($$SELECT lance_namespace.rest_drop_table('{"id": ["r1", "outer"]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_drop_table('{"id": ["r1", "inner"]}')$$);
+SELECT lance_namespace.rest_deregister_table('{"id": ["r1", "inner"]}')->>'location';
+SELECT lance_namespace.rest_drop_table('{"id": ["r1", "outer"]}')->>'location';
+SELECT lance_namespace.rest_drop_table('{"id": ["r1", "nest2"]}')->>'location';
+-- RegisterTable with the versions already at the location (the gateway
+-- lists them): imported with the registration, or nothing is
+SELECT lance_namespace.rest_register_table('{"id": ["r1", "imp"], "location": "s3://b/imp",
+  "versions": [{"version": 1, "manifest_path": "s3://b/imp/_versions/1.manifest", "naming_scheme": "V1", "manifest_size": 10},
+               {"version": 2, "manifest_path": "s3://b/imp/_versions/18446744073709551613.manifest", "naming_scheme": "V2", "e_tag": "\"x\""}]}') - 'transaction_id';
+SELECT version, manifest_path, manifest_size, e_tag, naming_scheme FROM lance_namespace.table_versions
+ WHERE id = '{r1,imp}' ORDER BY version;
+SELECT lance_try($$SELECT lance_namespace.rest_register_table('{"id": ["r1", "imp2"], "location": "s3://b/imp2",
+  "versions": [{"version": 1, "manifest_path": "s3://b/imp2/_versions/1.manifest", "naming_scheme": "V1"},
+               {"version": 2, "manifest_path": "s3://b/elsewhere/_versions/2.manifest", "naming_scheme": "V1"}]}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_register_table('{"id": ["r1", "imp2"], "location": "s3://b/imp2", "versions": {}}')$$);
+SELECT count(*) FROM lance_namespace.tables WHERE id = '{r1,imp2}';
+-- RetireTableVersion: a version whose manifest is gone from storage; only
+-- the row that still names that manifest goes, recorded with the reason
+SELECT lance_namespace.rest_retire_table_version('{"id": ["r1", "imp"], "version": 1, "manifest_path": "s3://b/imp/_versions/other.manifest"}') - 'transaction_id';
+SELECT lance_namespace.rest_retire_table_version('{"id": ["r1", "imp"], "version": 1, "manifest_path": "s3://b/imp/_versions/1.manifest"}') - 'transaction_id';
+SELECT version FROM lance_namespace.table_versions WHERE id = '{r1,imp}' ORDER BY version;
+SELECT operation, detail FROM lance_namespace.history
+ WHERE id = '{r1,imp}' AND operation = 'RetireTableVersion';
+SELECT lance_try($$SELECT lance_namespace.rest_retire_table_version('{"id": ["r1", "imp"], "manifest_path": "x"}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_retire_table_version('{"id": ["r1", "imp"], "version": 2}')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_retire_table_version('{"id": ["r1", "imp"], "version": 2, "manifest_path": "x", "branch": "nope"}')$$);
+SELECT lance_namespace.rest_drop_table('{"id": ["r1", "imp"]}') - 'transaction_id';
 
 --
 -- versions (timestamp_millis and transaction_id are left out of the output)

@@ -14,6 +14,12 @@
  * - lance_grant gives no UPDATE on versions and no INSERT on history; the
  *   roles that had them lose them here.
  *
+ * - Issue 17: lance_drop_table / rest_drop_table (DropTable, recorded as
+ *   such; the gateway deletes the files), and lance_register_table gains
+ *   versions (the versions already at the location, imported with the
+ *   registration), and lance_retire_table_version / rest_retire_table_version
+ *   (a version whose manifest is gone from storage).
+ *
  * The result equals a fresh 0.2.0 install (test/t/033_upgrade_paths.pl).
  */
 
@@ -197,3 +203,66 @@ CREATE OR REPLACE VIEW lance_namespace.configuration AS
 	UNION ALL
 	SELECT 'interface', lance_namespace.lance_interface(),
 		   'session', 'Interface recorded in the commit history (rest only for the gateway: see lance_interface())';
+
+/*
+ * DropTable in the catalog: DeregisterTable recorded as DropTable.  The
+ * caller (the gateway) deletes the data at the returned location after
+ * COMMIT; --sweep finds the leftovers of a crash through the record.
+ */
+CREATE FUNCTION lance_namespace.lance_drop_table(
+	id text[],
+	OUT id text[],
+	OUT location text,
+	OUT properties jsonb)
+AS 'MODULE_PATHNAME', 'lance_drop_table'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.rest_drop_table(request jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_rest_binding'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+/* RegisterTable imports the versions a table already has (issue 17). */
+DROP FUNCTION lance_namespace.lance_register_table(text[], text, text, jsonb);
+/*
+ * versions: the table's existing versions, imported with the registration
+ * (a JSON array of {version, manifest_path, naming_scheme, manifest_size,
+ * e_tag}, each the canonical manifest of a version of main; the gateway
+ * lists <location>/_versions and fills it in).
+ */
+CREATE FUNCTION lance_namespace.lance_register_table(
+	id text[],
+	location text,
+	mode text DEFAULT NULL,
+	properties jsonb DEFAULT NULL,
+	versions jsonb DEFAULT NULL,
+	OUT location text,
+	OUT properties jsonb)
+AS 'MODULE_PATHNAME', 'lance_register_table'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+/*
+ * A version whose manifest is gone from storage (a client's cleanup of old
+ * versions deletes manifests without telling the catalog) is retired: its
+ * row goes, recorded as RetireTableVersion.  The gateway calls it when
+ * DescribeTableVersion finds the manifest missing, and --sweep for every
+ * row whose manifest its listing lacks.
+ */
+CREATE FUNCTION lance_namespace.lance_retire_table_version(
+	id text[],
+	version bigint,
+	branch text DEFAULT NULL,
+	manifest_path text DEFAULT NULL,
+	OUT retired boolean)
+AS 'MODULE_PATHNAME', 'lance_retire_table_version'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.rest_retire_table_version(request jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_rest_binding'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;

@@ -348,11 +348,18 @@ AS 'MODULE_PATHNAME', 'lance_declare_table'
 LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
 
+/*
+ * versions: the table's existing versions, imported with the registration
+ * (a JSON array of {version, manifest_path, naming_scheme, manifest_size,
+ * e_tag}, each the canonical manifest of a version of main; the gateway
+ * lists <location>/_versions and fills it in).
+ */
 CREATE FUNCTION lance_namespace.lance_register_table(
 	id text[],
 	location text,
 	mode text DEFAULT NULL,
 	properties jsonb DEFAULT NULL,
+	versions jsonb DEFAULT NULL,
 	OUT location text,
 	OUT properties jsonb)
 AS 'MODULE_PATHNAME', 'lance_register_table'
@@ -418,6 +425,20 @@ AS 'MODULE_PATHNAME', 'lance_deregister_table'
 LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
 
+/*
+ * DropTable in the catalog: DeregisterTable recorded as DropTable.  The
+ * caller (the gateway) deletes the data at the returned location after
+ * COMMIT; --sweep finds the leftovers of a crash through the record.
+ */
+CREATE FUNCTION lance_namespace.lance_drop_table(
+	id text[],
+	OUT id text[],
+	OUT location text,
+	OUT properties jsonb)
+AS 'MODULE_PATHNAME', 'lance_drop_table'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
 CREATE FUNCTION lance_namespace.lance_rename_table(
 	id text[],
 	new_table_name text,
@@ -472,6 +493,29 @@ CREATE FUNCTION lance_namespace.lance_batch_delete_table_versions(
 	branch text DEFAULT NULL,
 	OUT deleted_count bigint)
 AS 'MODULE_PATHNAME', 'lance_batch_delete_table_versions'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+/*
+ * A version whose manifest is gone from storage (a client's cleanup of old
+ * versions deletes manifests without telling the catalog) is retired: its
+ * row goes, recorded as RetireTableVersion.  The gateway calls it when
+ * DescribeTableVersion finds the manifest missing, and --sweep for every
+ * row whose manifest its listing lacks.
+ */
+CREATE FUNCTION lance_namespace.lance_retire_table_version(
+	id text[],
+	version bigint,
+	branch text DEFAULT NULL,
+	manifest_path text DEFAULT NULL,
+	OUT retired boolean)
+AS 'MODULE_PATHNAME', 'lance_retire_table_version'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.rest_retire_table_version(request jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_rest_binding'
 LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
 
@@ -1149,6 +1193,12 @@ LANGUAGE C STABLE
 SET search_path = pg_catalog, pg_temp;
 
 CREATE FUNCTION lance_namespace.rest_deregister_table(request jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'lance_rest_binding'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION lance_namespace.rest_drop_table(request jsonb)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'lance_rest_binding'
 LANGUAGE C VOLATILE

@@ -106,6 +106,8 @@ typedef enum LancePlanId
 	PLAN_LATEST_VERSION,
 	PLAN_HAS_VERSIONS,
 	PLAN_DELETE_VERSION_RANGE,
+	PLAN_RETIRE_VERSION,
+	PLAN_LOCATION_OVERLAP,
 	PLAN_LIST_NAMESPACES,
 	PLAN_LIST_TABLES,
 	PLAN_LIST_TABLES_CREATED,
@@ -262,6 +264,8 @@ typedef struct LanceVersionRequest
 } LanceVersionRequest;
 
 extern void lance_validate_version_request(const char *op, LanceVersionRequest *req);
+extern char *lance_canonical_manifest_path(const char *location, const char *scheme,
+										   int64 version);
 extern void lance_create_version_spi(const char *op, LanceVersionRequest *req);
 extern HeapTuple lance_create_version_core(const char *op, LanceVersionRequest *req,
 										   TupleDesc tupdesc, MemoryContext outcxt);

@@ -116,6 +116,21 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		" AND version >= $3 AND version <= $4",
 		4, {INT8OID, TEXTOID, INT8OID, INT8OID}, true
 	},
+	[PLAN_RETIRE_VERSION] = {
+		"DELETE FROM lance_namespace.versions"
+		" WHERE table_id = $1 AND branch = $2 COLLATE \"C\""
+		" AND version = $3 AND manifest_path = $4",
+		4, {INT8OID, TEXTOID, INT8OID, TEXTOID}, true
+	},
+	[PLAN_LOCATION_OVERLAP] = {
+		"SELECT lance_namespace.lance_format_id(t.path) FROM (SELECT e.path,"
+		"  pg_catalog.rtrim(pg_catalog.regexp_replace(e.location, '^file://', ''), '/') AS l"
+		"  FROM lance_namespace.entries e WHERE e.kind = 't' AND e.id <> $1) t,"
+		" (SELECT pg_catalog.rtrim(pg_catalog.regexp_replace($2, '^file://', ''), '/') AS d) x"
+		" WHERE t.l = x.d OR pg_catalog.starts_with(t.l, x.d || '/')"
+		"  OR pg_catalog.starts_with(x.d, t.l || '/') LIMIT 1",
+		2, {INT8OID, TEXTOID}
+	},
 	[PLAN_LIST_NAMESPACES] = {
 		"SELECT name FROM lance_namespace.entries"
 		" WHERE parent_id = $1 AND kind = 'n' AND name > $2 COLLATE \"C\""

@@ -157,10 +157,63 @@ lance_declare_table(PG_FUNCTION_ARGS)
 PG_FUNCTION_INFO_V1(lance_register_table);
 
 /*
- * lance_register_table(id, location, mode, properties) returns (location, properties)
+ * import_versions
+ *		The versions a table had before it was registered: versions is a
+ *		JSON array of objects {version, manifest_path, naming_scheme,
+ *		manifest_size, e_tag} naming the canonical manifests found under
+ *		<location>/_versions (the gateway lists them).  Each becomes a
+ *		version of main, as CreateTableVersion would make it (its checks,
+ *		its history record); manifest_path must be the canonical path of
+ *		that version in that naming scheme.
+ */
+static void
+import_versions(const char *op, ArrayType *id, const char *location, Jsonb *versions)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	if (versions == NULL || lance_jsonb_is_null(versions))
+		return;
+	if (!JB_ROOT_IS_ARRAY(versions) || JB_ROOT_IS_SCALAR(versions))
+		lance_error(LANCE_INVALID_INPUT, errmsg("%s: versions must be a JSON array", op));
+	it = JsonbIteratorInit(&versions->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		LanceVersionRequest req;
+		Jsonb	   *obj;
+
+		if (tok != WJB_ELEM)
+			continue;
+		if (v.type != jbvBinary || !JsonContainerIsObject(v.val.binary.data))
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: each of versions must be a JSON object", op));
+		obj = JsonbValueToJsonb(&v);
+		memset(&req, 0, sizeof(req));
+		req.id = id;
+		req.has_version = lance_json_int64(obj, "version", op, &req.version);
+		req.manifest_path = lance_json_text(obj, "manifest_path", op);
+		req.has_size = lance_json_int64(obj, "manifest_size", op, &req.manifest_size);
+		req.e_tag = lance_json_text(obj, "e_tag", op);
+		req.naming_scheme = lance_json_text(obj, "naming_scheme", op);
+		lance_validate_version_request(op, &req);
+		if (strcmp(req.manifest_path,
+				   lance_canonical_manifest_path(location, req.naming_scheme, req.version)) != 0)
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: manifest_path \"%s\" is not the %s manifest of version " INT64_FORMAT " under the table's location",
+							   op, req.manifest_path, req.naming_scheme, req.version));
+		lance_create_version_spi(op, &req);
+	}
+}
+
+/*
+ * lance_register_table(id, location, mode, properties, versions)
+ *		returns (location, properties)
  *		Register an existing table at location.  Mode Create (default) fails
  *		when the name is taken; Overwrite replaces an existing table's
- *		registration, and its version history with it.
+ *		registration, and its version history with it.  versions: the
+ *		table's existing versions, imported in the same transaction (see
+ *		import_versions).
  */
 Datum
 lance_register_table(PG_FUNCTION_ARGS)
@@ -203,6 +256,7 @@ lance_register_table(PG_FUNCTION_ARGS)
 		lance_exec(PLAN_REREGISTER_ENTRY, values, NULL, false, 0);
 	}
 	record_location(op, id, location, overwrite ? "Overwrite" : NULL);
+	import_versions(op, id, location, PG_ARGISNULL(4) ? NULL : PG_GETARG_JSONB_P(4));
 	values[0] = text_result(location, outer);
 	values[1] = JsonbPGetDatum(properties);
 	result = lance_form_result(tupdesc, values, nulls, outer);
@@ -505,16 +559,18 @@ lance_list_all_tables(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(result);
 }
 
-PG_FUNCTION_INFO_V1(lance_deregister_table);
-
 /*
- * lance_deregister_table(id) returns (id, location, properties)
- *		Remove a table's catalog entry and its versions; its data stay.
+ * remove_table
+ *		DeregisterTable and DropTable in the catalog: remove a table's entry
+ *		and its versions, record op with the location, and return (id,
+ *		location, properties).  Neither touches files; the gateway deletes
+ *		a dropped table's data once the transaction committed, so a drop
+ *		(drop true) is refused while another table's location is, lies in
+ *		or contains this one's.
  */
-Datum
-lance_deregister_table(PG_FUNCTION_ARGS)
+static Datum
+remove_table(FunctionCallInfo fcinfo, const char *op, bool drop)
 {
-	const char *op = "DeregisterTable";
 	MemoryContext outer = CurrentMemoryContext;
 	ArrayType  *id = lance_id_arg(fcinfo, 0, op, "id", false);
 	TupleDesc	tupdesc = result_tupdesc(fcinfo);
@@ -525,6 +581,25 @@ lance_deregister_table(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	lance_resolve_table(op, id, LANCE_LOCK_FOR_UPDATE, &entry);
+	if (drop)
+	{
+		Datum		args[2];
+
+		/* deleting this location must not delete another table's data */
+		args[0] = Int64GetDatum(entry.id);
+		args[1] = CStringGetTextDatum(entry.location);
+		if (lance_exec(PLAN_LOCATION_OVERLAP, args, NULL, true, 1) == 1)
+		{
+			bool		isnull;
+
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: table \"%s\" shares its location %s with table \"%s\"",
+							   op, lance_id_to_cstring(id, "$"), entry.location,
+							   TextDatumGetCString(lance_spi_value(0, 1, &isnull))),
+						errdetail("One location lies in or is the other; deleting it would delete the other table's data."),
+						errhint("DeregisterTable removes the table and keeps its files."));
+		}
+	}
 	lance_delete_entry(entry.id);
 	record_location(op, id, entry.location, NULL);
 	values[0] = PG_GETARG_DATUM(0);
@@ -533,6 +608,33 @@ lance_deregister_table(PG_FUNCTION_ARGS)
 	result = lance_form_result(tupdesc, values, nulls, outer);
 	SPI_finish();
 	PG_RETURN_DATUM(result);
+}
+
+PG_FUNCTION_INFO_V1(lance_deregister_table);
+
+/*
+ * lance_deregister_table(id) returns (id, location, properties)
+ *		Remove a table's catalog entry and its versions; its data stay.
+ */
+Datum
+lance_deregister_table(PG_FUNCTION_ARGS)
+{
+	return remove_table(fcinfo, "DeregisterTable", false);
+}
+
+PG_FUNCTION_INFO_V1(lance_drop_table);
+
+/*
+ * lance_drop_table(id) returns (id, location, properties)
+ *		Remove a table's catalog entry and its versions, recorded as
+ *		DropTable: the caller deletes the data at location once this
+ *		transaction committed (the gateway does; a leftover of a crash in
+ *		between is found by --sweep through this history record).
+ */
+Datum
+lance_drop_table(PG_FUNCTION_ARGS)
+{
+	return remove_table(fcinfo, "DropTable", true);
 }
 
 PG_FUNCTION_INFO_V1(lance_rename_table);

@@ -80,11 +80,11 @@ lance_validate_version_request(const char *op, LanceVersionRequest *req)
 }
 
 /*
- * canonical_manifest_path
+ * lance_canonical_manifest_path
  *		<location>/_versions/<the version's name in scheme> (manifest_rules.c)
  */
-static char *
-canonical_manifest_path(const char *location, const char *scheme, int64 version)
+char *
+lance_canonical_manifest_path(const char *location, const char *scheme, int64 version)
 {
 	char		name[64];
 
@@ -166,7 +166,7 @@ lance_create_version_spi(const char *op, LanceVersionRequest *req)
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("%s: version " INT64_FORMAT " of branch \"%s\" must be greater than its parent version " INT64_FORMAT,
 						   op, req->version, branch.name, branch.parent_version));
-	canonical = canonical_manifest_path(lance_branch_dir(table.location, branch.name),
+	canonical = lance_canonical_manifest_path(lance_branch_dir(table.location, branch.name),
 										req->naming_scheme, req->version);
 
 	values[0] = Int64GetDatum(table.id);
@@ -515,6 +515,51 @@ lance_batch_delete_table_versions(PG_FUNCTION_ARGS)
 								  deleted));
 	SPI_finish();
 	PG_RETURN_INT64(deleted);
+}
+
+PG_FUNCTION_INFO_V1(lance_retire_table_version);
+
+/*
+ * lance_retire_table_version(id, version, branch, manifest_path) returns retired
+ *		Remove a version whose manifest is gone from storage (a client's
+ *		cleanup of old versions deletes manifests without telling the
+ *		catalog): the gateway found manifest_path missing.  Only the row
+ *		that still names that manifest goes; the removal is recorded as
+ *		RetireTableVersion.  False when there was no such row.
+ */
+Datum
+lance_retire_table_version(PG_FUNCTION_ARGS)
+{
+	const char *op = "RetireTableVersion";
+	ArrayType  *id = lance_id_arg(fcinfo, 0, op, "id", false);
+	char	   *manifest_path = lance_text_arg(fcinfo, 3);
+	int64		version;
+	LanceEntry	table;
+	LanceBranch branch;
+	Datum		args[4];
+	int64		n;
+
+	if (PG_ARGISNULL(1))
+		lance_error(LANCE_INVALID_INPUT, errmsg("%s: version must not be NULL", op));
+	version = PG_GETARG_INT64(1);
+	if (manifest_path == NULL)
+		lance_error(LANCE_INVALID_INPUT, errmsg("%s: manifest_path must not be NULL", op));
+
+	SPI_connect();
+	lance_resolve_table(op, id, LANCE_LOCK_KEY_SHARE, &table);
+	lance_resolve_branch(op, table.id, lance_text_arg(fcinfo, 2), LANCE_LOCK_KEY_SHARE, &branch);
+	args[0] = Int64GetDatum(table.id);
+	args[1] = CStringGetTextDatum(branch.name);
+	args[2] = Int64GetDatum(version);
+	args[3] = CStringGetTextDatum(manifest_path);
+	n = lance_exec(PLAN_RETIRE_VERSION, args, NULL, false, 0);
+	if (n > 0)
+		lance_record(op, id, psprintf("{\"branch\":%s,\"version\":" INT64_FORMAT
+									  ",\"manifest_path\":%s,\"reason\":\"manifest not found\"}",
+									  quote_json_cstring(branch.name), version,
+									  quote_json_cstring(manifest_path)));
+	SPI_finish();
+	PG_RETURN_BOOL(n > 0);
 }
 
 typedef struct BatchEntry

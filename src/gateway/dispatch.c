@@ -19,6 +19,7 @@
 #include "metrics.h"
 #include "request.h"
 #include "router.h"
+#include "table_files.h"
 #include "vend.h"
 
 /*
@@ -168,7 +169,16 @@ gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
 	else if (result != NULL && call->route->function != NULL &&
 			 (strcmp(call->route->function, "rest_describe_table_version") == 0 ||
 			  strcmp(call->route->function, "rest_list_table_versions") == 0))
-		result = gw_client_paths(result);	/* one spelling: client_paths.c */
+	{
+		/* a manifest gone from disk: 404, the row retired (table_files.c) */
+		gw_error_clear(&vend_err);
+		if (strcmp(call->route->function, "rest_describe_table_version") == 0)
+			result = gw_describe_version_check(call->request, &call->info, result, &vend_err);
+		if (result == NULL)
+			err = &vend_err;
+		else
+			result = gw_client_paths(result);	/* one spelling: client_paths.c */
+	}
 	if (result == NULL)
 		gw_respond_error(resp, err, instance);
 	else if (call->route->kind == GW_ROUTE_EXISTS)
@@ -205,6 +215,10 @@ run_call(GwCall *call, const GwHttpRequest *req, GwResponse *resp)
 	else if (kind == GW_ROUTE_VERSION_CREATE || kind == GW_ROUTE_BATCH_CREATE)
 		result = gw_commit_versions(function, call->request,
 									kind == GW_ROUTE_BATCH_CREATE, &call->info, &err);
+	else if (kind == GW_ROUTE_TABLE_DROP)
+		result = gw_drop_table(function, call->request, &call->info, &err);	/* table_files.c */
+	else if (kind == GW_ROUTE_TABLE_REGISTER)
+		result = gw_register_table(function, call->request, &call->info, &err);	/* table_files.c */
 	else if ((text = gw_call_text(call, &err)) != NULL)
 		result = gw_db_call(function, text, &call->info, NULL, &err);
 

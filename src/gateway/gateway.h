@@ -24,6 +24,7 @@
 #define GW_ERR_UNSUPPORTED			LANCE_UNSUPPORTED
 #define GW_ERR_NAMESPACE_NOT_FOUND	LANCE_NAMESPACE_NOT_FOUND
 #define GW_ERR_TABLE_NOT_FOUND		LANCE_TABLE_NOT_FOUND
+#define GW_ERR_VERSION_NOT_FOUND	LANCE_TABLE_VERSION_NOT_FOUND
 #define GW_ERR_INVALID_INPUT		LANCE_INVALID_INPUT
 #define GW_ERR_CONCURRENT_MOD		LANCE_CONCURRENT_MODIFICATION
 #define GW_ERR_PERMISSION_DENIED	LANCE_PERMISSION_DENIED
@@ -65,6 +66,7 @@ typedef struct GwConfig
 	bool		quiet;			/* no access log */
 	bool		manifest_copy;	/* copy staging manifests, never hard-link */
 	bool		no_openat2;		/* confine paths by walking, not openat2 */
+	bool		drop_outside_root;	/* DropTable may delete outside --root */
 	bool		sweep;			/* --sweep: remove orphaned files, then exit */
 	bool		dry_run;		/* with --sweep: list, remove nothing */
 	int			sweep_min_age_s;	/* files younger than this are kept */

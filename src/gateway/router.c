@@ -31,12 +31,13 @@ static const GwRoute routes[] = {
 	{"/v1/table/batch-commit", GW_POST, GW_ROUTE_BATCH_COMMIT, "rest_batch_commit_tables", "BatchCommitTables"},
 
 	{"/v1/table/{id}/declare", GW_POST, GW_ROUTE_CATALOG, "rest_declare_table", "DeclareTable"},
-	{"/v1/table/{id}/register", GW_POST, GW_ROUTE_CATALOG, "rest_register_table", "RegisterTable"},
+	/* RegisterTable imports the versions on disk (table_files.c) */
+	{"/v1/table/{id}/register", GW_POST, GW_ROUTE_TABLE_REGISTER, "rest_register_table", "RegisterTable"},
 	{"/v1/table/{id}/describe", GW_POST, GW_ROUTE_READ, "rest_describe_table", "DescribeTable"},
 	{"/v1/table/{id}/exists", GW_POST, GW_ROUTE_EXISTS, "rest_table_exists", "TableExists"},
 	{"/v1/table/{id}/deregister", GW_POST, GW_ROUTE_CATALOG, "rest_deregister_table", "DeregisterTable"},
-	/* DropTable only deregisters: the table's files are left in place. */
-	{"/v1/table/{id}/drop", GW_POST, GW_ROUTE_CATALOG, "rest_deregister_table", "DropTable"},
+	/* DropTable deletes the table's files after COMMIT (table_files.c) */
+	{"/v1/table/{id}/drop", GW_POST, GW_ROUTE_TABLE_DROP, "rest_drop_table", "DropTable"},
 	{"/v1/table/{id}/rename", GW_POST, GW_ROUTE_CATALOG, "rest_rename_table", "RenameTable"},
 	{"/v1/table/{id}/version/create", GW_POST, GW_ROUTE_VERSION_CREATE, "rest_create_table_version", "CreateTableVersion"},
 	{"/v1/table/{id}/version/describe", GW_POST, GW_ROUTE_READ, "rest_describe_table_version", "DescribeTableVersion"},

@@ -21,6 +21,8 @@ typedef enum GwRouteKind
 	GW_ROUTE_VERSION_CREATE,	/* rest_create_table_version + manifest copy */
 	GW_ROUTE_BATCH_CREATE,		/* rest_batch_create_table_versions + copies */
 	GW_ROUTE_BATCH_COMMIT,		/* rest_batch_commit_tables + copies */
+	GW_ROUTE_TABLE_DROP,		/* rest_drop_table, then the files go */
+	GW_ROUTE_TABLE_REGISTER,	/* rest_register_table + listed versions */
 	GW_ROUTE_EVENTS,			/* change feed (Server-Sent Events) */
 	GW_ROUTE_METRICS,			/* Prometheus metrics, no database */
 	GW_ROUTE_HEALTH,			/* liveness, no database */

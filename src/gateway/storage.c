@@ -55,6 +55,16 @@ gw_storage_s3_root(void)
 }
 
 /*
+ * gw_storage_local_root
+ *		The real path of --root when it is a directory, else NULL.
+ */
+const char *
+gw_storage_local_root(void)
+{
+	return local_storage ? gw_storage_local_root_of(local_storage) : NULL;
+}
+
+/*
  * gw_storage_for
  *		The backend that serves path, or NULL with err set.
  */

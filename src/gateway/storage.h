@@ -49,6 +49,7 @@ typedef struct GwFileInfo
 	uint64_t	dev;
 	uint64_t	ino;
 	char		etag[80];		/* object stores: the listed ETag */
+	int64_t		size;			/* bytes */
 } GwFileInfo;
 
 typedef struct GwStorage GwStorage;
@@ -117,11 +118,26 @@ struct GwStorage
 	int			(*remove_listed) (GwStorage *st, const char *dir, const GwFileInfo *file,
 								  int64_t min_age_ms, GwError *err);
 
+	/*
+	 * Remove directory dir and everything below it (in an object store,
+	 * every object whose key starts with dir + "/"), but for files changed
+	 * less than min_age_ms ago, which are kept with their directories.
+	 * Symbolic links are removed, never followed; dir is confined like
+	 * every path and is never the root itself.  A dir that does not exist
+	 * removes nothing.  *removed counts the files removed.  False on an
+	 * error (err set), with what was removed before it gone.
+	 */
+	bool		(*remove_tree) (GwStorage *st, const char *dir, int64_t min_age_ms,
+								long *removed, GwError *err);
+
 	void	   *priv;
 };
 
 extern bool gw_storage_plain_components(const char *path);
 extern GwStorage *gw_storage_local_create(const char *root, GwError *err);
+extern void gw_storage_local_free(GwStorage *st);
+extern const char *gw_storage_local_root_of(GwStorage *st);
+extern const char *gw_storage_local_root(void);
 extern GwStorage *gw_storage_s3_create(const char *root, GwError *err);
 
 /* storage.c: the backend of a location (NULL: none serves it, err set) */

@@ -733,6 +733,8 @@ local_list(GwStorage *st, const char *dir, GwFileInfo **files, int *nfiles, GwEr
 		out[n].age_ms = age_ms(&sb);
 		out[n].dev = sb.st_dev;
 		out[n].ino = sb.st_ino;
+		out[n].etag[0] = '\0';
+		out[n].size = (int64_t) sb.st_size;
 		n++;
 	}
 	if (errno != 0)
@@ -809,6 +811,145 @@ local_remove_listed(GwStorage *st, const char *dir, const GwFileInfo *file,
 }
 
 /*
+ * remove_below
+ *		Remove what directory fd (named dir, for messages) holds: files and
+ *		symbolic links at least min_age_ms old, then each subdirectory's
+ *		contents and, once empty, the subdirectory.  Entries are opened
+ *		and removed relative to their directory, never following a link.
+ *		*kept is set when something young was kept.  False on an error.
+ */
+static bool
+remove_below(int fd, const char *dir, int64_t min_age_ms, long *removed, bool *kept,
+			 GwError *err)
+{
+	int			dfd = dup(fd);
+	DIR		   *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	bool		ok = true;
+
+	if (d == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "cannot read the directory %s", dir);
+		gw_error_detail(err, "%s", strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
+		return false;
+	}
+	while (ok)
+	{
+		struct dirent *de;
+		struct stat sb;
+
+		errno = 0;
+		de = readdir(d);
+		if (de == NULL)
+		{
+			if (errno != 0)
+			{
+				gw_error_set(err, GW_ERR_INTERNAL, "cannot read the directory %s", dir);
+				gw_error_detail(err, "%s", strerror(errno));
+				ok = false;
+			}
+			break;
+		}
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+			fstatat(fd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		if (S_ISDIR(sb.st_mode))
+		{
+			int			sub = openat(fd, de->d_name,
+									 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			char	   *subname = NULL;
+
+			if (sub < 0 || asprintf(&subname, "%s/%s", dir, de->d_name) < 0)
+			{
+				gw_error_set(err, GW_ERR_INTERNAL, "cannot open the directory %s/%s",
+							 dir, de->d_name);
+				gw_error_detail(err, "%s", strerror(errno));
+				if (sub >= 0)
+					close(sub);
+				ok = false;
+				break;
+			}
+			ok = remove_below(sub, subname, min_age_ms, removed, kept, err);
+			if (ok && fsync(sub) != 0)
+				ok = false;
+			close(sub);
+			free(subname);
+			if (ok && unlinkat(fd, de->d_name, AT_REMOVEDIR) != 0 &&
+				errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST)
+				ok = false;
+			if (!ok && err->code < 0)
+			{
+				gw_error_set(err, GW_ERR_INTERNAL, "cannot remove the directory %s/%s",
+							 dir, de->d_name);
+				gw_error_detail(err, "%s", strerror(errno));
+			}
+		}
+		else if (age_ms(&sb) < min_age_ms)
+			*kept = true;
+		else if (unlinkat(fd, de->d_name, 0) == 0)
+			(*removed)++;
+		else if (errno != ENOENT)
+		{
+			gw_error_set(err, GW_ERR_INTERNAL, "cannot remove %s/%s", dir, de->d_name);
+			gw_error_detail(err, "%s", strerror(errno));
+			ok = false;
+		}
+	}
+	closedir(d);
+	return ok;
+}
+
+/*
+ * local_remove_tree
+ *		See GwStorage.remove_tree.
+ */
+static bool
+local_remove_tree(GwStorage *st, const char *dir, int64_t min_age_ms, long *removed,
+				  GwError *err)
+{
+	LocalStorage *ls = st->priv;
+	const char *base;
+	bool		kept = false;
+	bool		ok;
+	int			fd;
+	int			pfd;
+
+	*removed = 0;
+	fd = open_dir(ls, dir, err);
+	if (fd < 0)
+	{
+		if (errno != ENOENT)
+			return false;
+		gw_error_clear(err);
+		return true;
+	}
+	ok = remove_below(fd, dir, min_age_ms, removed, &kept, err);
+	close(fd);
+	if (!ok || kept)
+		return ok;
+	/* then the directory itself, relative to its parent */
+	pfd = open_parent(ls, dir, &base, err);
+	if (pfd < 0)
+		return errno == ENOENT;
+	if (unlinkat(pfd, base, AT_REMOVEDIR) != 0 && errno != ENOENT && errno != ENOTEMPTY &&
+		errno != EEXIST)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "cannot remove the directory %s", dir);
+		gw_error_detail(err, "%s", strerror(errno));
+		ok = false;
+	}
+	else if (fsync(pfd) != 0)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "removed %s but cannot fsync its parent", dir);
+		gw_error_detail(err, "%s", strerror(errno));
+		ok = false;
+	}
+	close(pfd);
+	return ok;
+}
+
+/*
  * gw_storage_local_create
  *		A local backend confined to root (which must exist).
  */
@@ -851,6 +992,34 @@ gw_storage_local_create(const char *root, GwError *err)
 	st->remove = local_remove;
 	st->list = local_list;
 	st->remove_listed = local_remove_listed;
+	st->remove_tree = local_remove_tree;
 	st->priv = ls;
 	return st;
+}
+
+/*
+ * gw_storage_local_free
+ *		Release a backend of gw_storage_local_create.
+ */
+void
+gw_storage_local_free(GwStorage *st)
+{
+	LocalStorage *ls;
+
+	if (st == NULL)
+		return;
+	ls = st->priv;
+	close(ls->rootfd);
+	free(ls);
+	free(st);
+}
+
+/*
+ * gw_storage_local_root_of
+ *		The real path a local backend is confined to.
+ */
+const char *
+gw_storage_local_root_of(GwStorage *st)
+{
+	return ((LocalStorage *) st->priv)->root;
 }

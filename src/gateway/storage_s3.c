@@ -520,6 +520,7 @@ s3_list(GwStorage *st, const char *dir, GwFileInfo **files, int *nfiles, GwError
 			char	   *key;
 			char	   *etag;
 			char	   *mod;
+			char	   *size;
 			GwFileInfo *f;
 
 			if (entry == NULL)
@@ -528,6 +529,7 @@ s3_list(GwStorage *st, const char *dir, GwFileInfo **files, int *nfiles, GwError
 			key = gw_s3_xml_text(entry, "Key", NULL);
 			etag = gw_s3_xml_text(entry, "ETag", NULL);
 			mod = gw_s3_xml_text(entry, "LastModified", NULL);
+			size = gw_s3_xml_text(entry, "Size", NULL);
 			if (key && strlen(key) > strlen(prefix) && strchr(key + strlen(prefix), '/') == NULL &&
 				strlen(key + strlen(prefix)) < sizeof(f->name))
 			{
@@ -550,11 +552,13 @@ s3_list(GwStorage *st, const char *dir, GwFileInfo **files, int *nfiles, GwError
 					snprintf(f->name, sizeof(f->name), "%s", key + strlen(prefix));
 					snprintf(f->etag, sizeof(f->etag), "%s", etag ? etag : "");
 					f->age_ms = mod ? now_ms - parse_time(mod) : 0;
+					f->size = size ? strtoll(size, NULL, 10) : -1;
 				}
 			}
 			free(key);
 			free(etag);
 			free(mod);
+			free(size);
 			free(entry);
 			if (!ok)
 				break;
@@ -604,6 +608,116 @@ s3_remove_listed(GwStorage *st, const char *dir, const GwFileInfo *file, int64_t
 }
 
 /*
+ * s3_remove_tree
+ *		See GwStorage.remove_tree: ListObjectsV2 of dir + "/" without a
+ *		delimiter, and a DELETE of each object old enough.
+ */
+static bool
+s3_remove_tree(GwStorage *st, const char *dir, int64_t min_age_ms, long *removed,
+			   GwError *err)
+{
+	S3Object	o;
+	char	   *token = NULL;
+	struct timespec now;
+	int64_t		now_ms;
+	bool		ok = true;
+
+	(void) st;
+	*removed = 0;
+	if (!parse_object(dir, &o, err))
+		return false;
+	if (o.key[0] == '\0')
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "%s is a whole bucket, not a table location", dir);
+		return false;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	now_ms = (int64_t) now.tv_sec * 1000 + now.tv_nsec / 1000000;
+	do
+	{
+		char		prefix[2048];
+		char	   *eprefix;
+		char	   *etoken = NULL;
+		char	   *query;
+		GwS3Request req = {.method = "GET", .bucket = o.bucket};
+		GwS3Response resp;
+		const char *p;
+		char	   *truncated;
+
+		snprintf(prefix, sizeof(prefix), "%s/", o.key);
+		eprefix = gw_s3_escape(prefix, false);
+		if (token)
+			etoken = gw_s3_escape(token, false);
+		if (asprintf(&query, "%s%s%slist-type=2&prefix=%s",
+					 etoken ? "continuation-token=" : "", etoken ? etoken : "",
+					 etoken ? "&" : "", eprefix) < 0)
+			query = NULL;
+		free(eprefix);
+		free(etoken);
+		free(token);
+		token = NULL;
+		req.query = query;
+		if (query == NULL || !gw_s3_send(&req, &resp, err))
+		{
+			if (query == NULL)
+				gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+			free(query);
+			gw_s3_response_free(&resp);
+			ok = false;
+			break;
+		}
+		free(query);
+		if (resp.status != 200)
+		{
+			gw_s3_fail(&resp, "LIST", dir, err);
+			gw_s3_response_free(&resp);
+			ok = false;
+			break;
+		}
+		for (p = resp.body; ok;)
+		{
+			const char *next;
+			char	   *entry = gw_s3_xml_text(p, "Contents", &next);
+			char	   *key;
+			char	   *mod;
+
+			if (entry == NULL)
+				break;
+			p = next;
+			key = gw_s3_xml_text(entry, "Key", NULL);
+			mod = gw_s3_xml_text(entry, "LastModified", NULL);
+			if (key && strncmp(key, prefix, strlen(prefix)) == 0 &&
+				(mod ? now_ms - parse_time(mod) : 0) >= min_age_ms)
+			{
+				GwS3Request del = {.method = "DELETE", .bucket = o.bucket, .key = key};
+				GwS3Response dresp;
+
+				if (!gw_s3_send(&del, &dresp, err))
+					ok = false;
+				else if (dresp.status == 200 || dresp.status == 204)
+					(*removed)++;
+				else if (dresp.status != 404)
+				{
+					gw_s3_fail(&dresp, "DELETE", dir, err);
+					ok = false;
+				}
+				gw_s3_response_free(&dresp);
+			}
+			free(key);
+			free(mod);
+			free(entry);
+		}
+		truncated = gw_s3_xml_text(resp.body, "IsTruncated", NULL);
+		if (ok && truncated && strcmp(truncated, "true") == 0)
+			token = gw_s3_xml_text(resp.body, "NextContinuationToken", NULL);
+		free(truncated);
+		gw_s3_response_free(&resp);
+	} while (ok && token);
+	free(token);
+	return ok;
+}
+
+/*
  * gw_storage_s3_create
  *		The S3 backend.  root (an s3:// URI or NULL) is only checked here.
  */
@@ -635,5 +749,6 @@ gw_storage_s3_create(const char *root, GwError *err)
 	st->remove = s3_remove;
 	st->list = s3_list;
 	st->remove_listed = s3_remove_listed;
+	st->remove_tree = s3_remove_tree;
 	return st;
 }

@@ -14,6 +14,15 @@
  *		are 2^64-1 minus the version) or "<version>.manifest" (V1), of a
  *		version that the catalog does not have.
  *
+ *	  It also retires (lance_retire_table_version, recorded in the history)
+ *	  each version of the catalog whose canonical manifest the listing
+ *	  lacks, below the latest version whose manifest the listing holds: a
+ *	  client's cleanup of old versions removed it (reconcile_dir).
+ *
+ *	  Then, for each location of a table that DropTable dropped (its
+ *	  history record) under --root where no table is now, it deletes what
+ *	  a crash after DropTable's COMMIT left (sweep_dropped).
+ *
  *	  Nothing else is touched: staging files ("<canonical>-<uuid>") belong
  *	  to their writers, and entries that are not regular files (symbolic
  *	  links included) are left alone.  Every path goes through the storage
@@ -70,6 +79,7 @@
 #include "manifest_rules.h"
 #include "pool.h"
 #include "sweep.h"
+#include "table_files.h"
 
 /* How long the sweep waits for the transactions in flight on a table. */
 #define SWEEP_LOCK_TIMEOUT "10s"
@@ -86,6 +96,29 @@
 #define SQL_LOCK_TABLE \
 	"SELECT e.location FROM lance_namespace.entries e" \
 	" WHERE e.id = $1::bigint AND e.kind = 't' FOR UPDATE"
+
+/* the locations of dropped tables (lance_drop_table records them) */
+#define SQL_DROPPED \
+	"SELECT DISTINCT h.detail OPERATOR(pg_catalog.->>) 'location'" \
+	" FROM lance_namespace.history h WHERE h.operation = 'DropTable'" \
+	" AND h.detail OPERATOR(pg_catalog.?) 'location' ORDER BY 1"
+
+/* no table of the catalog is at, above or below location $1 */
+#define SQL_LOCATION_FREE \
+	"SELECT NOT EXISTS (SELECT 1 FROM (SELECT pg_catalog.rtrim(" \
+	"   pg_catalog.regexp_replace(e.location, '^file://', ''), '/') AS l" \
+	"   FROM lance_namespace.entries e WHERE e.kind = 't') t" \
+	" WHERE t.l = $1 OR pg_catalog.starts_with(t.l, $1 || '/')" \
+	"  OR pg_catalog.starts_with($1, t.l || '/'))"
+
+/* the versions of a branch, to find those whose manifest is gone */
+#define SQL_BRANCH_VERSIONS \
+	"SELECT v.version, v.manifest_path FROM lance_namespace.versions v" \
+	" WHERE v.table_id = $1::bigint AND v.branch = $2::text ORDER BY v.version"
+
+#define SQL_RETIRE \
+	"SELECT lance_namespace.lance_retire_table_version(e.path, $2::bigint, $3::text, $4::text)" \
+	" FROM lance_namespace.entries e WHERE e.id = $1::bigint"
 
 #define SQL_BRANCHES \
 	"SELECT b.name FROM lance_namespace.branches b" \
@@ -114,6 +147,8 @@ typedef struct Sweep
 	long		ntemporary;
 	long		norphaned;
 	long		ntables;
+	long		ndropped;		/* files of dropped tables */
+	long		nretired;		/* versions whose manifest was gone */
 	bool		failed;
 } Sweep;
 
@@ -189,6 +224,20 @@ classify(const char *name, int64_t *version)
 }
 
 /*
+ * gw_manifest_name
+ *		Whether name is a canonical manifest name of a _versions directory
+ *		(classify), with the version it names and whether it is a V2 name.
+ */
+bool
+gw_manifest_name(const char *name, int64_t *version, bool *v2)
+{
+	if (classify(name, version) != NAME_CANONICAL)
+		return false;
+	*v2 = strspn(name, "0123456789") == 20;
+	return true;
+}
+
+/*
  * concat
  *		a b c as one malloc'd string (NULL when out of memory).
  */
@@ -261,6 +310,84 @@ check_version(Sweep *sw, const char *context, const char *table_id, const char *
 }
 
 /*
+ * listed
+ *		Whether name is among the nfiles files (sorted by name).
+ */
+static bool
+listed(const GwFileInfo *files, int nfiles, const char *name)
+{
+	int			lo = 0;
+	int			hi = nfiles - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		int			c = strcmp(files[mid].name, name);
+
+		if (c == 0)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return false;
+}
+
+/*
+ * reconcile_dir
+ *		Retire (or, in a dry run, list) the versions of a branch whose
+ *		manifest in dir is gone: a client's cleanup of old versions
+ *		deletes manifests without telling the catalog.  Only versions
+ *		below latest_on_disk, the latest version whose manifest the listing
+ *		holds, are candidates: cleanup never removes the latest, and a
+ *		directory that is empty or gone (unmounted, moved) retires nothing.
+ *		Runs under the table's lock, so no version commits meanwhile (and a
+ *		committed row's manifest was named before its COMMIT).
+ */
+static bool
+reconcile_dir(Sweep *sw, const char *table_id, const char *table_name, const char *branch,
+			  const char *dir, const GwFileInfo *files, int nfiles, int64_t latest_on_disk)
+{
+	const char *params[2] = {table_id, branch};
+	size_t		dirlen = strlen(dir);
+	PGresult   *res;
+
+	if (latest_on_disk < 0)
+		return true;
+	res = run(sw, table_name, SQL_BRANCH_VERSIONS, 2, params);
+	if (res == NULL)
+		return false;
+	for (int i = 0; i < PQntuples(res); i++)
+	{
+		const char *version = PQgetvalue(res, i, 0);
+		const char *path = PQgetvalue(res, i, 1);
+		const char *rparams[4] = {table_id, version, branch, path};
+		PGresult   *r;
+
+		if (strtoll(version, NULL, 10) >= latest_on_disk ||
+			strncmp(path, dir, dirlen) != 0 || path[dirlen] != '/' ||
+			listed(files, nfiles, path + dirlen + 1))
+			continue;
+		if (!sw->dry_run)
+		{
+			r = run(sw, table_name, SQL_RETIRE, 4, rparams);
+			if (r == NULL)
+			{
+				PQclear(res);
+				return false;
+			}
+			PQclear(r);
+		}
+		sw->nretired++;
+		printf("%s version %s of table %s, branch %s: its manifest %s is gone\n",
+			   sw->dry_run ? "would retire" : "retired", version, table_name, branch, path);
+	}
+	PQclear(res);
+	return true;
+}
+
+/*
  * sweep_dir
  *		Remove (or, in a dry run, list) the orphaned files of one versions
  *		directory of a table.  Returns false if the catalog could not be
@@ -276,6 +403,7 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 	GwError		err;
 	bool		ok = true;
 	GwStorage  *st;
+	int64_t		latest_on_disk = -1;
 
 	gw_error_clear(&err);
 	st = gw_storage_for(dir, &err);
@@ -292,7 +420,14 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 		bool		removable;
 		int			rc = 1;
 
-		if (kind == NAME_OTHER || f->age_ms < sw->min_age_ms)
+		if (kind == NAME_OTHER)
+			continue;
+		if (kind == NAME_CANONICAL && f->age_ms < sw->min_age_ms)
+		{
+			latest_on_disk = version > latest_on_disk ? version : latest_on_disk;
+			continue;
+		}
+		if (f->age_ms < sw->min_age_ms)
 			continue;
 		if (kind == NAME_CANONICAL)
 		{
@@ -303,7 +438,10 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 				break;
 			}
 			if (!removable)
+			{
+				latest_on_disk = version > latest_on_disk ? version : latest_on_disk;
 				continue;
+			}
 		}
 		if (!sw->dry_run)
 		{
@@ -326,6 +464,8 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 				   verb, dir, f->name, table_name, branch, version);
 		}
 	}
+	if (ok)
+		ok = reconcile_dir(sw, table_id, table_name, branch, dir, files, nfiles, latest_on_disk);
 	free(files);
 	return ok;
 }
@@ -401,6 +541,44 @@ done:
 }
 
 /*
+ * sweep_dropped
+ *		Delete what is left of a dropped table at location (DropTable
+ *		deletes the files after its COMMIT; a crash in between leaves
+ *		them), provided that it lies under the root and that no table of
+ *		the catalog is at, above or below it now.  Files younger than
+ *		--sweep-min-age stay: a table declared there since is young.
+ */
+static void
+sweep_dropped(Sweep *sw, const char *location)
+{
+	char	   *dir = table_dir(sw, location);
+	const char *params[1];
+	PGresult   *res;
+	GwError		err;
+	long		removed = 0;
+	bool		is_free;
+
+	if (dir == NULL)
+		return;					/* not under the root: not the gateway's */
+	params[0] = dir;
+	res = run(sw, location, SQL_LOCATION_FREE, 1, params);
+	is_free = res != NULL && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	if (is_free && sw->dry_run)
+		printf("would remove what is left of the dropped table at %s\n", dir);
+	else if (is_free)
+	{
+		gw_error_clear(&err);
+		if (!gw_table_remove_data(dir, sw->min_age_ms, &removed, &err))
+			report(sw, dir, err.message, err.detail);
+		if (removed > 0)
+			printf("removed %ld files of the dropped table at %s\n", removed, dir);
+		sw->ndropped += removed;
+	}
+	free(dir);
+}
+
+/*
  * gw_sweep_run
  *		One sweep over the catalog's tables under root (a real path, checked
  *		against the catalog by the caller).  Prints one line per file and a
@@ -452,9 +630,26 @@ gw_sweep_run(const char *root)
 	}
 	PQclear(res);
 
+	res = run(&sw, "listing the dropped tables", SQL_DROPPED, 0, NULL);
+	for (int i = 0; res != NULL && i < PQntuples(res); i++)
+	{
+		if (PQstatus(sw.conn) != CONNECTION_OK)
+		{
+			report(&sw, "catalog database", "the connection was lost", NULL);
+			break;
+		}
+		sweep_dropped(&sw, PQgetvalue(res, i, 0));
+	}
+	PQclear(res);
+
 	printf("sweep: %ld temporary and %ld orphaned manifests %s, %ld tables scanned%s\n",
 		   sw.ntemporary, sw.norphaned, sw.dry_run ? "would be removed" : "removed",
 		   sw.ntables, sw.dry_run ? " (dry run)" : "");
+	if (sw.ndropped > 0)
+		printf("sweep: %ld files of dropped tables removed\n", sw.ndropped);
+	if (sw.nretired > 0)
+		printf("sweep: %ld versions whose manifest is gone %s\n", sw.nretired,
+			   sw.dry_run ? "would be retired" : "retired");
 	gw_pool_discard(c);
 	return sw.failed ? 1 : 0;
 }

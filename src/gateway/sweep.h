@@ -12,5 +12,6 @@
 #include "gateway.h"
 
 extern int	gw_sweep_run(const char *root);
+extern bool gw_manifest_name(const char *name, int64_t *version, bool *v2);
 
 #endif							/* LANCE_GATEWAY_SWEEP_H */

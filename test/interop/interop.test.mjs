@@ -143,12 +143,78 @@ describe("LanceDB through the REST gateway", () => {
     }
   });
 
-  it("drops a table (deregistered; files stay)", async () => {
+  it("registers a table plain LanceDB wrote: opens it, appends, checks out and restores through the namespace", async () => {
+    const dir = path.join(fs.realpathSync(process.env.GW_ROOT), "plain");
+    const plain = await lancedb.connect(dir);
+    const p = await plain.createTable("legacy", rows(0, 4, "p"));
+    await p.add(rows(4, 4, "q"));
+    await p.add(rows(8, 2, "r"));
+    assert.equal(await p.version(), 3);
+    const location = path.join(dir, "legacy.lance");
+    const res = await fetch(`${URI}/v1/table/${NS}%24legacy/register?delimiter=%24`, {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ location }),
+    });
+    assert.equal(res.status, 200, await res.text());
+    assert.deepEqual(catalogVersions("legacy").map((r) => r.version), [1, 2, 3], "the existing versions are imported");
+
+    const t = await db.openTable("legacy", [NS]);
+    assert.equal(await t.version(), 3);
+    assert.equal(await t.countRows(), 10);
+    await t.add(rows(10, 5, "s"));
+    assert.equal(await t.version(), 4);
+    assert.equal(await t.countRows(), 15);
+    await checkCatalog(t, "legacy");
+    await t.checkout(1);
+    assert.equal(await t.countRows(), 4);
+    await t.restore();
+    assert.equal(await t.version(), 5);
+    const again = await (await lancedb.connectNamespace("rest", { uri: URI })).openTable("legacy", [NS]);
+    assert.equal(await again.countRows(), 4);
+    assert.equal((await checkCatalog(again, "legacy")).length, 5);
+  });
+
+  it("after the client's cleanup of old versions, the catalog hands out no manifest that is gone", async () => {
+    const t = await db.createTable("cleaned", rows(0, 2, "x"), [NS]);
+    for (let i = 0; i < 6; i++) await t.add(rows(2 + i * 2, 2, "y"));
+    const before = catalogVersions("cleaned");
+    assert.equal(before.length, 7);
+    await new Promise((r) => setTimeout(r, 50));
+    await t.optimize({ cleanupOlderThan: new Date() });
+    const all = catalogVersions("cleaned");
+    const gone = all.filter((r) => !fs.existsSync(r.manifest_path)).map((r) => r.version);
+    assert.ok(gone.length > 0, "cleanup removed old manifests");
+    const describe = (v) => fetch(`${URI}/v1/table/${NS}%24cleaned/version/describe?delimiter=%24`, {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ version: v }),
+    });
+    // describe of a removed version: TableVersionNotFound, and the row is retired
+    const res = await describe(gone[0]);
+    assert.equal(res.status, 404, await res.text());
+    assert.ok(!catalogVersions("cleaned").some((r) => r.version === gone[0]));
+    assert.equal(psql(`SELECT count(*) FROM lance_namespace.history WHERE operation = 'RetireTableVersion'
+      AND id = ARRAY['${NS}', 'cleaned']`), "1");
+    // the sweep retires the rest: the catalog's versions are the manifests on disk
+    const sweep = spawnSync(process.env.GW_BIN, ["--db", process.env.GW_DB, "--root", process.env.GW_ROOT, "--sweep", "--sweep-min-age", "0"],
+      { encoding: "utf8" });
+    assert.equal(sweep.status, 0, sweep.stderr);
+    const left = catalogVersions("cleaned");
+    for (const r of left) assert.ok(fs.existsSync(r.manifest_path), `${r.manifest_path} is on disk`);
+    assert.deepEqual(left.map((r) => r.version), all.filter((r) => !gone.includes(r.version)).map((r) => r.version));
+    for (const v of gone) assert.equal((await describe(v)).status, 404);
+    // the client carries on: its history is the catalog's, and it appends
+    const again = await (await lancedb.connectNamespace("rest", { uri: URI })).openTable("cleaned", [NS]);
+    assert.deepEqual((await again.listVersions()).map((v) => v.version), left.map((r) => r.version));
+    assert.equal(await again.countRows(), 14);
+    await again.add(rows(100, 1, "z"));
+    assert.equal(await again.countRows(), 15);
+  });
+
+  it("drops a table: the catalog entry, then its files", async () => {
     const t = await db.createTable("scratch", rows(0, 3, "s"), [NS]);
     const loc = catalogVersions("scratch")[0].manifest_path;
     await t.add(rows(3, 3, "s"));
     await db.dropTable("scratch", [NS]);
-    assert.deepEqual(await db.tableNames([NS]), ["events"]);
-    assert.ok(fs.existsSync(loc));
+    assert.ok(!(await db.tableNames([NS])).includes("scratch"));
+    assert.ok(!fs.existsSync(loc), "the manifests are gone");
+    assert.ok(!fs.existsSync(path.dirname(path.dirname(loc))), "and the table's directory");
   });
 });

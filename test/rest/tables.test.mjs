@@ -1,10 +1,10 @@
 // Table routes: declare, register, describe, exists, list, list all,
-// rename, deregister and drop (drop = deregister; files stay).
+// rename, deregister (files stay) and drop (files go).
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, ROOT } from "./lib.mjs";
+import { req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, psql, startGateway, stop, v2Name, ROOT, TMP, GW_DB } from "./lib.mjs";
 
 describe("tables", () => {
   it("declares a table at <root>/<ns>/<name>.lance with managed versioning", async () => {
@@ -127,7 +127,89 @@ describe("tables", () => {
     ok(await req("POST", `/v1/table/${ns2}$moved/describe`));
   });
 
-  it("deregisters and drops without deleting files", async () => {
+  it("RegisterTable imports the versions already on disk (V1 and V2 names), with the registration", async () => {
+    const ns = await mkNamespace();
+    const base = path.join(fs.realpathSync(ROOT), ns);
+    const put = (loc, name, content) => {
+      fs.mkdirSync(path.join(loc, "_versions"), { recursive: true });
+      fs.writeFileSync(path.join(loc, "_versions", name), content);
+    };
+    const v2loc = path.join(base, "written_v2.lance");
+    for (const v of [1, 2, 3]) put(v2loc, v2Name(v), `v2 manifest ${v}`.repeat(v));
+    put(v2loc, `${v2Name(4)}-staging-uuid`, "a writer's staging file");
+    put(v2loc, "007.manifest", "not a canonical name");
+    put(v2loc, ".gw-1-1.tmp", "temporary");
+    const v1loc = path.join(base, "written_v1.lance");
+    for (const v of [1, 2]) put(v1loc, `${v}.manifest`, `v1 manifest ${v}`);
+
+    const list = async (id) => ok(await req("POST", `/v1/table/${encodeURIComponent(id)}/version/list?delimiter=%24`, { body: {} })).versions;
+    const t2 = { id: `${ns}$v2`, enc: encodeURIComponent(`${ns}$v2`), location: v2loc };
+    const r2 = ok(await req("POST", `/v1/table/${t2.enc}/register?delimiter=%24`,
+      { body: { location: v2loc, versions: [{ version: 99, manifest_path: "/etc/passwd" }] } }));
+    assert.equal(r2.location, v2loc);
+    const got2 = await list(t2.id);
+    assert.deepEqual(got2.map((v) => v.version), [1, 2, 3], "the listing, not what the client sent");
+    for (const v of got2) {
+      assert.equal(v.manifest_path, path.join(v2loc, "_versions", v2Name(v.version)).slice(1));
+      assert.equal(v.manifest_size, fs.statSync(path.join(v2loc, "_versions", v2Name(v.version))).size);
+    }
+    // the next commit lands at latest + 1; an imported version is taken
+    assertError((await createVersion(t2, 3)).res, 409, 14);
+    ok((await createVersion(t2, 4)).res);
+    const d = ok(await req("POST", `/v1/table/${t2.enc}/describe`, { body: {} }));
+    assert.equal(d.version, 4);
+
+    const t1 = `${ns}$v1`;
+    ok(await req("POST", `/v1/table/${encodeURIComponent(t1)}/register?delimiter=%24`, { body: { location: `${v1loc}/` } }));
+    const got1 = await list(t1);
+    assert.deepEqual(got1.map((v) => [v.version, path.basename(v.manifest_path)]), [[1, "1.manifest"], [2, "2.manifest"]]);
+    assert.equal(psql(`SELECT string_agg(naming_scheme, ',' ORDER BY version) FROM lance_namespace.versions v
+      JOIN lance_namespace.entries e ON e.id = v.table_id WHERE e.path = ARRAY['${ns}', 'v1']`), "V1,V1");
+
+    // all or nothing: a registration that fails imports nothing
+    assertError(await req("POST", `/v1/table/${encodeURIComponent(t1)}/register?delimiter=%24`, { body: { location: v2loc } }), 409, 5);
+    assert.deepEqual((await list(t1)).map((v) => v.version), [1, 2]);
+    // Overwrite replaces the history with the listing of the new location
+    ok(await req("POST", `/v1/table/${encodeURIComponent(t1)}/register?delimiter=%24`, { body: { location: v2loc, mode: "Overwrite" } }));
+    assert.deepEqual((await list(t1)).map((v) => v.version), [1, 2, 3, 4]);
+    // an empty location: no versions
+    const empty = path.join(base, "empty.lance");
+    ok(await req("POST", `/v1/table/${encodeURIComponent(`${ns}$e`)}/register?delimiter=%24`, { body: { location: empty } }));
+    assert.deepEqual(await list(`${ns}$e`), []);
+  });
+
+  it("a manifest a client's cleanup removed: describe answers 404 code 11 and retires the row; --sweep retires the rest", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns, fresh("clean"));
+    for (const v of [1, 2, 3, 4, 5]) ok((await createVersion(t, v)).res);
+    const file = (v) => path.join(t.location, "_versions", v2Name(v));
+    const describe = (v) => req("POST", `/v1/table/${t.enc}/version/describe?delimiter=%24`, { body: { version: v } });
+    const list = async () => ok(await req("POST", `/v1/table/${t.enc}/version/list?delimiter=%24`, { body: {} })).versions.map((v) => v.version);
+    // cleanup removes the manifests of 1, 2 and 3 and keeps the latest
+    for (const v of [1, 2, 3]) fs.unlinkSync(file(v));
+    assertError(await describe(1), 404, 11);
+    assert.deepEqual(await list(), [2, 3, 4, 5], "describe retired version 1");
+    assert.equal(psql(`SELECT detail->>'version' || ' ' || (detail->>'reason') FROM lance_namespace.history
+      WHERE operation = 'RetireTableVersion' AND id = ARRAY['${ns}', '${t.name}']`), "1 manifest not found");
+    ok(await describe(4));
+    // the latest manifest is never taken for removed (an unmounted disk must not empty the catalog)
+    fs.unlinkSync(file(5));
+    ok(await describe(5));
+    // --dry-run lists, retires nothing
+    const dry = await startGateway(["--db", GW_DB, "--root", ROOT, "--sweep", "--dry-run", "--sweep-min-age", "0"], { expectExit: true });
+    // the sweep covers every table under the shared root: it must report nothing about this one
+    assert.ok(dry.exitCode === 0 || !dry.log().includes(t.name), dry.log());
+    assert.deepEqual(await list(), [2, 3, 4, 5]);
+    // the sweep retires every version whose manifest is gone, below the latest on disk (4)
+    const g = await startGateway(["--db", GW_DB, "--root", ROOT, "--sweep", "--sweep-min-age", "0"], { expectExit: true });
+    assert.ok(g.exitCode === 0 || !g.log().includes(t.name), g.log());
+    assert.deepEqual(await list(), [4, 5], g.log());
+    assert.equal(psql(`SELECT string_agg(detail->>'version', ',' ORDER BY (detail->>'version')::int) FROM lance_namespace.history
+      WHERE operation = 'RetireTableVersion' AND id = ARRAY['${ns}', '${t.name}']`), "1,2,3");
+    assertError(await describe(2), 404, 11);
+  });
+
+  it("deregisters keeping the files; drops deleting them, catalog first, confined to the table's location", async () => {
     const ns = await mkNamespace();
     const t1 = await mkTable(ns, "a");
     const t2 = await mkTable(ns, "b");
@@ -137,8 +219,73 @@ describe("tables", () => {
     assert.equal(dr.location, t1.location);
     assertError(await req("POST", `/v1/table/${t1.enc}/exists`), 404, 4);
     assert.ok(fs.existsSync(path.join(t1.location, "_versions")), "deregister must keep files");
+
+    // t2: versions, data files in subdirectories, a symbolic link to a file
+    // outside the table, and a sibling whose name extends t2's
+    ok((await createVersion(t2, 1)).res);
+    ok((await createVersion(t2, 2)).res);
+    fs.mkdirSync(path.join(t2.location, "data", "deep"), { recursive: true });
+    fs.writeFileSync(path.join(t2.location, "data", "deep", "x.lance"), "data");
+    const outside = path.join(TMP, fresh("outside"));
+    fs.writeFileSync(outside, "keep me");
+    fs.symlinkSync(outside, path.join(t2.location, "data", "link"));
+    const sibling = `${t2.location}x`;
+    fs.mkdirSync(sibling, { recursive: true });
+    fs.writeFileSync(path.join(sibling, "keep"), "keep");
     const dropped = ok(await req("POST", `/v1/table/${t2.enc}/drop`));
     assert.equal(dropped.location, t2.location);
     assertError(await req("POST", `/v1/table/${t2.enc}/describe`), 404, 4);
+    assert.ok(!fs.existsSync(t2.location), "drop must delete the table's files");
+    assert.equal(fs.readFileSync(outside, "utf8"), "keep me", "a symbolic link is removed, not followed");
+    assert.ok(fs.existsSync(path.join(sibling, "keep")), "only the table's own location goes");
+    assert.equal(psql(`SELECT count(*) FROM lance_namespace.history WHERE operation = 'DropTable'
+      AND detail->>'location' = '${t2.location}'`), "1");
+    // deregistered files stay where they are
+    assert.ok(fs.existsSync(path.join(t1.location, "_versions")));
+  });
+
+  it("refuses to drop a table registered outside the root (403 code 15, nothing changes) unless --drop-outside-root", async () => {
+    const ns = await mkNamespace();
+    const name = fresh("ext");
+    const location = path.join(TMP, fresh("external"), `${name}.lance`);
+    fs.mkdirSync(path.join(location, "_versions"), { recursive: true });
+    fs.writeFileSync(path.join(location, "_versions", "1.manifest"), "m");
+    const id = encodeURIComponent(`${ns}$${name}`);
+    ok(await req("POST", `/v1/table/${id}/register?delimiter=%24`, { body: { location } }));
+    const e = await req("POST", `/v1/table/${id}/drop?delimiter=%24`);
+    assertError(e, 403, 15);
+    assert.match(e.json.error, /outside the catalog root/);
+    ok(await req("POST", `/v1/table/${id}/describe?delimiter=%24`));
+    assert.ok(fs.existsSync(path.join(location, "_versions", "1.manifest")));
+    assert.equal(psql(`SELECT count(*) FROM lance_namespace.history WHERE operation = 'DropTable'
+      AND detail->>'location' = '${location}'`), "0");
+
+    const g = await startGateway(["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT, "--drop-outside-root"]);
+    try {
+      ok(await req("POST", `/v1/table/${id}/drop?delimiter=%24`, { base: g.url }));
+    } finally {
+      await stop(g.proc);
+    }
+    assert.ok(!fs.existsSync(location), "--drop-outside-root: the data go");
+    assert.ok(fs.existsSync(path.dirname(location)), "but nothing above the location");
+  });
+
+  it("--sweep deletes what a crash left of a dropped table, unless a table is there again", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns, fresh("c"));
+    ok((await createVersion(t, 1)).res);
+    const back = await mkTable(ns, fresh("r"));
+    ok((await createVersion(back, 1)).res);
+    // the catalog half of DropTable only, as if the gateway crashed before the files
+    psql(`SELECT lance_namespace.lance_drop_table(ARRAY['${ns}', '${t.name}'])`);
+    psql(`SELECT lance_namespace.lance_drop_table(ARRAY['${ns}', '${back.name}'])`);
+    assert.ok(fs.existsSync(t.location));
+    // a new table at the second location: its files are not leftovers
+    ok(await req("POST", `/v1/table/${encodeURIComponent(`${ns}$${fresh("again")}`)}/register?delimiter=%24`,
+      { body: { location: back.location } }));
+    const g = await startGateway(["--db", GW_DB, "--root", ROOT, "--sweep", "--sweep-min-age", "0"], { expectExit: true });
+    assert.equal(g.exitCode, 0, g.log());
+    assert.ok(!fs.existsSync(t.location), "the sweep deletes the leftovers");
+    assert.ok(fs.existsSync(path.join(back.location, "_versions")), "and leaves a table that is there again");
   });
 });

@@ -156,6 +156,61 @@ describe("tables in a bucket", () => {
     assert.deepEqual(keys, [canonicalKey(t, 1)]);
   });
 
+  it("--sweep retires a version whose object a client's cleanup deleted, never the latest", async () => {
+    const t = await mkTable(await mkNamespace());
+    for (const v of [1, 2, 3]) ok((await createVersion(t, v)).res);
+    assert.equal((await s3("DELETE", canonicalKey(t, 1))).status, 204);
+    assert.equal((await s3("DELETE", canonicalKey(t, 3))).status, 204);
+    // describe does not check a bucket per request (documented): the sweep does
+    ok(await req("POST", `/v1/table/${t.enc}/version/describe?delimiter=%24`, { body: { version: 1 } }));
+    const g = await startGateway(["--db", GW_DB, "--root", `s3://${BUCKET}/warehouse`, "--sweep", "--sweep-min-age", "0"], {
+      expectExit: true,
+      env: { AWS_ENDPOINT_URL_S3: S3 },
+    });
+    assert.equal(g.exitCode, 0, g.log());
+    assert.deepEqual(rows(t).split("\n").map((r) => r.split(":")[0]), ["2", "3"], "1 retired; 3 is above the latest on disk");
+    assertError(await req("POST", `/v1/table/${t.enc}/version/describe?delimiter=%24`, { body: { version: 1 } }), 404, 11);
+  });
+
+  it("RegisterTable imports the versions already in the bucket, with their ETags; the next commit lands at latest + 1", async () => {
+    const ns = await mkNamespace();
+    const name = fresh("plain");
+    const location = `s3://${BUCKET}/warehouse/${ns}/${name}.lance`;
+    const bodies = {};
+    for (const v of [1, 2]) {
+      bodies[v] = Buffer.from(`manifest ${v} written without the catalog`);
+      await s3("PUT", `warehouse/${ns}/${name}.lance/_versions/${v2Name(v)}`, { body: bodies[v] });
+    }
+    const t = { id: `${ns}$${name}`, enc: encodeURIComponent(`${ns}$${name}`), name, location };
+    ok(await req("POST", `/v1/table/${t.enc}/register?delimiter=%24`, { body: { location } }));
+    assert.equal(rows(t), `1:${md5etag(bodies[1])}\n2:${md5etag(bodies[2])}`);
+    assertError((await createVersion(t, 2)).res, 409, 14);
+    ok((await createVersion(t, 3)).res);
+  });
+
+  it("DropTable deletes every object under the table's prefix, and only those; outside the root it is refused", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns, "drop");
+    ok((await createVersion(t, 1)).res);
+    const prefix = keyOf(t.location);
+    await s3("PUT", `${prefix}/data/deep/x.lance`, { body: Buffer.from("data") });
+    await s3("PUT", `${prefix}x/keep`, { body: Buffer.from("a sibling whose name extends it") });
+    ok(await req("POST", `/v1/table/${t.enc}/drop`));
+    assert.deepEqual(await listKeys(`${prefix}/`), [], "the table's objects are gone");
+    assert.equal((await s3("HEAD", `${prefix}x/keep`)).status, 200, "the sibling stays");
+    assertError(await req("POST", `/v1/table/${t.enc}/describe`), 404, 4);
+
+    // registered outside s3://BUCKET/warehouse: refused, nothing changes
+    const name = fresh("ext");
+    const key = `elsewhere/${name}.lance/_versions/1.manifest`;
+    await s3("PUT", key, { body: Buffer.from("m") });
+    const id = encodeURIComponent(`${ns}$${name}`);
+    ok(await req("POST", `/v1/table/${id}/register?delimiter=%24`, { body: { location: `s3://${BUCKET}/elsewhere/${name}.lance` } }));
+    assertError(await req("POST", `/v1/table/${id}/drop?delimiter=%24`), 403, 15);
+    assert.equal((await s3("HEAD", key)).status, 200);
+    ok(await req("POST", `/v1/table/${id}/describe?delimiter=%24`));
+  });
+
   it("two gateways on one database and bucket: one winner per version, every loser a 409", async () => {
     const g2 = await startGateway(["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", `s3://${BUCKET}/warehouse`, "--quiet"], {
       env: { AWS_ENDPOINT_URL_S3: S3 },

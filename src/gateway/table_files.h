@@ -1,0 +1,30 @@
+/*-------------------------------------------------------------------------
+ *
+ * table_files.h
+ *	  The files of a whole table: RegisterTable imports the versions on
+ *	  disk, DropTable deletes a table's data.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCE_GATEWAY_TABLE_FILES_H
+#define LANCE_GATEWAY_TABLE_FILES_H
+
+#include <jansson.h>
+
+#include "db.h"
+#include "gateway.h"
+#include "storage.h"
+
+extern char *gw_table_location_dir(const char *location);
+extern bool gw_table_location_inside(const char *dir);
+extern bool gw_table_remove_data(const char *dir, int64_t min_age_ms, long *removed,
+								 GwError *err);
+extern bool gw_later_manifest(GwStorage *st, const char *dir, int64_t version);
+extern char *gw_describe_version_check(json_t *request, const GwRequestInfo *info,
+									   char *result, GwError *err);
+extern char *gw_register_table(const char *function, json_t *request,
+							   const GwRequestInfo *info, GwError *err);
+extern char *gw_drop_table(const char *function, json_t *request,
+						   const GwRequestInfo *info, GwError *err);
+
+#endif							/* LANCE_GATEWAY_TABLE_FILES_H */
