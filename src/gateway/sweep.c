@@ -225,15 +225,18 @@ classify(const char *name, int64_t *version)
 
 /*
  * gw_manifest_name
- *		Whether name is a canonical manifest name of a _versions directory
- *		(classify), with the version it names and whether it is a V2 name.
+ *		Whether name is a canonical manifest name of a _versions directory,
+ *		with the version it names and whether it is a V2 name (the shared
+ *		rule of manifest_rules.c).
  */
 bool
 gw_manifest_name(const char *name, int64_t *version, bool *v2)
 {
-	if (classify(name, version) != NAME_CANONICAL)
+	LanceNamingScheme scheme;
+
+	if (!lance_manifest_version(name, version, &scheme))
 		return false;
-	*v2 = strspn(name, "0123456789") == 20;
+	*v2 = (scheme == LANCE_NAMING_V2);
 	return true;
 }
 
