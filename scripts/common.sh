@@ -12,6 +12,7 @@ BUILD_PACKAGES=(
 	postgresql-contrib
 	libpq-dev
 	libjansson-dev
+	libmicrohttpd-dev
 	pkg-config
 	curl
 )
