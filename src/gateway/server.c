@@ -56,6 +56,7 @@
 
 #define SCAN_MS			1000	/* the loop's pipeline is checked this often */
 #define MAX_EVENTS		16
+#define HEAD_SLACK		16384	/* connection memory beyond the head limits */
 
 atomic_bool gw_server_stopping;
 static atomic_bool ending;		/* the loops end */
@@ -589,15 +590,17 @@ loop_start(GwLoop *L, const struct sockaddr *addr, unsigned int limit)
 	if (L->listen_fd < 0)
 		return false;
 	/*
-	 * The memory of a connection holds its head: room for heads well over
-	 * the gateway's limits, so that those get the gateway's JSON answer.
+	 * The memory of a connection holds its head: room for a head at the
+	 * gateway's limits and some more, so that a head over them gets the
+	 * gateway's JSON answer.  Not much more: libmicrohttpd clears the
+	 * memory between requests.
 	 */
 	L->daemon = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
 								 0, NULL, NULL, on_request, L,
 								 MHD_OPTION_LISTEN_SOCKET, L->listen_fd,
 								 MHD_OPTION_CONNECTION_LIMIT, limit,
 								 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) gw_config.idle_timeout_s,
-								 MHD_OPTION_CONNECTION_MEMORY_LIMIT, 8 * head + 65536,
+								 MHD_OPTION_CONNECTION_MEMORY_LIMIT, head + HEAD_SLACK,
 								 MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
 								 MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 								 MHD_OPTION_END);

@@ -214,7 +214,7 @@ describe("routes", () => {
 
   it("a request over the header limit is a JSON 431; bytes that are not HTTP get at most the library's 400", async () => {
     // HTTP that breaks the gateway's limit: the gateway's JSON answer
-    const big = await raw(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${"h".repeat(100000)}\r\n\r\n`);
+    const big = await raw(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${"h".repeat(20000)}\r\n\r\n`);
     assert.equal(big.status, 431, big.text.slice(0, 300));
     assert.match(big.text, /\r\nContent-Type: application\/json\r\n/i);
     const body = JSON.parse(big.body);

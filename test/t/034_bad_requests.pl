@@ -321,7 +321,7 @@ expect_error('body at the limit is parsed',
 expect_error('request target over --max-url-bytes',
 	req('GET', '/v1/namespace/' . ('a' x 5000) . '/list'), 414, 13);
 expect_error('header section over --max-header-bytes',
-	req('GET', '/v1/namespace/load/list', undef, { 'x-big' => 'h' x 20000 }), 431, 13);
+	req('GET', '/v1/namespace/load/list', undef, { 'x-big' => 'h' x 10000 }), 431, 13);
 is(req('GET', '/v1/namespace/load/list', undef, { 'x-ok' => 'h' x 4000 })->{status}, 200,
 	'headers under the limit are accepted');
 expect_error('JSON nested 65 levels',
@@ -452,7 +452,7 @@ my $post = "POST /v1/namespace/ghost/describe HTTP/1.1\r\nHost: x\r\n";
 my @limits = (
 	[ 'Content-Length over --max-body-bytes', "${post}Content-Length: 100000\r\n\r\n",     413 ],
 	[ 'header section over --max-header-bytes',
-		"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " . ('h' x 20000) . "\r\n\r\n", 431 ],
+		"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " . ('h' x 10000) . "\r\n\r\n", 431 ],
 	[ 'request target over --max-url-bytes',
 		"GET /v1/namespace/" . ('a' x 5000) . "/list HTTP/1.1\r\nHost: x\r\n\r\n", 414 ],);
 foreach my $l (@limits)
