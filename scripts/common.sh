@@ -14,6 +14,7 @@ BUILD_PACKAGES=(
 	libjansson-dev
 	libcurl4-openssl-dev
 	libssl-dev
+	libmicrohttpd-dev
 	pkg-config
 	curl
 )

@@ -44,7 +44,7 @@ extern char *gw_db_call(const char *function, const char *request_json,
 						GwError *err);
 extern bool gw_db_ping(GwError *err);
 
-/* the call statement, for the event loop's own pipeline (evloop_db.c) */
+/* the call statement, for a loop's own pipeline (pipeline.c) */
 extern const char *gw_db_call_sql(const char *function, char *buf, size_t len);
 extern void gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
 							 char *sqlstate, GwError *err);

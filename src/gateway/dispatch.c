@@ -231,7 +231,7 @@ run_call(GwCall *call, const GwHttpRequest *req, GwResponse *resp)
 
 /*
  * blocks
- *		Routes that are not answered by the event loop.  It answers the
+ *		Routes that a loop does not answer itself.  It answers the
  *		reads, whose statements never wait for another transaction's row
  *		locks, so one of them cannot hold up the others behind it in the
  *		loop's pipeline.  The rest wait on something: the writes on
@@ -262,10 +262,10 @@ blocks(GwRouteKind kind)
  * gw_dispatch_begin
  *		Route a request.  GW_DISPATCH_DONE: resp is its answer.
  *		GW_DISPATCH_CALL: call is the route's one statement, to be run
- *		(gw_db_call, or the event loop's pipeline) and given to
+ *		(gw_db_call, or a loop's pipeline) and given to
  *		gw_dispatch_finish.  GW_DISPATCH_THREAD (only when may_block is
- *		false): the request needs a thread of its own, gw_dispatch; nothing
- *		was done.  With may_block, readiness, the change feed and the
+ *		false): the request needs a worker, gw_dispatch; nothing was
+ *		done.  With may_block, readiness, the change feed and the
  *		commits are answered here, so the result is never THREAD.
  */
 GwDispatchStep

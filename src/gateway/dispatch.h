@@ -49,7 +49,7 @@ typedef enum GwDispatchStep
 {
 	GW_DISPATCH_DONE,			/* the response is ready */
 	GW_DISPATCH_CALL,			/* run the call's statement, then finish */
-	GW_DISPATCH_THREAD			/* the request needs a thread: gw_dispatch */
+	GW_DISPATCH_THREAD			/* the request needs a worker: gw_dispatch */
 } GwDispatchStep;
 
 extern void gw_dispatch(const GwHttpRequest *req, GwResponse *resp);

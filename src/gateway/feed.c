@@ -7,9 +7,8 @@
  *	  catalog's history with lance_changes() and hands each payload here;
  *	  this file numbers them and appends each (a shared, reference-counted
  *	  frame) to the bounded queue of every subscriber whose filter
- *	  matches.  Each subscriber's connection thread (http.c runs one
- *	  thread per connection) blocks in gw_feed_read() until its queue has
- *	  frames or a heartbeat is due.  A subscriber whose queue overflows is
+ *	  matches.  Each subscriber's stream thread (stream.c) blocks in
+ *	  gw_feed_read() until its queue has frames or a heartbeat is due.  A subscriber whose queue overflows is
  *	  closed instead of growing memory.
  *
  *	  When the poller loses its connection (PostgreSQL restarted) every
@@ -1080,6 +1079,23 @@ gw_feed_attach(void *stream, int fd)
 {
 	pthread_mutex_lock(&feed_lock);
 	((FeedSub *) stream)->fd = fd;
+	pthread_mutex_unlock(&feed_lock);
+}
+
+/*
+ * gw_feed_cancel
+ *		End a stream whose client is gone: gw_feed_read() returns 0.
+ */
+void
+gw_feed_cancel(void *stream)
+{
+	FeedSub    *s = stream;
+
+	pthread_mutex_lock(&feed_lock);
+	s->closing = true;
+	s->bye_sent = true;
+	s->fd = -1;
+	pthread_cond_signal(&s->cond);
 	pthread_mutex_unlock(&feed_lock);
 }
 

@@ -23,6 +23,7 @@ extern void gw_feed_join(void);
 extern void gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp);
 extern void gw_feed_attach(void *stream, int fd);
 extern size_t gw_feed_read(void *stream, char *buf, size_t max);
+extern void gw_feed_cancel(void *stream);
 extern void gw_feed_discard(void *stream);
 extern void gw_feed_poke(void);
 

@@ -49,7 +49,7 @@ typedef struct GwConfig
 	bool		db_auth;		/* map credentials to roles in the database */
 	char	   *anon_role;		/* role of requests without credentials */
 	int			pool_size;		/* number of PostgreSQL connections */
-	int			loops;			/* event loop threads, each with a connection */
+	int			loops;			/* loop threads, each with a connection */
 	int			loop_lock_wait_ms;	/* lock_timeout of the loops' connections */
 	int			pool_wait_ms;	/* how long a request waits for a connection */
 	long		max_body_bytes; /* larger request bodies get 413 */

@@ -10,14 +10,14 @@ GW_SHARED_OBJS = src/name_rules.gw.o src/error_rules.gw.o src/manifest_rules.gw.
 GW_OBJS = $(GW_SRCS:.c=.gw.o) $(GW_SHARED_OBJS)
 GW_HDRS = $(wildcard src/gateway/*.h)
 
-GW_PKGS = jansson libcurl libcrypto
+GW_PKGS = jansson libcurl libcrypto libmicrohttpd
 GW_CFLAGS = -std=gnu11 -O2 -g -pthread -Wall -Wextra -Werror -Wformat=2 \
 	-Wno-format-nonliteral -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
 	-I$(shell $(PG_CONFIG) --includedir) -I$(srcdir)/src \
 	$(shell pkg-config --cflags $(GW_PKGS) 2>/dev/null)
 GW_LIBS = -pthread -L$(shell $(PG_CONFIG) --libdir) -lpq \
 	-L$(shell $(PG_CONFIG) --pkglibdir) -lpgcommon -lpgport \
-	$(shell pkg-config --libs $(GW_PKGS) 2>/dev/null || echo -ljansson -lcurl -lcrypto)
+	$(shell pkg-config --libs $(GW_PKGS) 2>/dev/null || echo -ljansson -lcurl -lcrypto -lmicrohttpd)
 
 all: $(GW_PROGRAM)
 

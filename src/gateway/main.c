@@ -26,8 +26,8 @@
 #include "config.h"
 #include "db.h"
 #include "feed.h"
-#include "http.h"
 #include "pool.h"
+#include "server.h"
 #include "sweep.h"
 
 /*
@@ -228,10 +228,10 @@ main(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
-	if (!gw_http_start(addr->ai_addr))
+	if (!gw_server_start(addr->ai_addr))
 		die("cannot listen on %s:%s", gw_config.listen_host, gw_config.listen_port);
 	fprintf(stderr, "%s %s: listening on %s:%d, root %s, pool %d\n", GW_PROGRAM, GW_VERSION,
-			gw_config.listen_host, gw_http_port(), root, gw_config.pool_size);
+			gw_config.listen_host, gw_server_port(), root, gw_config.pool_size);
 	freeaddrinfo(addr);
 
 	do
@@ -243,7 +243,7 @@ main(int argc, char **argv)
 	fprintf(stderr, "%s: received %s, finishing in-flight requests\n", GW_PROGRAM,
 			sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	gw_feed_stop();
-	gw_http_stop();
+	gw_server_stop();
 	gw_feed_join();
 	gw_pool_shutdown();
 	free(root);

@@ -332,16 +332,16 @@ gw_metrics_render(void)
 	put(&b, "# HELP lance_gateway_feed_reconnects_total Times the change-feed listener re-established its connection.\n"
 		"# TYPE lance_gateway_feed_reconnects_total counter\n"
 		"lance_gateway_feed_reconnects_total %ld\n", scalar(GW_M_FEED_RECONNECTS));
-	put(&b, "# HELP lance_gateway_loop_db_connected 1 while the event loop's pipelined database connection is open.\n"
+	put(&b, "# HELP lance_gateway_loop_db_connected Loops whose pipelined database connection is open.\n"
 		"# TYPE lance_gateway_loop_db_connected gauge\n"
 		"lance_gateway_loop_db_connected %ld\n", scalar(GW_M_LOOP_CONNECTED));
-	put(&b, "# HELP lance_gateway_loop_calls Statements in the event loop's pipeline, waiting for their results.\n"
+	put(&b, "# HELP lance_gateway_loop_calls Statements in the loops' pipelines, waiting for their results.\n"
 		"# TYPE lance_gateway_loop_calls gauge\n"
 		"lance_gateway_loop_calls %ld\n", scalar(GW_M_LOOP_CALLS));
-	put(&b, "# HELP lance_gateway_loop_answered_total Requests the event loop answered without a connection thread.\n"
+	put(&b, "# HELP lance_gateway_loop_answered_total Requests a loop answered without a worker.\n"
 		"# TYPE lance_gateway_loop_answered_total counter\n"
 		"lance_gateway_loop_answered_total %ld\n", scalar(GW_M_LOOP_ANSWERED));
-	put(&b, "# HELP lance_gateway_loop_handoffs_total Times the event loop handed a connection to a connection thread.\n"
+	put(&b, "# HELP lance_gateway_loop_handoffs_total Requests a loop handed to a worker.\n"
 		"# TYPE lance_gateway_loop_handoffs_total counter\n"
 		"lance_gateway_loop_handoffs_total %ld\n", scalar(GW_M_LOOP_HANDOFFS));
 

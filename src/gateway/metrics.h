@@ -30,10 +30,10 @@ typedef enum GwMetric
 	GW_M_FEED_POLLS,			/* lance_changes() calls of the poller */
 	GW_M_FEED_CONNECTED,		/* gauge: 1 while the poller is connected */
 	GW_M_FEED_RECONNECTS,		/* poller connections re-established */
-	GW_M_LOOP_CONNECTED,		/* gauge: 1 while the event loop's pipeline is connected */
-	GW_M_LOOP_CALLS,			/* gauge: calls in the event loop's pipeline */
-	GW_M_LOOP_ANSWERED,			/* requests the event loop answered itself */
-	GW_M_LOOP_HANDOFFS,			/* connections handed to a connection thread */
+	GW_M_LOOP_CONNECTED,		/* gauge: loops whose pipeline is connected */
+	GW_M_LOOP_CALLS,			/* gauge: calls in the loops' pipelines */
+	GW_M_LOOP_ANSWERED,			/* requests a loop answered itself */
+	GW_M_LOOP_HANDOFFS,			/* requests a loop handed to a worker */
 	GW_M__COUNT
 } GwMetric;
 

@@ -274,3 +274,44 @@ fail:
 	json_decref(body);
 	return NULL;
 }
+
+/*
+ * gw_parse_query
+ *		Query parameters into obj: split on '&' and then the first '=',
+ *		'+' is a space, each part percent-decoded.  A parameter without
+ *		'=' has the empty value, an empty part (as in "a=1&&b=2") is the
+ *		empty name, a final empty part adds nothing, and a later duplicate
+ *		wins.  False with err set on bad encoding.
+ */
+bool
+gw_parse_query(const char *query, size_t len, json_t *obj, GwError *err)
+{
+	size_t		pos = 0;
+
+	while (pos < len)
+	{
+		const char *seg = query + pos;
+		const char *amp = memchr(seg, '&', len - pos);
+		size_t		seglen = amp ? (size_t) (amp - seg) : len - pos;
+		const char *eq = memchr(seg, '=', seglen);
+		size_t		klen = eq ? (size_t) (eq - seg) : seglen;
+		char	   *k;
+		char	   *v;
+
+		k = gw_percent_decode(seg, klen, true, err);
+		if (k == NULL)
+			return false;
+		v = eq ? gw_percent_decode(eq + 1, seglen - klen - 1, true, err)
+			: gw_percent_decode("", 0, true, err);
+		if (v == NULL)
+		{
+			free(k);
+			return false;
+		}
+		json_object_set_new(obj, k, json_string(v));
+		free(k);
+		free(v);
+		pos += seglen + 1;
+	}
+	return true;
+}

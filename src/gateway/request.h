@@ -16,6 +16,7 @@
 #define GW_MAX_JSON_DEPTH 64
 
 extern json_t *gw_parse_body(const char *body, size_t len, GwError *err);
+extern bool gw_parse_query(const char *query, size_t len, json_t *obj, GwError *err);
 extern json_t *gw_build_request(json_t *body, const char *raw_id,
 								json_t *query, GwError *err);
 

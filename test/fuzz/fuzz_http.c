@@ -1,19 +1,21 @@
 /*-------------------------------------------------------------------------
  *
  * fuzz_http.c
- *	  libFuzzer target: the HTTP request parser of the gateway
- *	  (src/gateway/http_parse.c).
+ *	  libFuzzer target: the gateway's mapping from an HTTP request to a
+ *	  route's call, as the server (src/gateway/server.c) does it once
+ *	  libmicrohttpd has parsed the request: the raw target is split at
+ *	  '?', the path matched against the routes (router.c), the query
+ *	  string split and decoded (gw_parse_query), and for a matched route
+ *	  the body and the path id turned into the request model
+ *	  (request.c).
  *
- *	  Input: byte 0 picks the limits and how the bytes are split into
- *	  "reads"; the rest is what a client sent.  The head is parsed once in
- *	  one piece and once read by read, as the server does; both must agree.
- *	  After a complete head, the bytes that follow go to the chunked
- *	  decoder (read by read, compacting as the server does) and the query
- *	  string to the query splitter.  Checked: every error has a 4xx status
- *	  and a message; a parsed head's strings are NUL-terminated, its
- *	  fields' names are lower-case tokens and its values carry no control
- *	  characters; a decoded body is within its limit and never overtakes
- *	  the raw bytes.
+ *	  Input: "METHOD TARGET\n" and then the body.  Checked: a route match
+ *	  is consistent (a matched route accepts the method and carries an id
+ *	  exactly when its pattern has one; a wrong method names a route that
+ *	  does not accept it);
+ *	  every error is code 13 with a JSON error body; every request model
+ *	  is an object whose id, when the route has one, is an array of
+ *	  strings.
  *
  *-------------------------------------------------------------------------
  */
@@ -22,188 +24,122 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_parse.h"
+#include <jansson.h>
+
+#include "request.h"
+#include "router.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /*
  * check_error
- *		An error is a 4xx with a message.
+ *		An error of the mapping: code 13, 400, and a JSON error body.
  */
 static void
-check_error(const GwHttpError *err)
+check_error(const GwError *err, const char *path)
 {
-	assert(err->status == 400 || err->status == 413 || err->status == 414 ||
-		   err->status == 431);
-	assert(err->message != NULL && err->message[0] != '\0');
+	char	   *body;
+	json_t	   *j;
+
+	assert(err->code == GW_ERR_INVALID_INPUT);
+	assert(gw_status_for_code(err->code) == 400);
+	body = gw_error_body(err, path);
+	assert(body != NULL);
+	j = json_loads(body, 0, NULL);
+	assert(json_is_object(j));
+	assert(json_integer_value(json_object_get(j, "code")) == GW_ERR_INVALID_INPUT);
+	json_decref(j);
+	free(body);
 }
 
 /*
- * check_head
- *		The properties of a parsed head.
+ * map
+ *		Route a request and build its call's request model.
  */
 static void
-check_head(const GwHttpHead *h, size_t len, const GwHttpLimits *lim)
+map(const char *method, const char *target, const char *body, size_t body_len)
 {
-	assert(h->head_len > 0 && h->head_len <= len);
-	assert(h->method_len > 0 && h->method_len <= GW_HTTP_MAX_METHOD);
-	assert(strlen(h->method) == h->method_len);
-	assert(strlen(h->path) == h->path_len);
-	assert(h->path_len <= lim->max_target);
-	assert(h->path[0] == '/' || strcmp(h->path, "*") == 0);
-	if (h->query)
-		assert(strlen(h->query) == h->query_len);
-	assert(h->minor == 0 || h->minor == 1);
-	assert(!(h->chunked && h->has_length));
-	assert(!h->has_length || h->content_length <= lim->max_body);
-	assert(h->nfields >= 0 && h->nfields <= GW_HTTP_MAX_FIELDS);
-	for (int i = 0; i < h->nfields; i++)
-	{
-		const GwHttpField *f = &h->fields[i];
+	char	   *path = strdup(target);
+	char	   *q = strchr(path, '?');
+	const GwRoute *route = NULL;
+	char	   *raw_id = NULL;
+	json_t	   *query = json_object();
+	json_t	   *model;
+	GwError		err;
+	GwMatch		m;
 
-		assert(f->name_len > 0 && strlen(f->name) == f->name_len);
-		assert(strlen(f->value) == f->value_len);
-		for (size_t k = 0; k < f->name_len; k++)
-			assert(!(f->name[k] >= 'A' && f->name[k] <= 'Z') && f->name[k] != ':' &&
-				   (unsigned char) f->name[k] > ' ');
-		for (size_t k = 0; k < f->value_len; k++)
-			assert((unsigned char) f->value[k] >= 0x20 || f->value[k] == '\t');
-		if (f->value_len > 0)
-			assert(f->value[0] != ' ' && f->value[f->value_len - 1] != ' ');
+	if (q != NULL)
+		*q++ = '\0';
+	gw_error_clear(&err);
+	if (q != NULL && !gw_parse_query(q, strlen(q), query, &err))
+	{
+		check_error(&err, path);
+		goto done;
 	}
-}
-
-/*
- * parse_in_pieces
- *		Parse the head read by read (reads of step bytes), as the server
- *		does.
- */
-static GwHttpResult
-parse_in_pieces(char *buf, size_t size, size_t step, const GwHttpLimits *lim,
-				GwHttpHead *h, GwHttpError *err)
-{
-	GwHttpResult r = GW_HTTP_MORE;
-	size_t		len = 0;
-
-	gw_http_head_init(h);
-	while (len < size)
+	m = gw_route_match(path, gw_method_bit(method), &route, &raw_id);
+	if (m == GW_MATCH_NONE || m == GW_MATCH_UNSUPPORTED)
+		goto done;
+	assert(route != NULL);
+	assert(gw_route_index(route) >= 0 && gw_route_index(route) < gw_route_count());
+	if (m == GW_MATCH_METHOD)
 	{
-		len = len + step < size ? len + step : size;
-		r = gw_http_parse_head(buf, len, lim, h, err);
-		if (r != GW_HTTP_MORE)
-			break;
+		assert((route->methods & gw_method_bit(method)) == 0);
+		goto done;
 	}
-	return r;
-}
+	assert((route->methods & gw_method_bit(method)) != 0);
+	assert((raw_id != NULL) == (strstr(route->pattern, "{id}") != NULL));
 
-/*
- * decode_body
- *		Feed buf[0..size) to the chunked decoder, read by read.
- */
-static void
-decode_body(char *buf, size_t size, size_t step, const GwHttpLimits *lim)
-{
-	GwHttpChunked ch;
-	GwHttpError err;
-	size_t		len = 0;		/* bytes "received", after compaction */
-	size_t		fed = 0;		/* input bytes handed over so far */
-	char	   *work = malloc(size + 1);
-
-	if (work == NULL)
-		return;
-	gw_http_chunked_init(&ch);
-	while (fed < size)
+	model = gw_parse_body(body, body_len, &err);
+	if (model != NULL)
+		model = gw_build_request(model, raw_id, query, &err);
+	if (model == NULL)
+		check_error(&err, path);
+	else
 	{
-		size_t		n = size - fed < step ? size - fed : step;
-		GwHttpResult r;
+		char	   *text;
 
-		memcpy(work + len, buf + fed, n);
-		len += n;
-		fed += n;
-		r = gw_http_chunked(&ch, work, len, lim, &err);
-		assert(ch.out <= ch.in && ch.in <= len);
-		assert(ch.out <= lim->max_body);
-		if (r == GW_HTTP_ERROR)
+		assert(json_is_object(model));
+		if (raw_id != NULL)
 		{
-			check_error(&err);
-			break;
+			json_t	   *id = json_object_get(model, "id");
+			size_t		i;
+			json_t	   *part;
+
+			assert(json_is_array(id));
+			json_array_foreach(id, i, part)
+				assert(json_is_string(part));
 		}
-		if (r == GW_HTTP_DONE)
-			break;
-		assert(ch.in == len);
-		gw_http_chunked_compact(&ch, work, &len);
-		assert(len == ch.out);
+		text = json_dumps(model, JSON_COMPACT);
+		assert(text != NULL);
+		free(text);
+		json_decref(model);
 	}
-	free(work);
+done:
+	json_decref(query);
+	free(raw_id);
+	free(path);
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	GwHttpLimits lim;
-	GwHttpHead *one;
-	GwHttpHead *inc;
-	GwHttpError e1;
-	GwHttpError e2;
-	GwHttpResult r1;
-	GwHttpResult r2;
-	char	   *a;
-	char	   *b;
-	size_t		step;
+	const char *in = (const char *) data;
+	const char *nl = memchr(in, '\n', size);
+	const char *sp;
+	char	   *method;
+	char	   *target;
 
-	if (size < 1)
+	if (nl == NULL || memchr(in, '\0', nl - in) != NULL)
 		return 0;
-	/* small limits so that the fuzzer reaches them */
-	lim.max_target = (data[0] & 1) ? 64 : 4096;
-	lim.max_fields = (data[0] & 2) ? 128 : 8192;
-	lim.max_body = (data[0] & 4) ? 16 : 65536;
-	step = 1 + (data[0] >> 3);
-	data++;
-	size--;
-
-	one = malloc(sizeof(GwHttpHead));
-	inc = malloc(sizeof(GwHttpHead));
-	a = malloc(size + 1);
-	b = malloc(size + 1);
-	assert(one && inc && a && b);
-	memcpy(a, data, size);
-	memcpy(b, data, size);
-
-	gw_http_head_init(one);
-	r1 = size > 0 ? gw_http_parse_head(a, size, &lim, one, &e1) : GW_HTTP_MORE;
-	r2 = parse_in_pieces(b, size, step, &lim, inc, &e2);
-	assert(r1 == r2);
-	if (r1 == GW_HTTP_ERROR)
-	{
-		check_error(&e1);
-		check_error(&e2);
-		assert(e1.status == e2.status);
-	}
-	else if (r1 == GW_HTTP_MORE)
-		assert(size <= gw_http_head_max(&lim));
-	else
-	{
-		check_head(one, size, &lim);
-		check_head(inc, size, &lim);
-		assert(one->head_len == inc->head_len && one->nfields == inc->nfields);
-		assert(one->has_length == inc->has_length && one->chunked == inc->chunked &&
-			   one->keep_alive == inc->keep_alive);
-
-		decode_body(a + one->head_len, size - one->head_len, step, &lim);
-		if (one->query)
-		{
-			GwError		err;
-			json_t	   *q = json_object();
-
-			gw_error_clear(&err);
-			if (!gw_http_parse_query(one->query, one->query_len, q, &err))
-				assert(err.code == GW_ERR_INVALID_INPUT);
-			json_decref(q);
-		}
-	}
-	free(one);
-	free(inc);
-	free(a);
-	free(b);
+	sp = memchr(in, ' ', nl - in);
+	if (sp == NULL)
+		return 0;
+	/* what libmicrohttpd hands over: a token method and a target */
+	method = strndup(in, sp - in);
+	target = strndup(sp + 1, nl - sp - 1);
+	if (target[0] == '/')
+		map(method, target, nl + 1, size - (nl + 1 - in));
+	free(method);
+	free(target);
 	return 0;
 }

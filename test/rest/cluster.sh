@@ -72,9 +72,9 @@ if [ "${LANCE_SANITIZE:-}" = 1 ]; then
 		-I"$("$PG_CONFIG" --includedir-server)" -c -o "$GW_TMP/name_rules.o" "$REPO_ROOT"/src/name_rules.c >&2
 	"$_san_cc" -std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
 		-fno-sanitize-recover=undefined -pthread -I"$("$PG_CONFIG" --includedir)" -I"$REPO_ROOT/src" "$GW_TMP/name_rules.o" \
-		$(pkg-config --cflags jansson libcurl libcrypto) "$REPO_ROOT"/src/error_rules.c "$REPO_ROOT"/src/manifest_rules.c "$REPO_ROOT"/src/gateway/*.c \
+		$(pkg-config --cflags jansson libcurl libcrypto libmicrohttpd) "$REPO_ROOT"/src/error_rules.c "$REPO_ROOT"/src/manifest_rules.c "$REPO_ROOT"/src/gateway/*.c \
 		-o "$GW_TMP/lance-namespace-gateway-asan" -L"$("$PG_CONFIG" --libdir)" -lpq -L"$("$PG_CONFIG" --pkglibdir)" -lpgcommon -lpgport \
-		$(pkg-config --libs jansson libcurl libcrypto) >&2
+		$(pkg-config --libs jansson libcurl libcrypto libmicrohttpd) >&2
 	GW_BIN="$GW_TMP/lance-namespace-gateway-asan"
 	export GW_BIN
 	export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:log_path=$GW_TMP/asan}"

@@ -50,6 +50,14 @@ my $load = start_load(
 sleep($LOAD_SECONDS / 3);
 note 'SIGKILL to the postmaster';
 $node->kill9;
+# Its backends notice and exit; one that is slow to be scheduled may still
+# answer a statement that reached it first (PostgreSQL's behaviour, not the
+# gateway's), so the checks below wait until none is left.
+{
+	my $name = $node->name;
+	my $deadline = time() + 30;
+	sleep(0.05) while time() < $deadline && `ps -eo args` =~ /^postgres: \Q$name\E: /m;
+}
 
 # While it is down: /ready and a real operation both get 503 + Retry-After.
 my $http = http_client(timeout => 10, keep_alive => 0);

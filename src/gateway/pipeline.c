@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
- * evloop_db.c
- *	  The event loop's database connection: one libpq connection in
+ * pipeline.c
+ *	  A loop's database connection: one libpq connection in
  *	  pipeline mode, non-blocking, that carries the call statements of
  *	  every connection the loop answers.  Each statement is followed by a
  *	  Sync, so it is a transaction of its own, exactly as db.c runs it
@@ -10,7 +10,7 @@
  *	  one wake-up reach the backend together, and their results are read
  *	  back in the order they were sent.
  *
- *	  What the loop does not answer itself goes to a connection thread,
+ *	  What the loop does not answer itself goes to a worker (worker.c),
  *	  which runs the request from the start with db.c's retries: a
  *	  serialization failure or deadlock, a statement whose preparation
  *	  failed, and every call while the loop has no connection.
@@ -18,9 +18,9 @@
  *	  holds up every read behind it in the pipeline, so the connection's
  *	  lock_timeout is --loop-lock-wait-ms (unless a shorter one is already
  *	  in effect for it): such a read fails there with 55P03 and goes to
- *	  a thread, where it waits on a connection of its own, under the
+ *	  a worker, where it waits on a connection of its own, under the
  *	  connection string's settings, and the pipeline goes on.  For the
- *	  next LOCK_BYPASS_MS the loop then sends every read to a thread, so
+ *	  next LOCK_BYPASS_MS the loop then sends every read to a worker, so
  *	  that while the lock is held the pipeline stalls once, not once for
  *	  each read of the locked table.
  *	  A connection that breaks is closed; the calls that were in its
@@ -43,10 +43,10 @@
 
 #include "config.h"
 #include "db.h"
-#include "evloop_int.h"
 #include "metrics.h"
 #include "pool.h"
 #include "router.h"
+#include "server_int.h"
 
 #define RECONNECT_GAP_MS 1000	/* between connection attempts, at least */
 #define QUEUE_INITIAL	64
@@ -119,12 +119,12 @@ connect_main(void *arg)
 }
 
 /*
- * gw_evdb_connect
+ * gw_pipe_connect
  *		Start opening a connection, unless one is being opened or the last
  *		attempt was less than RECONNECT_GAP_MS ago.
  */
 void
-gw_evdb_connect(GwLoop *L)
+gw_pipe_connect(GwLoop *L)
 {
 	struct timespec now;
 	pthread_attr_t attr;
@@ -146,12 +146,12 @@ gw_evdb_connect(GwLoop *L)
 }
 
 /*
- * gw_evdb_take_connection
+ * gw_pipe_take_connection
  *		After a wake-up: start using the connection the connect thread
  *		opened, if it has.
  */
 void
-gw_evdb_take_connection(GwLoop *L)
+gw_pipe_take_connection(GwLoop *L)
 {
 	struct epoll_event ev;
 	PGconn	   *conn;
@@ -169,7 +169,7 @@ gw_evdb_take_connection(GwLoop *L)
 	if (conn == NULL)
 		return;
 	ev.events = EPOLLIN;
-	ev.data.u64 = GW_EV_DB;
+	ev.data.u64 = GW_EV_PIPE;
 	if (PQsetnonblocking(conn, 1) != 0 || PQenterPipelineMode(conn) != 1 ||
 		epoll_ctl(L->ep, EPOLL_CTL_ADD, PQsocket(conn), &ev) != 0)
 	{
@@ -215,20 +215,45 @@ forget_prepared(GwLoop *L, const char *name)
  * pop
  *		Take the call at the queue's head off the queue.
  */
-static GwHttpConn *
+static GwReq *
 pop(GwLoop *L)
 {
-	GwHttpConn *c = L->queue[L->qhead].c;
+	GwReq	   *r = L->queue[L->qhead].r;
 
 	L->qhead = (L->qhead + 1) % L->qcap;
 	L->qlen--;
 	gw_metrics_add(GW_M_LOOP_CALLS, -1);
-	c->in_call = false;
 	PQclear(L->head_res);
 	L->head_res = NULL;
 	L->head_prepared = false;
 	L->head_failed = false;
-	return c;
+	return r;
+}
+
+/*
+ * reply
+ *		Answer a request from its statement's result (malloc'd, taken
+ *		over) or error.
+ */
+static void
+reply(GwReq *r, char *result, const GwError *err)
+{
+	gw_dispatch_finish(&r->call, result, err, r->path, &r->resp);
+	gw_metrics_add(GW_M_LOOP_ANSWERED, 1);
+	gw_server_answer(r);
+}
+
+/*
+ * to_worker
+ *		Give up on a request's statement (it may be run again: a
+ *		serialization failure, a lost prepared statement, a lock wait); a
+ *		worker serves the request from the start.
+ */
+static void
+to_worker(GwReq *r)
+{
+	gw_call_free(&r->call);
+	gw_worker_submit(r);
 }
 
 /*
@@ -251,12 +276,8 @@ lost(GwLoop *L)
 	gw_metrics_add(GW_M_DB_RECONNECTS, 1);
 	gw_metrics_db_error("08006");
 	while (L->qlen > 0)
-	{
-		GwHttpConn *c = pop(L);
-
-		gw_loop_drive(c, gw_http_loop_reply(c, NULL, &err));
-	}
-	gw_evdb_connect(L);
+		reply(pop(L), NULL, &err);
+	gw_pipe_connect(L);
 }
 
 /*
@@ -264,7 +285,7 @@ lost(GwLoop *L)
  *		Put a call at the queue's tail, growing the queue when it is full.
  */
 static bool
-push(GwLoop *L, GwHttpConn *c, const char *prepare)
+push(GwLoop *L, GwReq *r, const char *prepare)
 {
 	if (L->qlen == L->qcap)
 	{
@@ -280,7 +301,7 @@ push(GwLoop *L, GwHttpConn *c, const char *prepare)
 		L->qcap = ncap;
 		L->qhead = 0;
 	}
-	L->queue[(L->qhead + L->qlen) % L->qcap].c = c;
+	L->queue[(L->qhead + L->qlen) % L->qcap].r = r;
 	L->queue[(L->qhead + L->qlen) % L->qcap].prepare = prepare;
 	L->qlen++;
 	gw_metrics_add(GW_M_LOOP_CALLS, 1);
@@ -309,16 +330,17 @@ bypassing(GwLoop *L)
 }
 
 /*
- * gw_evdb_send
- *		Send a connection's call (c->call) down the pipeline.  GW_LOOP_WAIT
- *		once it is on its way; otherwise the next step of the connection
- *		(an answer, or a thread).
+ * gw_pipe_send
+ *		Send a request's call (r->call) down the pipeline, or answer it
+ *		with the error that prevents that.  False if the loop cannot take
+ *		it now (no connection, a lock wait lately): the call is released
+ *		and the caller gives the request to a worker.
  */
-GwLoopStep
-gw_evdb_send(GwHttpConn *c)
+bool
+gw_pipe_send(GwReq *r)
 {
-	GwLoop	   *L = c->loop;
-	const char *function = c->call.route->function;
+	GwLoop	   *L = r->loop;
+	const char *function = r->call.route->function;
 	const char *params[4];
 	const char *name;
 	const char *prepare = NULL;
@@ -327,18 +349,21 @@ gw_evdb_send(GwHttpConn *c)
 	int			sent;
 
 	gw_error_clear(&err);
-	params[0] = gw_call_text(&c->call, &err);
+	params[0] = gw_call_text(&r->call, &err);
 	if (params[0] == NULL)
-		return gw_http_loop_reply(c, NULL, &err);
-	if (L->pg == NULL || bypassing(L) || !push(L, c, NULL))
 	{
-		gw_evdb_connect(L);
-		gw_http_loop_fallback(c);
-		return GW_LOOP_THREAD;
+		reply(r, NULL, &err);
+		return true;
 	}
-	params[1] = c->call.info.headers_json;
-	params[2] = c->call.info.method;
-	params[3] = c->call.info.path;
+	if (L->pg == NULL || bypassing(L) || !push(L, r, NULL))
+	{
+		gw_pipe_connect(L);
+		gw_call_free(&r->call);
+		return false;
+	}
+	params[1] = r->call.info.headers_json;
+	params[2] = r->call.info.method;
+	params[3] = r->call.info.path;
 	name = gw_db_call_sql(function, sql, sizeof(sql));
 	if (name != NULL && !is_prepared(L, name))
 	{
@@ -357,24 +382,22 @@ gw_evdb_send(GwHttpConn *c)
 	else
 		sent = PQsendQueryParams(L->pg, sql, 4, NULL, params, NULL, NULL, 0);
 	L->queue[(L->qhead + L->qlen - 1) % L->qcap].prepare = prepare;
-	c->in_call = true;
 	if (sent != 1 || PQpipelineSync(L->pg) != 1)
 	{
 		/* the connection is out of step: drop it, run this one elsewhere */
 		L->qlen--;
 		gw_metrics_add(GW_M_LOOP_CALLS, -1);
-		c->in_call = false;
 		lost(L);
-		gw_http_loop_fallback(c);
-		return GW_LOOP_THREAD;
+		gw_call_free(&r->call);
+		return false;
 	}
-	return GW_LOOP_WAIT;
+	return true;
 }
 
 /*
  * complete
  *		The Sync of the call at the queue's head arrived: answer it, or
- *		hand it to a thread when it may simply run again there (a
+ *		hand it to a worker when it may simply run again there (a
  *		serialization failure or deadlock, which db.c retries; a prepared
  *		statement missing because its preparation failed; the loop's lock
  *		wait ran out, see the file's header).
@@ -382,10 +405,10 @@ gw_evdb_send(GwHttpConn *c)
 static void
 complete(GwLoop *L)
 {
-	const char *function = L->queue[L->qhead].c->call.route->function;
+	const char *function = L->queue[L->qhead].r->call.route->function;
 	char	   *result = NULL;
 	bool		again = false;
-	GwHttpConn *c;
+	GwReq	   *r;
 	GwError		err;
 
 	gw_error_clear(&err);
@@ -407,14 +430,11 @@ complete(GwLoop *L)
 		gw_error_set(&err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", function);
 	else if ((result = strdup(PQgetvalue(L->head_res, 0, 0))) == NULL)
 		gw_error_set(&err, GW_ERR_INTERNAL, "out of memory");
-	c = pop(L);
+	r = pop(L);
 	if (again)
-	{
-		gw_http_loop_fallback(c);
-		gw_loop_drive(c, GW_LOOP_THREAD);
-	}
+		to_worker(r);
 	else
-		gw_loop_drive(c, gw_http_loop_reply(c, result, &err));
+		reply(r, result, &err);
 }
 
 /*
@@ -462,7 +482,7 @@ read_results(GwLoop *L)
 			st != PGRES_PIPELINE_ABORTED && !L->head_failed)
 		{
 			L->head_failed = true;
-			gw_db_call_error(L->pg, res, L->queue[L->qhead].c->call.route->function,
+			gw_db_call_error(L->pg, res, L->queue[L->qhead].r->call.route->function,
 							 L->head_sqlstate, &L->head_err);
 			if (L->queue[L->qhead].prepare != NULL && !L->head_prepared)
 				forget_prepared(L, L->queue[L->qhead].prepare);	/* the Prepare failed */
@@ -474,11 +494,11 @@ read_results(GwLoop *L)
 }
 
 /*
- * gw_evdb_event
+ * gw_pipe_event
  *		The connection's socket is readable or writable (or failed).
  */
 void
-gw_evdb_event(GwLoop *L, uint32_t events)
+gw_pipe_event(GwLoop *L, uint32_t events)
 {
 	if (L->pg == NULL)
 		return;
@@ -492,12 +512,12 @@ gw_evdb_event(GwLoop *L, uint32_t events)
 }
 
 /*
- * gw_evdb_flush
+ * gw_pipe_flush
  *		After a batch: send what libpq still holds, watching for the socket
  *		to become writable while it cannot take it all.
  */
 void
-gw_evdb_flush(GwLoop *L)
+gw_pipe_flush(GwLoop *L)
 {
 	struct epoll_event ev;
 	int			rc;
@@ -514,28 +534,28 @@ gw_evdb_flush(GwLoop *L)
 	{
 		L->want_write = (rc == 1);
 		ev.events = EPOLLIN | (L->want_write ? EPOLLOUT : 0);
-		ev.data.u64 = GW_EV_DB;
+		ev.data.u64 = GW_EV_PIPE;
 		epoll_ctl(L->ep, EPOLL_CTL_MOD, PQsocket(L->pg), &ev);
 	}
 }
 
 /*
- * gw_evdb_pending
+ * gw_pipe_pending
  *		The number of calls in the pipeline.
  */
 int
-gw_evdb_pending(GwLoop *L)
+gw_pipe_pending(GwLoop *L)
 {
 	return L->qlen;
 }
 
 /*
- * gw_evdb_close
+ * gw_pipe_close
  *		When the loop ends: close the connection (and one still being
  *		opened, once it is).
  */
 void
-gw_evdb_close(GwLoop *L)
+gw_pipe_close(GwLoop *L)
 {
 	pthread_mutex_lock(&L->db_lock);
 	L->db_closed = true;

@@ -1,0 +1,700 @@
+/*-------------------------------------------------------------------------
+ *
+ * server.c
+ *	  The gateway's HTTP server, on libmicrohttpd.  HTTP itself (parsing,
+ *	  keep-alive, pipelining, chunked bodies, 100-continue, connection
+ *	  limits and idle timeouts) is the library's.
+ *
+ *	  There are --loops loops, each a thread running one libmicrohttpd
+ *	  daemon in external epoll mode, with a listening socket of its own on
+ *	  the same port (SO_REUSEPORT), and a pipelined database connection
+ *	  of its own (pipeline.c).  Every request takes the same path:
+ *
+ *	    listener -> on_request (head checks, body) -> gw_dispatch_begin
+ *	    (route, authentication, request model) -> one of
+ *	      answered at once (health, metrics, errors);
+ *	      a read's statement down the loop's pipeline (pipeline.c);
+ *	      a call that may block, at a worker (worker.c);
+ *	    -> the response, sent by the loop.
+ *
+ *	  While its statement or its worker runs, a request's connection is
+ *	  suspended; the answer is stored in the request and the connection
+ *	  resumed, and the loop sends it.  A connection never leaves its loop.
+ *
+ *	  Every answer to an HTTP request is JSON, including the gateway's
+ *	  limits, checked once the head arrived: a request target over
+ *	  --max-url-bytes (414), header fields over --max-header-bytes (431),
+ *	  a Content-Length over --max-body-bytes (413; a chunked body that
+ *	  grows past it: 413 once it ended).  A body still arriving after
+ *	  --request-timeout ends the connection.  Bytes that are not HTTP get
+ *	  libmicrohttpd's own 4xx and a closed connection; slow or idle
+ *	  clients are closed after --idle-timeout without traffic, and a
+ *	  reverse proxy guards the edge (README).
+ *
+ *	  A graceful stop: the loops stop accepting, in-flight requests finish
+ *	  (at most --shutdown-timeout), then the loops close what is left.
+ *
+ *-------------------------------------------------------------------------
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+
+#include "feed.h"
+#include "metrics.h"
+#include "pathid.h"
+#include "request.h"
+#include "server.h"
+#include "server_int.h"
+
+#define SCAN_MS			1000	/* the loop's pipeline is checked this often */
+#define MAX_EVENTS		16
+#define HEAD_SLACK		16384	/* connection memory beyond the head limits */
+
+atomic_bool gw_server_stopping;
+static atomic_bool ending;		/* the loops end */
+static atomic_int in_flight;	/* requests routed and not yet done */
+static GwLoop loops[GW_MAX_LOOPS];
+static int	nloops;
+static int	port = -1;
+
+/*
+ * gw_loop_wake
+ *		Wake a loop (from any thread).
+ */
+void
+gw_loop_wake(GwLoop *L)
+{
+	uint64_t	one = 1;
+
+	if (write(L->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		fprintf(stderr, "%s: cannot wake a loop: %s\n", GW_PROGRAM, strerror(errno));
+}
+
+/*
+ * gw_server_answer
+ *		A request's answer (r->resp) is ready: let its loop send it.  From
+ *		the loop or from a worker.
+ */
+void
+gw_server_answer(GwReq *r)
+{
+	r->ready = true;
+	gw_loop_resume(r->loop, r->conn);
+}
+
+/*
+ * gw_loop_resume
+ *		Resume a suspended connection of loop L (from any thread).  In
+ *		external polling mode libmicrohttpd does not wake the loop itself:
+ *		another thread wakes it, and the loop runs the daemon, which takes
+ *		the connection back.
+ */
+void
+gw_loop_resume(GwLoop *L, struct MHD_Connection *conn)
+{
+	MHD_resume_connection(conn);
+	if (!pthread_equal(pthread_self(), L->thread))
+		gw_loop_wake(L);
+}
+
+/*
+ * on_uri
+ *		libmicrohttpd read a request line: the request's context, with its
+ *		raw target (the access handler's url is decoded).
+ */
+static void *
+on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	GwReq	   *r = calloc(1, sizeof(GwReq));
+
+	(void) cls;
+	(void) conn;
+	if (r != NULL && (r->target = strdup(uri)) == NULL)
+	{
+		free(r);
+		r = NULL;
+	}
+	return r;
+}
+
+/*
+ * add_header
+ *		A response header; false if it cannot be added.
+ */
+static bool
+add_header(struct MHD_Response *m, const char *name, const char *value)
+{
+	return MHD_add_response_header(m, name, value) == MHD_YES;
+}
+
+/*
+ * send_answer
+ *		Queue r->resp on the connection (close: and close it after).
+ */
+static enum MHD_Result
+send_answer(GwReq *r, bool close)
+{
+	GwResponse *resp = &r->resp;
+	struct MHD_Response *m = NULL;
+	enum MHD_Result ok;
+	bool		headers = true;
+
+	r->status = resp->status;
+	r->route = resp->route;
+	if (resp->stream != NULL)
+	{
+		void	   *feed = resp->stream;
+
+		resp->stream = NULL;
+		m = gw_stream_response(r, feed);
+		if (m == NULL)
+		{
+			GwError		err;
+
+			gw_error_set(&err, GW_ERR_UNAVAILABLE, "the gateway cannot start a stream");
+			free(resp->body);
+			memset(resp, 0, sizeof(*resp));
+			gw_respond_error(resp, &err, r->path);
+			r->status = resp->status;
+		}
+		else
+		{
+			r->stream = true;
+			headers = add_header(m, "Content-Type", resp->content_type ?
+								 resp->content_type : "text/event-stream") &&
+				add_header(m, "Cache-Control", "no-cache") &&
+				add_header(m, "X-Accel-Buffering", "no");
+			close = true;
+		}
+	}
+	if (m == NULL)
+	{
+		size_t		len = resp->body ? strlen(resp->body) : 0;
+
+		m = MHD_create_response_from_buffer(len, resp->body ? resp->body : (char *) "",
+											resp->body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+		if (m == NULL)
+		{
+			free(resp->body);
+			resp->body = NULL;
+			return MHD_NO;
+		}
+		if (resp->body != NULL)
+			headers = add_header(m, "Content-Type", resp->content_type ?
+								 resp->content_type : "application/json");
+		resp->body = NULL;		/* the response's now */
+	}
+	if (resp->retry_after)
+		headers = headers && add_header(m, "Retry-After", "1");
+	if (resp->allow)
+		headers = headers && add_header(m, "Allow", resp->allow);
+	if (close || atomic_load(&gw_server_stopping))
+		headers = headers && add_header(m, "Connection", "close");
+	ok = headers ? MHD_queue_response(r->conn, (unsigned int) r->status, m) : MHD_NO;
+	MHD_destroy_response(m);
+	return ok;
+}
+
+/*
+ * reply_error
+ *		Answer a request the gateway refuses before routing it with a JSON
+ *		error of code 13, and close the connection after it.
+ */
+static enum MHD_Result
+reply_error(GwReq *r, int status, const char *message)
+{
+	GwError		err;
+
+	gw_error_set(&err, GW_ERR_INVALID_INPUT, "%s", message);
+	err.status = status;
+	memset(&r->resp, 0, sizeof(r->resp));
+	gw_respond_error(&r->resp, &err, r->path);
+	r->dispatched = true;		/* nothing more is routed */
+	return send_answer(r, true);
+}
+
+/*
+ * count_header
+ *		Add one header field's bytes to *cls.
+ */
+static enum MHD_Result
+count_header(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+			 const char *value, size_t value_size)
+{
+	(void) kind;
+	(void) key;
+	(void) value;
+	*(size_t *) cls += key_size + value_size + 4;	/* "k: v\r\n" */
+	return MHD_YES;
+}
+
+/*
+ * add_header_json
+ *		Add one header field to the request's headers (lower-case name;
+ *		values that are not UTF-8 are left out).
+ */
+static enum MHD_Result
+add_header_json(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+				const char *value, size_t value_size)
+{
+	char	   *name = malloc(key_size + 1);
+
+	(void) kind;
+	if (name == NULL)
+		return MHD_NO;
+	for (size_t i = 0; i < key_size; i++)
+		name[i] = (char) tolower((unsigned char) key[i]);
+	name[key_size] = '\0';
+	if (value != NULL && gw_valid_utf8(value, value_size))
+		json_object_set_new((json_t *) cls, name, json_stringn(value, value_size));
+	free(name);
+	return MHD_YES;
+}
+
+/*
+ * start
+ *		The first call for a request, once its head arrived: the limits
+ *		that can be checked before the body.
+ */
+static enum MHD_Result
+start(GwReq *r, GwLoop *L, struct MHD_Connection *conn, const char *method)
+{
+	const char *cl;
+	char	   *q;
+	size_t		header_bytes = 0;
+
+	r->started = true;
+	r->conn = conn;
+	r->loop = L;
+	clock_gettime(CLOCK_MONOTONIC, &r->start);
+	r->method = strdup(method);
+	r->path = strdup(r->target);
+	if (r->method == NULL || r->path == NULL)
+		return MHD_NO;
+	q = strchr(r->path, '?');
+	if (q != NULL)
+	{
+		*q = '\0';
+		r->query = r->target + (q - r->path) + 1;
+	}
+	if (strlen(r->target) > (size_t) gw_config.max_url_bytes)
+		return reply_error(r, 414, "request target is too long");
+	MHD_get_connection_values_n(conn, MHD_HEADER_KIND, count_header, &header_bytes);
+	if (header_bytes > (size_t) gw_config.max_header_bytes)
+		return reply_error(r, 431, "the request header fields are too large");
+	cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (cl != NULL && strtoull(cl, NULL, 10) > (unsigned long long) gw_config.max_body_bytes)
+		return reply_error(r, 413, "the request body is too large");
+	return MHD_YES;				/* libmicrohttpd sends 100 Continue if asked */
+}
+
+/*
+ * take_body
+ *		Keep a piece of the body.  Past --max-body-bytes (a chunked body:
+ *		its length was not announced) the rest is read and dropped, and
+ *		the request answered 413 once complete.  A body still arriving
+ *		after --request-timeout ends the connection: libmicrohttpd 0.9
+ *		cannot answer before the request is complete.
+ */
+static enum MHD_Result
+take_body(GwReq *r, const char *data, size_t len)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec - r->start.tv_sec >= gw_config.request_timeout_s)
+		return MHD_NO;
+	if (r->too_large)
+		return MHD_YES;
+	if (r->body_len + len > (size_t) gw_config.max_body_bytes)
+	{
+		r->too_large = true;
+		free(r->body);
+		r->body = NULL;
+		r->body_len = r->body_cap = 0;
+		return MHD_YES;
+	}
+	if (r->body_len + len > r->body_cap)
+	{
+		size_t		cap = r->body_cap ? r->body_cap : 4096;
+		char	   *nb;
+
+		while (cap < r->body_len + len)
+			cap *= 2;
+		nb = realloc(r->body, cap);
+		if (nb == NULL)
+			return MHD_NO;
+		r->body = nb;
+		r->body_cap = cap;
+	}
+	memcpy(r->body + r->body_len, data, len);
+	r->body_len += len;
+	return MHD_YES;
+}
+
+/*
+ * dispatch
+ *		Route a complete request: answer it, send its statement down the
+ *		pipeline, or give it to a worker.
+ */
+static enum MHD_Result
+dispatch(GwReq *r)
+{
+	GwHttpRequest *req = &r->req;
+	GwError		err;
+
+	r->dispatched = true;
+	r->counted = true;
+	atomic_fetch_add(&in_flight, 1);
+	gw_error_clear(&err);
+	memset(&r->resp, 0, sizeof(r->resp));
+	req->method = r->method;
+	req->path = r->path;
+	req->body = r->body ? r->body : "";
+	req->body_len = r->body_len;
+	req->query = json_object();
+	req->headers = json_object();
+	if (req->query == NULL || req->headers == NULL)
+		return MHD_NO;
+	if (r->query != NULL && !gw_parse_query(r->query, strlen(r->query), req->query, &err))
+	{
+		gw_respond_error(&r->resp, &err, r->path);
+		return send_answer(r, false);
+	}
+	MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, add_header_json, req->headers);
+
+	switch (gw_dispatch_begin(req, &r->resp, &r->call, false))
+	{
+		case GW_DISPATCH_DONE:
+			gw_metrics_add(GW_M_LOOP_ANSWERED, 1);
+			return send_answer(r, false);
+		case GW_DISPATCH_CALL:
+			MHD_suspend_connection(r->conn);
+			if (!gw_pipe_send(r))
+				gw_worker_submit(r);
+			return MHD_YES;
+		case GW_DISPATCH_THREAD:
+			MHD_suspend_connection(r->conn);
+			gw_worker_submit(r);
+			return MHD_YES;
+	}
+	return MHD_NO;
+}
+
+/*
+ * on_request
+ *		libmicrohttpd's access handler: called once the head arrived, for
+ *		each piece of the body, once the request is complete, and again
+ *		after a suspended connection is resumed.
+ */
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+		   const char *version, const char *upload, size_t *upload_size, void **ctx)
+{
+	GwReq	   *r = *ctx;
+
+	(void) version;
+	if (r == NULL)
+		*ctx = r = on_uri(NULL, url, conn);
+	if (r == NULL)
+		return MHD_NO;
+	if (!r->started)
+		return start(r, cls, conn, method);
+	if (*upload_size > 0)
+	{
+		size_t		len = *upload_size;
+
+		*upload_size = 0;
+		return take_body(r, upload, len);
+	}
+	if (r->ready)
+	{
+		r->ready = false;
+		return send_answer(r, false);
+	}
+	if (r->dispatched)
+		return MHD_YES;
+	if (r->too_large)
+		return reply_error(r, 413, "the request body is too large");
+	return dispatch(r);
+}
+
+/*
+ * on_completed
+ *		A request ended (answered, or the connection failed): the access
+ *		log line, the metrics, and its memory.
+ */
+static void
+on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
+			 enum MHD_RequestTerminationCode toe)
+{
+	GwReq	   *r = *ctx;
+
+	(void) cls;
+	(void) conn;
+	if (r == NULL)
+		return;
+	*ctx = NULL;
+	if (r->started)
+	{
+		struct timespec now;
+		double		ms;
+		bool		aborted = toe != MHD_REQUEST_TERMINATED_COMPLETED_OK;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ms = (now.tv_sec - r->start.tv_sec) * 1000.0 + (now.tv_nsec - r->start.tv_nsec) / 1e6;
+		if (!gw_config.quiet)
+			fprintf(stderr, "%s %s %d %.1fms%s\n", r->method ? r->method : "-",
+					r->path ? r->path : "-", r->status, ms, aborted ? " (aborted)" : "");
+		gw_metrics_request(r->route, r->status, ms / 1000.0, !r->stream);
+	}
+	if (r->counted)
+		atomic_fetch_sub(&in_flight, 1);
+	json_decref(r->req.query);
+	json_decref(r->req.headers);
+	gw_call_free(&r->call);
+	free(r->resp.body);
+	if (r->resp.stream != NULL)
+		gw_feed_discard(r->resp.stream);
+	free(r->body);
+	free(r->method);
+	free(r->path);
+	free(r->target);
+	free(r);
+}
+
+/*
+ * loop_main
+ *		A loop: wait for the daemon's sockets, the pipeline's connection
+ *		and wake-ups; run the daemon; send what the pipeline holds.
+ */
+static void *
+loop_main(void *arg)
+{
+	GwLoop	   *L = arg;
+	struct epoll_event evs[MAX_EVENTS];
+	struct timespec last_scan;
+	bool		quiesced = false;
+
+	clock_gettime(CLOCK_MONOTONIC, &last_scan);
+	gw_pipe_connect(L);
+	while (!atomic_load(&ending))
+	{
+		MHD_UNSIGNED_LONG_LONG mhd_ms;
+		int			timeout = SCAN_MS;
+		int			n;
+		struct timespec now;
+
+		if (MHD_get_timeout(L->daemon, &mhd_ms) == MHD_YES && mhd_ms < (MHD_UNSIGNED_LONG_LONG) timeout)
+			timeout = (int) mhd_ms;
+		n = epoll_wait(L->ep, evs, MAX_EVENTS, timeout);
+		for (int i = 0; i < n; i++)
+		{
+			if (evs[i].data.u64 == GW_EV_WAKE)
+			{
+				uint64_t	v;
+
+				if (read(L->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+					fprintf(stderr, "%s: wake-up: %s\n", GW_PROGRAM, strerror(errno));
+				gw_pipe_take_connection(L);
+			}
+			else if (evs[i].data.u64 == GW_EV_PIPE)
+				gw_pipe_event(L, evs[i].events);
+		}
+		MHD_run(L->daemon);
+		gw_pipe_flush(L);
+		if (atomic_load(&gw_server_stopping) && !quiesced)
+		{
+			MHD_socket s = MHD_quiesce_daemon(L->daemon);
+
+			if (s != MHD_INVALID_SOCKET)
+				close(s);
+			quiesced = true;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - last_scan.tv_sec) * 1000L +
+			(now.tv_nsec - last_scan.tv_nsec) / 1000000L >= SCAN_MS)
+		{
+			gw_pipe_connect(L);	/* if the connection is down: reopen it */
+			last_scan = now;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * listen_on
+ *		A listening socket on addr (SO_REUSEPORT, so that every loop has
+ *		one on the same port), or -1.
+ */
+static int
+listen_on(const struct sockaddr *addr)
+{
+	socklen_t	alen = addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+		: sizeof(struct sockaddr_in);
+	struct sockaddr_storage ss;
+	int			one = 1;
+	int			fd;
+
+	memcpy(&ss, addr, alen);
+	if (port > 0)
+	{
+		if (ss.ss_family == AF_INET6)
+			((struct sockaddr_in6 *) &ss)->sin6_port = htons((uint16_t) port);
+		else
+			((struct sockaddr_in *) &ss)->sin_port = htons((uint16_t) port);
+	}
+	fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *) &ss, alen) != 0 || listen(fd, SOMAXCONN) != 0)
+	{
+		fprintf(stderr, "%s: %s\n", GW_PROGRAM, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (port <= 0)
+	{
+		socklen_t	len = sizeof(ss);
+
+		if (getsockname(fd, (struct sockaddr *) &ss, &len) == 0)
+			port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *) &ss)->sin6_port
+						 : ((struct sockaddr_in *) &ss)->sin_port);
+	}
+	return fd;
+}
+
+/*
+ * loop_start
+ *		Set up loop L (its socket, daemon and epoll set) and start it.
+ */
+static bool
+loop_start(GwLoop *L, const struct sockaddr *addr, unsigned int limit)
+{
+	const union MHD_DaemonInfo *info;
+	struct epoll_event ev;
+	size_t		head = (size_t) (gw_config.max_url_bytes + gw_config.max_header_bytes);
+
+	pthread_mutex_init(&L->db_lock, NULL);
+	L->listen_fd = listen_on(addr);
+	if (L->listen_fd < 0)
+		return false;
+	/*
+	 * The memory of a connection holds its head: room for a head at the
+	 * gateway's limits and some more, so that a head over them gets the
+	 * gateway's JSON answer.  Not much more: libmicrohttpd clears the
+	 * memory between requests.
+	 */
+	L->daemon = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+								 0, NULL, NULL, on_request, L,
+								 MHD_OPTION_LISTEN_SOCKET, L->listen_fd,
+								 MHD_OPTION_CONNECTION_LIMIT, limit,
+								 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) gw_config.idle_timeout_s,
+								 MHD_OPTION_CONNECTION_MEMORY_LIMIT, head + HEAD_SLACK,
+								 MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
+								 MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+								 MHD_OPTION_END);
+	if (L->daemon == NULL)
+	{
+		close(L->listen_fd);
+		return false;
+	}
+	info = MHD_get_daemon_info(L->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+	L->ep = epoll_create1(EPOLL_CLOEXEC);
+	L->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (info == NULL || L->ep < 0 || L->wake_fd < 0)
+		return false;
+	ev.events = EPOLLIN;
+	ev.data.u64 = GW_EV_DAEMON;
+	if (epoll_ctl(L->ep, EPOLL_CTL_ADD, info->epoll_fd, &ev) != 0)
+		return false;
+	ev.data.u64 = GW_EV_WAKE;
+	if (epoll_ctl(L->ep, EPOLL_CTL_ADD, L->wake_fd, &ev) != 0)
+		return false;
+	L->started = pthread_create(&L->thread, NULL, loop_main, L) == 0;
+	return L->started;
+}
+
+/*
+ * gw_server_start
+ *		Listen on addr and start the loops.
+ */
+bool
+gw_server_start(const struct sockaddr *addr)
+{
+	unsigned int limit = (unsigned int) ((gw_config.max_connections + gw_config.loops - 1) /
+										 gw_config.loops);
+
+	port = -1;
+	for (nloops = 0; nloops < gw_config.loops; nloops++)
+	{
+		if (!loop_start(&loops[nloops], addr, limit))
+		{
+			fprintf(stderr, "%s: cannot start the HTTP server\n", GW_PROGRAM);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * gw_server_port
+ *		The port actually bound (useful with port 0).
+ */
+int
+gw_server_port(void)
+{
+	return port;
+}
+
+/*
+ * gw_server_stop
+ *		Stop accepting, wait for in-flight requests (at most the shutdown
+ *		budget), then end the loops, closing every connection.
+ */
+void
+gw_server_stop(void)
+{
+	struct timespec ts = {0, 20 * 1000000L};
+	int			waited_ms = 0;
+	int			left;
+
+	atomic_store(&gw_server_stopping, true);
+	for (int i = 0; i < nloops; i++)
+		gw_loop_wake(&loops[i]);
+	while (atomic_load(&in_flight) > 0 && waited_ms < gw_config.shutdown_wait_s * 1000)
+	{
+		nanosleep(&ts, NULL);
+		waited_ms += 20;
+	}
+	left = atomic_load(&in_flight);
+	if (left > 0)
+		fprintf(stderr, "%s: %d requests still running at shutdown\n", GW_PROGRAM, left);
+	atomic_store(&ending, true);
+	for (int i = 0; i < nloops; i++)
+	{
+		GwLoop	   *L = &loops[i];
+
+		gw_loop_wake(L);
+		pthread_join(L->thread, NULL);
+		/* suspended connections must not meet MHD_stop_daemon */
+		if (left == 0)
+			MHD_stop_daemon(L->daemon);
+		gw_pipe_close(L);
+		close(L->ep);
+		close(L->wake_fd);
+	}
+	if (left == 0)
+		gw_worker_stop();
+	nloops = 0;
+}

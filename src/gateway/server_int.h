@@ -1,0 +1,133 @@
+/*-------------------------------------------------------------------------
+ *
+ * server_int.h
+ *	  What the server's parts share: a loop (server.c) with its pipelined
+ *	  database connection (pipeline.c), the request each connection is
+ *	  answering, the workers that run what may block (worker.c) and the
+ *	  change feed's streams (stream.c).
+ *
+ *	  A request belongs to its loop from its first byte to its last: the
+ *	  loop reads it, routes it, and either answers it at once, sends its
+ *	  statement down the pipeline, or gives its call to a worker; in the
+ *	  two latter cases the connection is suspended (libmicrohttpd) until
+ *	  the answer is ready, and the loop sends it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCE_GATEWAY_SERVER_INT_H
+#define LANCE_GATEWAY_SERVER_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <libpq-fe.h>
+#include <microhttpd.h>
+
+#include "dispatch.h"
+#include "pool.h"
+
+struct GwReq;
+
+/* epoll tags of a loop's descriptors */
+#define GW_EV_DAEMON	1		/* the daemon's own epoll set */
+#define GW_EV_WAKE		2		/* wake_fd */
+#define GW_EV_PIPE		3		/* the pipelined database connection */
+
+/* One call in a loop's pipeline, up to its Sync. */
+typedef struct GwPending
+{
+	struct GwReq *r;
+	const char *prepare;		/* statement prepared along with it, or NULL */
+} GwPending;
+
+/*
+ * A loop: its thread, its libmicrohttpd daemon (external epoll mode), and
+ * its pipelined database connection.  Everything belongs to the loop's
+ * thread except what is under db_lock (the connection the connect
+ * thread opened).
+ */
+typedef struct GwLoop
+{
+	struct MHD_Daemon *daemon;
+	int			listen_fd;
+	int			ep;				/* epoll set: the daemon's, wake_fd, the database */
+	int			wake_fd;		/* eventfd: a database connection was opened */
+	pthread_t	thread;
+	bool		started;
+
+	/* the pipelined database connection (pipeline.c) */
+	pthread_mutex_t db_lock;
+	PGconn	   *opened;			/* opened by the connect thread */
+	bool		attempt_done;	/* the connect thread finished */
+	bool		db_closed;		/* the loop ended: the thread closes it */
+	PGconn	   *pg;
+	bool		want_write;		/* EPOLLOUT is watched on pg's socket */
+	bool		connecting;
+	struct timespec last_attempt;
+	struct timespec bypass_until;	/* reads go to workers until then (0: no) */
+	int			nprepared;
+	const char *prepared[GW_MAX_PREPARED];
+	GwPending  *queue;			/* the calls in the pipeline, a ring */
+	int			qhead;
+	int			qlen;
+	int			qcap;
+	/* the call at the queue's head, while its results arrive */
+	PGresult   *head_res;
+	bool		head_prepared;	/* its statement's preparation succeeded */
+	bool		head_failed;
+	char		head_sqlstate[6];
+	GwError		head_err;
+} GwLoop;
+
+/* One request: libmicrohttpd's per-request context. */
+typedef struct GwReq
+{
+	struct MHD_Connection *conn;
+	GwLoop	   *loop;
+	char	   *target;			/* the raw request target */
+	char	   *method;
+	char	   *path;			/* raw path (in target, cut at '?') */
+	const char *query;			/* raw query string, or NULL */
+	struct timespec start;
+	bool		started;		/* the head was checked */
+	bool		dispatched;		/* answered, in a call, or at a worker */
+	bool		counted;		/* in the in-flight count */
+	char	   *body;
+	size_t		body_len;
+	size_t		body_cap;
+	bool		too_large;		/* the body passed --max-body-bytes */
+	GwHttpRequest req;			/* the dispatcher's view */
+	GwCall		call;			/* its statement, while in the pipeline */
+	GwResponse	resp;			/* the answer, once ready */
+	bool		ready;			/* resp is the answer (set before resuming) */
+	int			status;			/* as sent, for the log and metrics */
+	const struct GwRoute *route;
+	bool		stream;			/* a change-feed stream */
+	struct GwReq *next;			/* in the workers' queue */
+} GwReq;
+
+/* server.c */
+extern atomic_bool gw_server_stopping;
+extern void gw_server_answer(GwReq *r);
+extern void gw_loop_wake(GwLoop *L);
+extern void gw_loop_resume(GwLoop *L, struct MHD_Connection *conn);
+
+/* pipeline.c */
+extern void gw_pipe_connect(GwLoop *L);
+extern void gw_pipe_take_connection(GwLoop *L);
+extern bool gw_pipe_send(GwReq *r);
+extern void gw_pipe_event(GwLoop *L, uint32_t events);
+extern void gw_pipe_flush(GwLoop *L);
+extern int	gw_pipe_pending(GwLoop *L);
+extern void gw_pipe_close(GwLoop *L);
+
+/* worker.c */
+extern void gw_worker_submit(GwReq *r);
+extern void gw_worker_stop(void);
+
+/* stream.c */
+extern struct MHD_Response *gw_stream_response(GwReq *r, void *stream);
+
+#endif							/* LANCE_GATEWAY_SERVER_INT_H */
