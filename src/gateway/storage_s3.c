@@ -451,6 +451,53 @@ parse_time(const char *s)
 }
 
 /*
+ * list_page
+ *		One ListObjectsV2 page of o's key + "/" (after continuation token,
+ *		when not NULL), with delimiter "/" when delimited (one level) or
+ *		without (the whole tree).  On success resp holds the 200 answer (the
+ *		caller frees it); on failure err is set and resp is freed.
+ */
+static bool
+list_page(const S3Object *o, const char *dir, const char *token, bool delimited,
+		  GwS3Response *resp, GwError *err)
+{
+	char		prefix[2048];
+	char	   *eprefix;
+	char	   *etoken = NULL;
+	char	   *query;
+	GwS3Request req = {.method = "GET", .bucket = o->bucket};
+
+	snprintf(prefix, sizeof(prefix), "%s/", o->key);
+	eprefix = gw_s3_escape(prefix, false);
+	if (token)
+		etoken = gw_s3_escape(token, false);
+	/* parameters in the order SigV4's canonical query string sorts them */
+	if (asprintf(&query, "%s%s%s%slist-type=2&prefix=%s",
+				 etoken ? "continuation-token=" : "", etoken ? etoken : "",
+				 etoken ? "&" : "", delimited ? "delimiter=%2F&" : "", eprefix) < 0)
+		query = NULL;
+	free(eprefix);
+	free(etoken);
+	req.query = query;
+	if (query == NULL || !gw_s3_send(&req, resp, err))
+	{
+		if (query == NULL)
+			gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		free(query);
+		gw_s3_response_free(resp);
+		return false;
+	}
+	free(query);
+	if (resp->status != 200)
+	{
+		gw_s3_fail(resp, "LIST", dir, err);
+		gw_s3_response_free(resp);
+		return false;
+	}
+	return true;
+}
+
+/*
  * s3_list
  *		See GwStorage.list: ListObjectsV2 of dir + "/" with delimiter "/".
  */
@@ -474,45 +521,20 @@ s3_list(GwStorage *st, const char *dir, GwFileInfo **files, int *nfiles, GwError
 	do
 	{
 		char		prefix[2048];
-		char	   *eprefix;
-		char	   *etoken = NULL;
-		char	   *query;
-		GwS3Request req = {.method = "GET", .bucket = o.bucket};
 		GwS3Response resp;
 		const char *p;
 		char	   *truncated;
 
 		snprintf(prefix, sizeof(prefix), "%s/", o.key);
-		eprefix = gw_s3_escape(prefix, false);
-		if (token)
-			etoken = gw_s3_escape(token, false);
-		/* parameters in the order SigV4's canonical query string sorts them */
-		if (asprintf(&query, "%s%s%slist-type=2&prefix=%s",
-					 etoken ? "continuation-token=" : "", etoken ? etoken : "",
-					 etoken ? "&delimiter=%2F&" : "delimiter=%2F&", eprefix) < 0)
-			query = NULL;
-		free(eprefix);
-		free(etoken);
+		if (!list_page(&o, dir, token, true, &resp, err))
+		{
+			free(token);
+			token = NULL;
+			ok = false;
+			break;
+		}
 		free(token);
 		token = NULL;
-		req.query = query;
-		if (query == NULL || !gw_s3_send(&req, &resp, err))
-		{
-			if (query == NULL)
-				gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-			free(query);
-			gw_s3_response_free(&resp);
-			ok = false;
-			break;
-		}
-		free(query);
-		if (resp.status != 200)
-		{
-			gw_s3_fail(&resp, "LIST", dir, err);
-			gw_s3_response_free(&resp);
-			ok = false;
-			break;
-		}
 		for (p = resp.body;;)
 		{
 			const char *next;
@@ -636,44 +658,20 @@ s3_remove_tree(GwStorage *st, const char *dir, int64_t min_age_ms, long *removed
 	do
 	{
 		char		prefix[2048];
-		char	   *eprefix;
-		char	   *etoken = NULL;
-		char	   *query;
-		GwS3Request req = {.method = "GET", .bucket = o.bucket};
 		GwS3Response resp;
 		const char *p;
 		char	   *truncated;
 
 		snprintf(prefix, sizeof(prefix), "%s/", o.key);
-		eprefix = gw_s3_escape(prefix, false);
-		if (token)
-			etoken = gw_s3_escape(token, false);
-		if (asprintf(&query, "%s%s%slist-type=2&prefix=%s",
-					 etoken ? "continuation-token=" : "", etoken ? etoken : "",
-					 etoken ? "&" : "", eprefix) < 0)
-			query = NULL;
-		free(eprefix);
-		free(etoken);
+		if (!list_page(&o, dir, token, false, &resp, err))
+		{
+			free(token);
+			token = NULL;
+			ok = false;
+			break;
+		}
 		free(token);
 		token = NULL;
-		req.query = query;
-		if (query == NULL || !gw_s3_send(&req, &resp, err))
-		{
-			if (query == NULL)
-				gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-			free(query);
-			gw_s3_response_free(&resp);
-			ok = false;
-			break;
-		}
-		free(query);
-		if (resp.status != 200)
-		{
-			gw_s3_fail(&resp, "LIST", dir, err);
-			gw_s3_response_free(&resp);
-			ok = false;
-			break;
-		}
 		for (p = resp.body; ok;)
 		{
 			const char *next;
