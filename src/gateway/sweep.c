@@ -264,26 +264,27 @@ concat(const char *a, const char *b, const char *c)
 static char *
 table_dir(const Sweep *sw, const char *location)
 {
+	char	   *dir = gw_table_location_dir(location);
 	size_t		len;
+	bool		under;
 
-	if (strncmp(location, "file://", 7) == 0)
-		location += 7;
-	len = strlen(location);
-	while (len > 1 && location[len - 1] == '/')
-		len--;
-	if (strncmp(sw->root, "s3://", 5) == 0)
-	{
-		/* a bucket root: tables under its prefix (the root is a prefix) */
-		if (len <= sw->rootlen || strncmp(location, sw->root, sw->rootlen) != 0 ||
-			(location[sw->rootlen] != '/' && sw->root[sw->rootlen - 1] != '/'))
-			return NULL;
-		return strndup(location, len);
-	}
-	if (location[0] != '/' || len <= sw->rootlen ||
-		!(sw->rootlen == 1 ||
-		  (strncmp(location, sw->root, sw->rootlen) == 0 && location[sw->rootlen] == '/')))
+	if (dir == NULL)
 		return NULL;
-	return strndup(location, len);
+	len = strlen(dir);
+	if (strncmp(sw->root, "s3://", 5) == 0)
+		/* a bucket root: tables under its prefix (the root is a prefix) */
+		under = len > sw->rootlen && strncmp(dir, sw->root, sw->rootlen) == 0 &&
+			(dir[sw->rootlen] == '/' || sw->root[sw->rootlen - 1] == '/');
+	else
+		under = dir[0] == '/' && len > sw->rootlen &&
+			(sw->rootlen == 1 ||
+			 (strncmp(dir, sw->root, sw->rootlen) == 0 && dir[sw->rootlen] == '/'));
+	if (!under)
+	{
+		free(dir);
+		return NULL;
+	}
+	return dir;
 }
 
 /*
