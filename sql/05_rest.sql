@@ -268,3 +268,17 @@ SELECT lance_try($$SELECT lance_namespace.rest_drop_namespace('{"id": ["nope"]}'
 SELECT lance_try($$SELECT lance_namespace.rest_drop_namespace('{"id": ["r1"], "behavior": 7}')$$);
 SELECT lance_namespace.rest_drop_namespace('{"id": ["r1"], "behavior": "Cascade"}') - 'transaction_id';
 SELECT count(*) AS entries_left FROM lance_namespace.entries;
+
+-- The REST routes are defined once, in the extension; the gateway loads
+-- them.  read_only is the binding's own volatility.
+SELECT path, methods, operation, binding, read_only, no_body
+  FROM lance_namespace.rest_routes ORDER BY path;
+SELECT name, type FROM lance_namespace.rest_query_parameters ORDER BY name;
+-- every binding serves a route, but the one the gateway calls itself
+SELECT p.proname FROM pg_proc p
+ WHERE p.pronamespace = 'lance_namespace'::regnamespace AND p.proname LIKE 'rest\_%'
+   AND p.proname NOT IN (SELECT binding FROM lance_namespace.rest_routes)
+ ORDER BY 1;
+-- readable by any role: it describes the interface, not the catalog
+SELECT has_table_privilege('public', 'lance_namespace.rest_routes', 'SELECT') AS routes_public,
+       has_table_privilege('public', 'lance_namespace.rest_query_parameters', 'SELECT') AS params_public;

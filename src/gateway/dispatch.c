@@ -156,9 +156,9 @@ gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
 {
 	GwError		vend_err;
 
-	if (result != NULL && call->route->function != NULL &&
-		(strcmp(call->route->function, "rest_declare_table") == 0 ||
-		 strcmp(call->route->function, "rest_describe_table") == 0))
+	const char *op = call->route->operation;
+
+	if (result != NULL && (strcmp(op, "DeclareTable") == 0 || strcmp(op, "DescribeTable") == 0))
 	{
 		/* tables in buckets: endpoint, region and credentials (vend.c) */
 		gw_error_clear(&vend_err);
@@ -166,13 +166,12 @@ gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
 		if (result == NULL)
 			err = &vend_err;
 	}
-	else if (result != NULL && call->route->function != NULL &&
-			 (strcmp(call->route->function, "rest_describe_table_version") == 0 ||
-			  strcmp(call->route->function, "rest_list_table_versions") == 0))
+	else if (result != NULL && (strcmp(op, "DescribeTableVersion") == 0 ||
+								strcmp(op, "ListTableVersions") == 0))
 	{
 		/* a manifest gone from disk: 404, the row retired (table_files.c) */
 		gw_error_clear(&vend_err);
-		if (strcmp(call->route->function, "rest_describe_table_version") == 0)
+		if (strcmp(op, "DescribeTableVersion") == 0)
 			result = gw_describe_version_check(call->request, &call->info, result, &vend_err);
 		if (result == NULL)
 			err = &vend_err;

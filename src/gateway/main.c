@@ -26,6 +26,7 @@
 #include "config.h"
 #include "db.h"
 #include "feed.h"
+#include "router.h"
 #include "pool.h"
 #include "server.h"
 #include "sweep.h"
@@ -218,6 +219,10 @@ main(int argc, char **argv)
 		free(root);
 		return status;
 	}
+	gw_error_clear(&err);
+	if (!gw_routes_load(&err))
+		die("%s: %s; hint: ALTER EXTENSION lance_namespace UPDATE (this gateway needs 0.3.0)",
+			err.message, err.detail);
 	if (!gw_feed_start())
 		die("cannot start the change-feed listener%s%s", "", "");
 

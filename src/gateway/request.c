@@ -3,8 +3,9 @@
  * request.c
  *	  The request model handed to lance_namespace.rest_<op>(jsonb): the
  *	  JSON body (a missing, empty or null body counts as {}), plus the
- *	  path id as an array of names under "id", plus the known query
- *	  parameters as JSON values of the spec's types.  A body "id" that
+ *	  path id as an array of names under "id", plus the query parameters
+ *	  that the extension lists (lance_namespace.rest_query_parameters) as
+ *	  JSON values of their types.  A body "id" that
  *	  differs from the path id is InvalidInput (catalog-rest-index.md,
  *	  "Standard Operations").
  *
@@ -18,42 +19,7 @@
 
 #include "pathid.h"
 #include "request.h"
-
-/* The JSON type that a query parameter becomes in the request. */
-typedef enum QueryType
-{
-	Q_STRING,
-	Q_INTEGER,
-	Q_BOOLEAN
-} QueryType;
-
-/*
- * Query parameters that carry request fields (spec components/parameters),
- * with the type the spec gives each.  A query string is text; it becomes a
- * JSON value of the field's type here, so that the extension can hold every
- * request body to strict JSON types (a string where the spec says integer
- * is 400 there, whichever route it comes through).
- */
-static const struct
-{
-	const char *name;
-	QueryType	type;
-}			query_fields[] = {
-	{"delimiter", Q_STRING},
-	{"page_token", Q_STRING},
-	{"limit", Q_INTEGER},
-	{"descending", Q_BOOLEAN},
-	{"include_declared", Q_BOOLEAN},
-	{"check_declared", Q_BOOLEAN},
-	{"with_table_uri", Q_BOOLEAN},
-	{"load_detailed_metadata", Q_BOOLEAN},
-	{"branch", Q_STRING},
-	{"mode", Q_STRING},
-	{"behavior", Q_STRING},
-	{"version", Q_INTEGER},
-	{"vend_credentials", Q_BOOLEAN},
-	{NULL, Q_STRING}
-};
+#include "router.h"
 
 /* Request arrays whose length is capped by --max-batch-entries. */
 static const char *const batch_fields[] = {"entries", "ranges", "operations", NULL};
@@ -171,13 +137,13 @@ gw_parse_body(const char *body, size_t len, GwError *err)
  *		one.  Returns a new reference.
  */
 static json_t *
-typed_query_value(const char *name, QueryType type, json_t *qv, GwError *err)
+typed_query_value(const char *name, GwQueryType type, json_t *qv, GwError *err)
 {
 	const char *text = json_string_value(qv);
 
-	if (text == NULL || type == Q_STRING)
+	if (text == NULL || type == GW_QUERY_STRING)
 		return json_incref(qv);
-	if (type == Q_INTEGER)
+	if (type == GW_QUERY_INTEGER)
 	{
 		const char *p = text + (text[0] == '-');
 		char	   *end;
@@ -254,16 +220,17 @@ gw_build_request(json_t *body, const char *raw_id, json_t *query, GwError *err)
 		}
 	}
 
-	for (int i = 0; query_fields[i].name; i++)
+	/* the query parameters and their types are the extension's (router.c) */
+	for (int i = 0; gw_query_parameter(i) != NULL; i++)
 	{
-		const char *name = query_fields[i].name;
+		const char *name = gw_query_parameter(i)->name;
 		json_t	   *qv = json_object_get(query, name);
 		json_t	   *bv = json_object_get(body, name);
 		json_t	   *typed;
 
 		if (qv == NULL || (bv != NULL && !json_is_null(bv)))
 			continue;
-		typed = typed_query_value(name, query_fields[i].type, qv, err);
+		typed = typed_query_value(name, gw_query_parameter(i)->type, qv, err);
 		if (typed == NULL)
 			goto fail;
 		json_object_set_new(body, name, typed);

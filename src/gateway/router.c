@@ -1,60 +1,63 @@
 /*-------------------------------------------------------------------------
  *
  * router.c
- *	  Matching of request paths against the REST route table.  The {id}
- *	  segment is returned still percent-encoded; the caller decodes it.
+ *	  The REST route table, and the matching of request paths against it.
+ *	  The routes of the namespace are the extension's: the gateway loads
+ *	  lance_namespace.rest_routes (path, methods, operation, binding, and
+ *	  whether the binding only reads) and rest_query_parameters when it
+ *	  starts, so a route is defined once, next to its binding.  Its own
+ *	  routes (health, readiness, metrics, the change feed) and the data
+ *	  operations it answers with 406 are here.  The {id} segment is
+ *	  returned still percent-encoded; the caller decodes it.
  *
  *-------------------------------------------------------------------------
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include <libpq-fe.h>
+
+#include "pool.h"
 #include "router.h"
 
-#define GP (GW_GET | GW_POST)
-
-static const GwRoute routes[] = {
+/* The routes the gateway serves itself, without a binding. */
+static const GwRoute own_routes[] = {
 	{"/health", GW_GET, GW_ROUTE_HEALTH, NULL, "Health"},
 	{"/ready", GW_GET, GW_ROUTE_READY, NULL, "Ready"},
 	{"/metrics", GW_GET, GW_ROUTE_METRICS, NULL, "Metrics"},
 	{"/v1/events", GW_GET, GW_ROUTE_EVENTS, NULL, "ChangeFeed"},
-
-	{"/v1/namespace/{id}/create", GW_POST, GW_ROUTE_CATALOG, "rest_create_namespace", "CreateNamespace"},
-	{"/v1/namespace/{id}/list", GP, GW_ROUTE_READ, "rest_list_namespaces", "ListNamespaces"},
-	{"/v1/namespace/{id}/describe", GW_POST, GW_ROUTE_READ, "rest_describe_namespace", "DescribeNamespace"},
-	{"/v1/namespace/{id}/drop", GW_POST, GW_ROUTE_CATALOG, "rest_drop_namespace", "DropNamespace"},
-	{"/v1/namespace/{id}/exists", GW_POST, GW_ROUTE_EXISTS, "rest_namespace_exists", "NamespaceExists"},
-	{"/v1/namespace/{id}/table/list", GP, GW_ROUTE_READ, "rest_list_tables", "ListTables"},
-
-	{"/v1/table", GP, GW_ROUTE_READ, "rest_list_all_tables", "ListAllTables"},
-	{"/v1/table/version/batch-create", GW_POST, GW_ROUTE_BATCH_CREATE, "rest_batch_create_table_versions", "BatchCreateTableVersions"},
-	{"/v1/table/batch-commit", GW_POST, GW_ROUTE_BATCH_COMMIT, "rest_batch_commit_tables", "BatchCommitTables"},
-
-	{"/v1/table/{id}/declare", GW_POST, GW_ROUTE_CATALOG, "rest_declare_table", "DeclareTable"},
-	/* RegisterTable imports the versions on disk (table_files.c) */
-	{"/v1/table/{id}/register", GW_POST, GW_ROUTE_TABLE_REGISTER, "rest_register_table", "RegisterTable"},
-	{"/v1/table/{id}/describe", GW_POST, GW_ROUTE_READ, "rest_describe_table", "DescribeTable"},
-	{"/v1/table/{id}/exists", GW_POST, GW_ROUTE_EXISTS, "rest_table_exists", "TableExists"},
-	{"/v1/table/{id}/deregister", GW_POST, GW_ROUTE_CATALOG, "rest_deregister_table", "DeregisterTable"},
-	/* DropTable deletes the table's files after COMMIT (table_files.c) */
-	{"/v1/table/{id}/drop", GW_POST, GW_ROUTE_TABLE_DROP, "rest_drop_table", "DropTable"},
-	{"/v1/table/{id}/rename", GW_POST, GW_ROUTE_CATALOG, "rest_rename_table", "RenameTable"},
-	{"/v1/table/{id}/version/create", GW_POST, GW_ROUTE_VERSION_CREATE, "rest_create_table_version", "CreateTableVersion"},
-	{"/v1/table/{id}/version/describe", GW_POST, GW_ROUTE_READ, "rest_describe_table_version", "DescribeTableVersion"},
-	{"/v1/table/{id}/version/list", GP, GW_ROUTE_READ, "rest_list_table_versions", "ListTableVersions"},
-	{"/v1/table/{id}/version/delete", GW_POST, GW_ROUTE_CATALOG, "rest_batch_delete_table_versions", "BatchDeleteTableVersions"},
-
-	{"/v1/table/{id}/tags/list", GP, GW_ROUTE_READ, "rest_list_table_tags", "ListTableTags"},
-	{"/v1/table/{id}/tags/version", GW_POST, GW_ROUTE_READ, "rest_get_table_tag_version", "GetTableTagVersion"},
-	{"/v1/table/{id}/tags/create", GW_POST, GW_ROUTE_CATALOG, "rest_create_table_tag", "CreateTableTag"},
-	{"/v1/table/{id}/tags/update", GW_POST, GW_ROUTE_CATALOG, "rest_update_table_tag", "UpdateTableTag"},
-	{"/v1/table/{id}/tags/delete", GW_POST, GW_ROUTE_CATALOG, "rest_delete_table_tag", "DeleteTableTag"},
-	{"/v1/table/{id}/branches/list", GP, GW_ROUTE_READ, "rest_list_table_branches", "ListTableBranches"},
-	{"/v1/table/{id}/branches/create", GW_POST, GW_ROUTE_CATALOG, "rest_create_table_branch", "CreateTableBranch"},
-	{"/v1/table/{id}/branches/delete", GW_POST, GW_ROUTE_CATALOG, "rest_delete_table_branch", "DeleteTableBranch"},
-	{"/v1/transaction/{id}/describe", GW_POST, GW_ROUTE_READ, "rest_describe_transaction", "DescribeTransaction"},
-	{"/v1/transaction/{id}/alter", GW_POST, GW_ROUTE_CATALOG, "rest_alter_transaction", "AlterTransaction"},
 };
+
+/*
+ * The operations around whose binding call the gateway handles files or
+ * objects (commit.c, table_files.c); every other route of the extension
+ * is its binding call alone, a read or a write as the binding declares.
+ */
+static const struct
+{
+	const char *operation;
+	GwRouteKind kind;
+}			file_operations[] = {
+	{"CreateTableVersion", GW_ROUTE_VERSION_CREATE},
+	{"BatchCreateTableVersions", GW_ROUTE_BATCH_CREATE},
+	{"BatchCommitTables", GW_ROUTE_BATCH_COMMIT},
+	{"DropTable", GW_ROUTE_TABLE_DROP},
+	{"RegisterTable", GW_ROUTE_TABLE_REGISTER},
+};
+
+#define ROUTES_SQL \
+	"SELECT path, methods::text, operation, binding, read_only, no_body" \
+	"  FROM lance_namespace.rest_routes ORDER BY path"
+#define QUERY_SQL \
+	"SELECT name, type FROM lance_namespace.rest_query_parameters ORDER BY name"
+
+/* own_routes, then the extension's; built once at start, then read-only */
+static GwRoute *routes;
+static int	nroutes;
+
+/* The query parameters that carry request fields, and their types. */
+static GwQueryParameter *query_parameters;
+static int	nquery_parameters;
 
 /*
  * Table actions (first segment after /v1/table/{id}/) that are data
@@ -90,6 +93,196 @@ gw_method_bit(const char *method)
 }
 
 /*
+ * valid_binding
+ *		Whether name can be a binding's name in a call statement
+ *		(lance_namespace.<name>($1)): lower-case letters, digits and '_'.
+ */
+static bool
+valid_binding(const char *name)
+{
+	if (name[0] == '\0' || strlen(name) >= 60)
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+			return false;
+	return true;
+}
+
+/*
+ * methods_of
+ *		GW_GET/GW_POST bits of a text[] of method names ("{GET,POST}"), or
+ *		0 when one is neither.
+ */
+static int
+methods_of(const char *array)
+{
+	char	   *copy = strdup(array);
+	int			bits = 0;
+	char	   *save = NULL;
+
+	if (copy == NULL)
+		return 0;
+	for (char *m = strtok_r(copy, "{,}", &save); m; m = strtok_r(NULL, "{,}", &save))
+	{
+		int			bit = strcmp(m, "HEAD") == 0 ? 0 : gw_method_bit(m);
+
+		if (bit == 0)
+		{
+			bits = 0;
+			break;
+		}
+		bits |= bit;
+	}
+	free(copy);
+	return bits;
+}
+
+/*
+ * route_kind
+ *		How the gateway serves an operation of the extension: with its
+ *		files, or as the binding call that the binding declares.
+ */
+static GwRouteKind
+route_kind(const char *operation, bool read_only, bool no_body)
+{
+	for (size_t i = 0; i < sizeof(file_operations) / sizeof(file_operations[0]); i++)
+		if (strcmp(file_operations[i].operation, operation) == 0)
+			return file_operations[i].kind;
+	if (read_only)
+		return no_body ? GW_ROUTE_EXISTS : GW_ROUTE_READ;
+	return GW_ROUTE_CATALOG;
+}
+
+/*
+ * load_query_parameters
+ *		The query parameters of the extension's rest_query_parameters.
+ */
+static bool
+load_query_parameters(PGconn *conn, GwError *err)
+{
+	PGresult   *res = PQexec(conn, QUERY_SQL);
+	int			n;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "cannot read lance_namespace.rest_query_parameters");
+		gw_error_detail(err, "%s", PQerrorMessage(conn));
+		PQclear(res);
+		return false;
+	}
+	n = PQntuples(res);
+	query_parameters = calloc(n ? n : 1, sizeof(GwQueryParameter));
+	for (int i = 0; query_parameters && i < n; i++)
+	{
+		const char *type = PQgetvalue(res, i, 1);
+		GwQueryParameter *q = &query_parameters[i];
+
+		q->name = strdup(PQgetvalue(res, i, 0));
+		q->type = strcmp(type, "integer") == 0 ? GW_QUERY_INTEGER :
+			strcmp(type, "boolean") == 0 ? GW_QUERY_BOOLEAN : GW_QUERY_STRING;
+		if (q->name == NULL || (q->type == GW_QUERY_STRING && strcmp(type, "string") != 0))
+		{
+			gw_error_set(err, GW_ERR_INTERNAL, "query parameter %s has an unknown type %s",
+						 PQgetvalue(res, i, 0), type);
+			PQclear(res);
+			return false;
+		}
+		nquery_parameters++;
+	}
+	PQclear(res);
+	if (query_parameters == NULL)
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+	return query_parameters != NULL;
+}
+
+/*
+ * load_routes
+ *		The route table: the gateway's own routes, then the extension's
+ *		rest_routes.  A row the gateway cannot serve is an error.
+ */
+static bool
+load_routes(PGconn *conn, GwError *err)
+{
+	PGresult   *res = PQexec(conn, ROUTES_SQL);
+	int			nown = (int) (sizeof(own_routes) / sizeof(own_routes[0]));
+	int			n;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "cannot read lance_namespace.rest_routes");
+		gw_error_detail(err, "%s", PQerrorMessage(conn));
+		PQclear(res);
+		return false;
+	}
+	n = PQntuples(res);
+	routes = calloc(nown + n, sizeof(GwRoute));
+	if (routes == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		PQclear(res);
+		return false;
+	}
+	memcpy(routes, own_routes, sizeof(own_routes));
+	nroutes = nown;
+	for (int i = 0; i < n; i++)
+	{
+		GwRoute    *r = &routes[nroutes];
+		const char *binding = PQgetvalue(res, i, 3);
+
+		r->pattern = strdup(PQgetvalue(res, i, 0));
+		r->methods = methods_of(PQgetvalue(res, i, 1));
+		r->operation = strdup(PQgetvalue(res, i, 2));
+		r->function = strdup(binding);
+		r->kind = route_kind(PQgetvalue(res, i, 2), PQgetvalue(res, i, 4)[0] == 't',
+							 PQgetvalue(res, i, 5)[0] == 't');
+		if (r->pattern == NULL || r->operation == NULL || r->function == NULL ||
+			r->methods == 0 || !valid_binding(binding) || r->pattern[0] != '/')
+		{
+			gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.rest_routes: cannot serve %s %s (%s)",
+						 PQgetvalue(res, i, 1), PQgetvalue(res, i, 0), binding);
+			PQclear(res);
+			return false;
+		}
+		nroutes++;
+	}
+	PQclear(res);
+	return true;
+}
+
+/*
+ * gw_routes_load
+ *		Load the REST interface that the extension declares: its routes
+ *		and its query parameters.  Called once at start, before any
+ *		request is served.
+ */
+bool
+gw_routes_load(GwError *err)
+{
+	GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, err);
+	bool		ok;
+
+	if (c == NULL)
+		return false;
+	ok = load_routes(c->conn, err) && load_query_parameters(c->conn, err);
+	if (PQstatus(c->conn) != CONNECTION_OK)
+		gw_pool_discard(c);
+	else
+		gw_pool_release(c);
+	return ok;
+}
+
+/*
+ * gw_query_parameter
+ *		The i-th query parameter that carries a request field, or NULL
+ *		past the last.
+ */
+const GwQueryParameter *
+gw_query_parameter(int i)
+{
+	return i >= 0 && i < nquery_parameters ? &query_parameters[i] : NULL;
+}
+
+/*
  * gw_route_count
  *		Number of entries of the route table (route indexes are
  *		0 .. gw_route_count() - 1).
@@ -97,7 +290,7 @@ gw_method_bit(const char *method)
 int
 gw_route_count(void)
 {
-	return (int) (sizeof(routes) / sizeof(routes[0]));
+	return nroutes;
 }
 
 /*
@@ -107,7 +300,7 @@ gw_route_count(void)
 int
 gw_route_index(const GwRoute *route)
 {
-	if (route == NULL || route < routes || route >= routes + gw_route_count())
+	if (route == NULL || routes == NULL || route < routes || route >= routes + nroutes)
 		return -1;
 	return (int) (route - routes);
 }
@@ -224,7 +417,7 @@ gw_route_match(const char *path, int method, const GwRoute **route, char **raw_i
 		return GW_MATCH_NONE;
 	}
 
-	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+	for (int i = 0; i < nroutes; i++)
 	{
 		const char *id = NULL;
 

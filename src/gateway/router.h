@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * router.h
- *	  The REST route table: which SQL function serves which path.
+ *	  The REST route table: which SQL function serves which path, loaded
+ *	  from the extension at start.
  *
  *-------------------------------------------------------------------------
  */
@@ -39,6 +40,20 @@ typedef struct GwRoute
 	const char *operation;		/* spec operation name, for messages */
 } GwRoute;
 
+/* The JSON type that a query parameter becomes in the request model. */
+typedef enum GwQueryType
+{
+	GW_QUERY_STRING,
+	GW_QUERY_INTEGER,
+	GW_QUERY_BOOLEAN
+} GwQueryType;
+
+typedef struct GwQueryParameter
+{
+	const char *name;
+	GwQueryType type;
+} GwQueryParameter;
+
 typedef enum GwMatch
 {
 	GW_MATCH_OK,
@@ -47,6 +62,8 @@ typedef enum GwMatch
 	GW_MATCH_NONE
 } GwMatch;
 
+extern bool gw_routes_load(GwError *err);
+extern const GwQueryParameter *gw_query_parameter(int i);
 extern GwMatch gw_route_match(const char *path, int method,
 							  const GwRoute **route, char **raw_id);
 extern int	gw_method_bit(const char *method);

@@ -76,6 +76,32 @@ describe("gateway process", () => {
     assert.match(g.log(), /CREATE EXTENSION lance_namespace/);
   });
 
+  it("serves the routes the extension declares (rest_routes), and needs them to start", async () => {
+    // a catalog from before the route table: the gateway says what to do
+    spawnSync(path.join(PG_BINDIR, "createdb"), ["oldext"]);
+    const made = spawnSync(path.join(PG_BINDIR, "psql"), ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", "oldext", "-c",
+      "CREATE EXTENSION lance_namespace VERSION '0.2.0'"], { encoding: "utf8" });
+    assert.equal(made.status, 0, made.stderr);
+    const db = GW_DB.replace(/dbname=\S+/, "dbname=oldext");
+    const g = await startGateway(["--listen", "127.0.0.1:0", "--db", db, "--root", ROOT], { expectExit: true });
+    assert.notEqual(g.exitCode, 0);
+    assert.match(g.log(), /rest_routes[\s\S]*ALTER EXTENSION lance_namespace UPDATE/);
+    // every route of the view is served with its methods: none is "no such route"
+    const id = `${fresh("no_ns")}$t`;
+    const rows = psql("SELECT path || ' ' || array_to_string(methods, ',') FROM lance_namespace.rest_routes").split("\n");
+    assert.ok(rows.length >= 30, `${rows.length} routes`);
+    for (const row of rows) {
+      const [p, methods] = row.split(" ");
+      for (const m of methods.split(",")) {
+        const r = await req(m, p.replace("{id}", encodeURIComponent(id)), { body: m === "POST" ? {} : undefined });
+        assert.ok(r.status !== 406 && r.status !== 405, `${m} ${p}: ${r.status} ${r.text}`);
+      }
+    }
+    // and a method the view does not list is refused with the methods it does
+    const r = await req("GET", `/v1/table/${encodeURIComponent(id)}/describe`);
+    assert.equal(r.status, 405);
+  });
+
   it("requires the API key when one is configured", async () => {
     const g = await startGateway(base, { env: { LANCE_GATEWAY_API_KEY: "s3cret" } });
     try {
