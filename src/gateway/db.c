@@ -24,6 +24,7 @@
 #include "db.h"
 #include "metrics.h"
 #include "pool.h"
+#include "router.h"
 
 static const char *call_statement_name(const char *function);
 
@@ -749,6 +750,41 @@ gw_db_check_root(const char *root, char **catalog_root, GwError *err)
 	PQclear(res);
 	ok = true;
 done:
+	gw_pool_release(c);
+	return ok;
+}
+
+/*
+ * gw_db_load_routes
+ *		Load the REST interface that the extension declares, its routes
+ *		(lance_namespace.rest_routes) and the query parameters that carry
+ *		request fields (rest_query_parameters), into the route table
+ *		(router.c).  Called once at start, before any request is served.
+ */
+bool
+gw_db_load_routes(GwError *err)
+{
+	GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, err);
+	char		sqlstate[6] = "";
+	PGresult   *res = NULL;
+	bool		ok;
+
+	if (c == NULL)
+		return false;
+	ok = exec_ok(c->conn, "SELECT path, methods::text, operation, binding, read_only, no_body"
+				 "  FROM lance_namespace.rest_routes ORDER BY path", 0, NULL, &res, sqlstate, err);
+	for (int i = 0; ok && i < PQntuples(res); i++)
+		ok = gw_route_add(PQgetvalue(res, i, 0), PQgetvalue(res, i, 1), PQgetvalue(res, i, 2),
+						  PQgetvalue(res, i, 3), PQgetvalue(res, i, 4)[0] == 't',
+						  PQgetvalue(res, i, 5)[0] == 't', err);
+	PQclear(res);
+	res = NULL;
+	if (ok)
+		ok = exec_ok(c->conn, "SELECT name, type FROM lance_namespace.rest_query_parameters"
+					 " ORDER BY name", 0, NULL, &res, sqlstate, err);
+	for (int i = 0; ok && i < PQntuples(res); i++)
+		ok = gw_query_parameter_add(PQgetvalue(res, i, 0), PQgetvalue(res, i, 1), err);
+	PQclear(res);
 	gw_pool_release(c);
 	return ok;
 }

@@ -50,5 +50,6 @@ extern void gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
 							 char *sqlstate, GwError *err);
 extern bool gw_db_retryable(const char *sqlstate);
 extern bool gw_db_check_root(const char *root, char **catalog_root, GwError *err);
+extern bool gw_db_load_routes(GwError *err);
 
 #endif							/* LANCE_GATEWAY_DB_H */

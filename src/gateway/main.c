@@ -26,7 +26,6 @@
 #include "config.h"
 #include "db.h"
 #include "feed.h"
-#include "router.h"
 #include "pool.h"
 #include "server.h"
 #include "sweep.h"
@@ -220,7 +219,7 @@ main(int argc, char **argv)
 		return status;
 	}
 	gw_error_clear(&err);
-	if (!gw_routes_load(&err))
+	if (!gw_db_load_routes(&err))
 		die("%s: %s; hint: ALTER EXTENSION lance_namespace UPDATE (this gateway needs 0.3.0)",
 			err.message, err.detail);
 	if (!gw_feed_start())

@@ -2,10 +2,11 @@
  *
  * router.c
  *	  The REST route table, and the matching of request paths against it.
- *	  The routes of the namespace are the extension's: the gateway loads
- *	  lance_namespace.rest_routes (path, methods, operation, binding, and
- *	  whether the binding only reads) and rest_query_parameters when it
- *	  starts, so a route is defined once, next to its binding.  Its own
+ *	  The routes of the namespace are the extension's: at start the
+ *	  gateway loads lance_namespace.rest_routes (path, methods, operation,
+ *	  binding, and whether the binding only reads) and
+ *	  rest_query_parameters (db.c) and adds each row here, so a route is
+ *	  defined once, next to its binding.  Its own
  *	  routes (health, readiness, metrics, the change feed) and the data
  *	  operations it answers with 406 are here.  The {id} segment is
  *	  returned still percent-encoded; the caller decodes it.
@@ -15,9 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libpq-fe.h>
-
-#include "pool.h"
 #include "router.h"
 
 /* The routes the gateway serves itself, without a binding. */
@@ -44,12 +42,6 @@ static const struct
 	{"DropTable", GW_ROUTE_TABLE_DROP},
 	{"RegisterTable", GW_ROUTE_TABLE_REGISTER},
 };
-
-#define ROUTES_SQL \
-	"SELECT path, methods::text, operation, binding, read_only, no_body" \
-	"  FROM lance_namespace.rest_routes ORDER BY path"
-#define QUERY_SQL \
-	"SELECT name, type FROM lance_namespace.rest_query_parameters ORDER BY name"
 
 /* own_routes, then the extension's; built once at start, then read-only */
 static GwRoute *routes;
@@ -154,121 +146,90 @@ route_kind(const char *operation, bool read_only, bool no_body)
 }
 
 /*
- * load_query_parameters
- *		The query parameters of the extension's rest_query_parameters.
- */
-static bool
-load_query_parameters(PGconn *conn, GwError *err)
-{
-	PGresult   *res = PQexec(conn, QUERY_SQL);
-	int			n;
-
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-	{
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot read lance_namespace.rest_query_parameters");
-		gw_error_detail(err, "%s", PQerrorMessage(conn));
-		PQclear(res);
-		return false;
-	}
-	n = PQntuples(res);
-	query_parameters = calloc(n ? n : 1, sizeof(GwQueryParameter));
-	for (int i = 0; query_parameters && i < n; i++)
-	{
-		const char *type = PQgetvalue(res, i, 1);
-		GwQueryParameter *q = &query_parameters[i];
-
-		q->name = strdup(PQgetvalue(res, i, 0));
-		q->type = strcmp(type, "integer") == 0 ? GW_QUERY_INTEGER :
-			strcmp(type, "boolean") == 0 ? GW_QUERY_BOOLEAN : GW_QUERY_STRING;
-		if (q->name == NULL || (q->type == GW_QUERY_STRING && strcmp(type, "string") != 0))
-		{
-			gw_error_set(err, GW_ERR_INTERNAL, "query parameter %s has an unknown type %s",
-						 PQgetvalue(res, i, 0), type);
-			PQclear(res);
-			return false;
-		}
-		nquery_parameters++;
-	}
-	PQclear(res);
-	if (query_parameters == NULL)
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-	return query_parameters != NULL;
-}
-
-/*
- * load_routes
- *		The route table: the gateway's own routes, then the extension's
- *		rest_routes.  A row the gateway cannot serve is an error.
- */
-static bool
-load_routes(PGconn *conn, GwError *err)
-{
-	PGresult   *res = PQexec(conn, ROUTES_SQL);
-	int			nown = (int) (sizeof(own_routes) / sizeof(own_routes[0]));
-	int			n;
-
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-	{
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot read lance_namespace.rest_routes");
-		gw_error_detail(err, "%s", PQerrorMessage(conn));
-		PQclear(res);
-		return false;
-	}
-	n = PQntuples(res);
-	routes = calloc(nown + n, sizeof(GwRoute));
-	if (routes == NULL)
-	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-		PQclear(res);
-		return false;
-	}
-	memcpy(routes, own_routes, sizeof(own_routes));
-	nroutes = nown;
-	for (int i = 0; i < n; i++)
-	{
-		GwRoute    *r = &routes[nroutes];
-		const char *binding = PQgetvalue(res, i, 3);
-
-		r->pattern = strdup(PQgetvalue(res, i, 0));
-		r->methods = methods_of(PQgetvalue(res, i, 1));
-		r->operation = strdup(PQgetvalue(res, i, 2));
-		r->function = strdup(binding);
-		r->kind = route_kind(PQgetvalue(res, i, 2), PQgetvalue(res, i, 4)[0] == 't',
-							 PQgetvalue(res, i, 5)[0] == 't');
-		if (r->pattern == NULL || r->operation == NULL || r->function == NULL ||
-			r->methods == 0 || !valid_binding(binding) || r->pattern[0] != '/')
-		{
-			gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.rest_routes: cannot serve %s %s (%s)",
-						 PQgetvalue(res, i, 1), PQgetvalue(res, i, 0), binding);
-			PQclear(res);
-			return false;
-		}
-		nroutes++;
-	}
-	PQclear(res);
-	return true;
-}
-
-/*
- * gw_routes_load
- *		Load the REST interface that the extension declares: its routes
- *		and its query parameters.  Called once at start, before any
- *		request is served.
+ * gw_route_add
+ *		Add a route of the extension's rest_routes: its path, its methods
+ *		as a text[] ("{GET,POST}"), its operation, its binding and what
+ *		the binding declares.  False, with err set, for a row the gateway
+ *		cannot serve.  Called at start, before any request is served.
  */
 bool
-gw_routes_load(GwError *err)
+gw_route_add(const char *path, const char *methods, const char *operation,
+			 const char *binding, bool read_only, bool no_body, GwError *err)
 {
-	GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, err);
-	bool		ok;
+	int			nown = (int) (sizeof(own_routes) / sizeof(own_routes[0]));
+	GwRoute    *grown;
+	GwRoute    *r;
 
-	if (c == NULL)
+	if (routes == NULL)
+	{
+		if ((routes = calloc(nown, sizeof(GwRoute))) == NULL)
+			goto oom;
+		memcpy(routes, own_routes, sizeof(own_routes));
+		nroutes = nown;
+	}
+	if ((grown = realloc(routes, (nroutes + 1) * sizeof(GwRoute))) == NULL)
+		goto oom;
+	routes = grown;
+	r = &routes[nroutes];
+	r->methods = methods_of(methods);
+	r->kind = route_kind(operation, read_only, no_body);
+	if (r->methods == 0 || !valid_binding(binding) || path[0] != '/')
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.rest_routes: cannot serve %s %s (%s)",
+					 methods, path, binding);
 		return false;
-	ok = load_routes(c->conn, err) && load_query_parameters(c->conn, err);
-	if (PQstatus(c->conn) != CONNECTION_OK)
-		gw_pool_discard(c);
+	}
+	r->pattern = strdup(path);
+	r->operation = strdup(operation);
+	r->function = strdup(binding);
+	if (r->pattern == NULL || r->operation == NULL || r->function == NULL)
+		goto oom;
+	nroutes++;
+	return true;
+
+oom:
+	gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+	return false;
+}
+
+/*
+ * gw_query_parameter_add
+ *		Add a query parameter of the extension's rest_query_parameters and
+ *		its type ("string", "integer" or "boolean").  False, with err set,
+ *		for another type.
+ */
+bool
+gw_query_parameter_add(const char *name, const char *type, GwError *err)
+{
+	GwQueryParameter *grown;
+	GwQueryParameter *q;
+
+	grown = realloc(query_parameters, (nquery_parameters + 1) * sizeof(GwQueryParameter));
+	if (grown == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		return false;
+	}
+	query_parameters = grown;
+	q = &query_parameters[nquery_parameters];
+	if (strcmp(type, "string") == 0)
+		q->type = GW_QUERY_STRING;
+	else if (strcmp(type, "integer") == 0)
+		q->type = GW_QUERY_INTEGER;
+	else if (strcmp(type, "boolean") == 0)
+		q->type = GW_QUERY_BOOLEAN;
 	else
-		gw_pool_release(c);
-	return ok;
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "query parameter %s has an unknown type %s", name, type);
+		return false;
+	}
+	if ((q->name = strdup(name)) == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		return false;
+	}
+	nquery_parameters++;
+	return true;
 }
 
 /*

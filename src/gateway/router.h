@@ -62,7 +62,9 @@ typedef enum GwMatch
 	GW_MATCH_NONE
 } GwMatch;
 
-extern bool gw_routes_load(GwError *err);
+extern bool gw_route_add(const char *path, const char *methods, const char *operation,
+						 const char *binding, bool read_only, bool no_body, GwError *err);
+extern bool gw_query_parameter_add(const char *name, const char *type, GwError *err);
 extern const GwQueryParameter *gw_query_parameter(int i);
 extern GwMatch gw_route_match(const char *path, int method,
 							  const GwRoute **route, char **raw_id);

@@ -27,6 +27,7 @@
 #include <jansson.h>
 
 #include "request.h"
+#include "fixture_routes.h"
 #include "router.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture_routes.h"
 #include "pathid.h"
 #include "request.h"
 
