@@ -22,6 +22,17 @@
 #include "name_rules.h"
 
 /*
+ * lance_valid_utf8
+ *		Whether len bytes at s are valid UTF-8 without a NUL byte, by
+ *		PostgreSQL's own check; the gateway uses it for request targets.
+ */
+bool
+lance_valid_utf8(const char *s, int len)
+{
+	return pg_encoding_verifymbstr(PG_UTF8, s, len) == len;
+}
+
+/*
  * lance_name_problem
  *		What is wrong with a name of len bytes, or LANCE_NAME_OK.
  */
@@ -35,7 +46,7 @@ lance_name_problem(const char *name, int len)
 		return LANCE_NAME_EMPTY;
 	if (len > LANCE_MAX_NAME_BYTES)
 		return LANCE_NAME_TOO_LONG;
-	if (pg_encoding_verifymbstr(PG_UTF8, name, len) != len)
+	if (!lance_valid_utf8(name, len))
 		return LANCE_NAME_BAD_UTF8;
 	for (i = 0; i < len; i++)
 	{

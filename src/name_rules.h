@@ -29,6 +29,7 @@ typedef struct LanceIdSegment
 	int			len;
 } LanceIdSegment;
 
+extern bool lance_valid_utf8(const char *s, int len);
 extern LanceNameProblem lance_name_problem(const char *name, int len);
 extern int	lance_split_id(const char *str, const char *delimiter,
 						   LanceIdSegment *segments, int max_segments);

@@ -9,6 +9,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,57 +34,13 @@ gw_hexval(unsigned char c)
 
 /*
  * gw_valid_utf8
- *		True if s[0..len) is well-formed UTF-8 without NUL bytes.
+ *		True if s[0..len) is well-formed UTF-8 without NUL bytes: the
+ *		extension's rule, PostgreSQL's own check (src/name_rules.c).
  */
 bool
 gw_valid_utf8(const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *) s;
-	size_t		i = 0;
-
-	while (i < len)
-	{
-		unsigned char c = p[i];
-		int			n;
-		unsigned int cp;
-
-		if (c == 0)
-			return false;
-		if (c < 0x80)
-		{
-			i++;
-			continue;
-		}
-		if ((c & 0xE0) == 0xC0)
-		{
-			n = 1;
-			cp = c & 0x1F;
-		}
-		else if ((c & 0xF0) == 0xE0)
-		{
-			n = 2;
-			cp = c & 0x0F;
-		}
-		else if ((c & 0xF8) == 0xF0)
-		{
-			n = 3;
-			cp = c & 0x07;
-		}
-		else
-			return false;
-		for (int k = 1; k <= n; k++)
-		{
-			if (i + k >= len || (p[i + k] & 0xC0) != 0x80)
-				return false;
-			cp = (cp << 6) | (p[i + k] & 0x3F);
-		}
-		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) ||
-			(n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
-			(cp >= 0xD800 && cp <= 0xDFFF))
-			return false;
-		i += n + 1;
-	}
-	return true;
+	return len <= INT_MAX && lance_valid_utf8(s, (int) len);
 }
 
 /*
