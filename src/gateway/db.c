@@ -81,15 +81,18 @@ gw_db_retryable(const char *sqlstate)
 }
 
 /*
- * exec_ok
- *		Run a command; on failure fill err and the SQLSTATE buffer.
+ * gw_db_exec
+ *		Run a command; its result into *resp (if given) on success, else
+ *		fill err and the SQLSTATE buffer (if given).
  */
-static bool
-exec_ok(PGconn *conn, const char *sql, int nparams, const char *const *params,
-		PGresult **resp, char *sqlstate, GwError *err)
+bool
+gw_db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params,
+		   PGresult **resp, char *sqlstate_out, GwError *err)
 {
 	PGresult   *res = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
 	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+	char		buf[6];
+	char	   *sqlstate = sqlstate_out ? sqlstate_out : buf;
 
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
 	{
@@ -373,6 +376,50 @@ cleanup:
 }
 
 /*
+ * role_of
+ *		The role lance_authenticate() answered (malloc'd), else the
+ *		--anon-role, else NULL with err set (401).
+ */
+static char *
+role_of(PGresult *res, GwError *err)
+{
+	char	   *role = NULL;
+
+	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+		role = strdup(PQgetvalue(res, 0, 0));
+	else if (gw_config.anon_role)
+		role = strdup(gw_config.anon_role);
+	if (role == NULL)
+		gw_error_set(err, GW_ERR_UNAUTHENTICATED,
+					 "credentials required: send x-api-key or Authorization: Bearer");
+	return role;
+}
+
+/*
+ * gw_db_role
+ *		--db-auth outside a call (the change feed): the role of the
+ *		credentials (malloc'd), or NULL with err set.
+ */
+char *
+gw_db_role(const char *api_key, const char *bearer, GwError *err)
+{
+	GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, err);
+	const char *params[2] = {api_key, bearer};
+	PGresult   *res;
+	char	   *role = NULL;
+
+	if (c == NULL)
+		return NULL;
+	if (gw_db_exec(c->conn, SQL_AUTH, 2, params, &res, NULL, err))
+	{
+		role = role_of(res, err);
+		PQclear(res);
+	}
+	gw_pool_release(c);
+	return role;
+}
+
+/*
  * failed_lost
  *		True if a failure was a lost connection (or a pipeline that could
  *		not be completed) rather than an error the server reported.
@@ -432,18 +479,11 @@ run_once(GwConn *c, const char *function, const char *call_name,
 		pipe_query(&p, STMT_AUTH, SQL_AUTH, 2, params, &res);
 		if (!pipe_run(&p, sqlstate, err, NULL, NULL))
 			goto failed;
-		if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))
-			role = gw_config.anon_role ? strdup(gw_config.anon_role) : NULL;
-		else
-			role = strdup(PQgetvalue(res, 0, 0));
+		role = role_of(res, err);
 		PQclear(res);
 		res = NULL;
 		if (role == NULL)
-		{
-			gw_error_set(err, GW_ERR_UNAUTHENTICATED,
-						 "credentials required: send x-api-key or Authorization: Bearer");
 			goto failed;
-		}
 		if (!pipe_begin(&p, c))
 		{
 			free(role);
@@ -510,7 +550,7 @@ run_once(GwConn *c, const char *function, const char *call_name,
 		return TX_FAILED;
 	}
 
-	if (!exec_ok(conn, "COMMIT", 0, NULL, NULL, sqlstate, err))
+	if (!gw_db_exec(conn, "COMMIT", 0, NULL, NULL, sqlstate, err))
 	{
 		free(result);
 		/* Lost during COMMIT: the outcome is unknown, so undo nothing. */
@@ -703,7 +743,7 @@ gw_db_ping(GwError *err)
 
 		if (c == NULL)
 			return false;
-		if (exec_ok(c->conn, "SELECT 1", 0, NULL, NULL, sqlstate, err))
+		if (gw_db_exec(c->conn, "SELECT 1", 0, NULL, NULL, sqlstate, err))
 		{
 			gw_pool_release(c);
 			return true;
@@ -731,7 +771,7 @@ gw_db_check_root(const char *root, char **catalog_root, GwError *err)
 	*catalog_root = NULL;
 	if (c == NULL)
 		return false;
-	if (!exec_ok(c->conn, "SELECT lance_namespace.lance_root_location()", 0, NULL,
+	if (!gw_db_exec(c->conn, "SELECT lance_namespace.lance_root_location()", 0, NULL,
 				 &res, sqlstate, err))
 		goto done;
 	if (!PQgetisnull(res, 0, 0))
@@ -742,7 +782,7 @@ gw_db_check_root(const char *root, char **catalog_root, GwError *err)
 		goto done;
 	}
 	PQclear(res);
-	if (!exec_ok(c->conn, "SELECT lance_namespace.lance_set_root_location($1)", 1, params,
+	if (!gw_db_exec(c->conn, "SELECT lance_namespace.lance_set_root_location($1)", 1, params,
 				 &res, sqlstate, err))
 		goto done;
 	*catalog_root = strdup(PQgetisnull(res, 0, 0) ? root : PQgetvalue(res, 0, 0));

@@ -43,6 +43,10 @@ extern char *gw_db_call(const char *function, const char *request_json,
 						const GwRequestInfo *info, const GwTxHooks *hooks,
 						GwError *err);
 extern bool gw_db_ping(GwError *err);
+extern bool gw_db_exec(PGconn *conn, const char *sql, int nparams,
+					   const char *const *params, PGresult **resp,
+					   char *sqlstate, GwError *err);
+extern char *gw_db_role(const char *api_key, const char *bearer, GwError *err);
 
 /* the call statement, for a loop's own pipeline (pipeline.c) */
 extern const char *gw_db_call_sql(const char *function, char *buf, size_t len);

@@ -72,8 +72,8 @@ typedef struct GwConfig
 	int			sweep_min_age_s;	/* files younger than this are kept */
 	int			feed_poll_ms;	/* /v1/events: history polls while subscribed */
 	long		sse_heartbeat_ms;	/* /v1/events: idle heartbeat */
-	int			sse_queue;		/* /v1/events: events queued per subscriber */
-	long		sse_queue_bytes;	/* /v1/events: bytes queued per subscriber */
+	int			sse_queue;		/* /v1/events: events kept for subscribers */
+	long		sse_queue_bytes;	/* /v1/events: bytes of those events */
 	char	   *s3_endpoint;	/* NULL: AWS_ENDPOINT_URL_S3 / _URL / AWS */
 	char	   *s3_region;		/* NULL: AWS_REGION / AWS_DEFAULT_REGION */
 	int			s3_virtual_hosted;	/* 1 virtual-hosted, 0 path, -1 default */
