@@ -47,6 +47,7 @@ gw_pool_init(const char *conninfo, int size)
 	for (int i = 0; i < size; i++)
 		slots[i].slot = i;
 	pool_size = size;
+	gw_metrics_add(GW_M_POOL_SIZE, size);
 	return true;
 }
 
