@@ -74,9 +74,8 @@ typedef struct Frame
 	int			commits;		/* commit events in text */
 	char	   *text;			/* the SSE frames */
 	size_t		len;
-	char	  **parts;			/* a commit's table id, NULL if unknown */
-	int			nparts;
-	char	   *id_json;		/* the table id as a JSON array */
+	json_t	   *id;				/* a commit's table id (array), NULL if unknown */
+	char	   *id_json;		/* its text */
 } Frame;
 
 typedef struct PrivEntry
@@ -157,9 +156,7 @@ frame_unref(Frame *f)
 {
 	if (f == NULL || atomic_fetch_sub(&f->refs, 1) != 1)
 		return;
-	for (int i = 0; i < f->nparts; i++)
-		free(f->parts[i]);
-	free(f->parts);
+	json_decref(f->id);
 	free(f->id_json);
 	free(f->text);
 	free(f);
@@ -194,17 +191,8 @@ commit_frame(const char *payload)
 	id = json_object_get(j, "id");
 	if (json_is_array(id))
 	{
-		size_t		n = json_array_size(id);
-
-		f->parts = calloc(n ? n : 1, sizeof(char *));
+		f->id = json_incref(id);
 		f->id_json = json_dumps(id, JSON_COMPACT);
-		for (size_t i = 0; f->parts && i < n; i++)
-		{
-			json_t	   *p = json_array_get(id, i);
-
-			f->parts[i] = strdup(json_is_string(p) ? json_string_value(p) : "");
-			f->nparts++;
-		}
 	}
 	json_decref(j);
 	return f;
@@ -288,11 +276,8 @@ gw_feed_publish(const char *const *payloads, int n, const char *control, const c
 	for (int i = 0; frames && i < n; i++)
 		log_append(frames[i]);
 	log_append(frame_new(id, 0));
-	if (copy != NULL)
-	{
-		free(log_cursor);
-		log_cursor = copy;
-	}
+	free(log_cursor);
+	log_cursor = copy;			/* NULL (out of memory): no one starts until the next */
 	log_settle();
 	pthread_mutex_unlock(&feed_lock);
 	free(frames);
@@ -599,13 +584,12 @@ static bool
 id_matches(const Frame *f, json_t *filter, bool whole)
 {
 	size_t		n = json_array_size(filter);
+	size_t		k = json_array_size(f->id);
 
-	if (f->parts == NULL)
-		return false;
-	if (whole ? (size_t) f->nparts != n : (size_t) f->nparts <= n)
+	if (f->id == NULL || (whole ? k != n : k <= n))
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(f->parts[i], json_string_value(json_array_get(filter, i))) != 0)
+		if (!json_equal(json_array_get(f->id, i), json_array_get(filter, i)))
 			return false;
 	return true;
 }
