@@ -212,20 +212,58 @@ typedef struct Pipe
 	int			n;
 	struct
 	{
-		const char *prepare;	/* statement being prepared (recorded on success) */
+		const char *prepare;	/* statement being prepared (forgotten on failure) */
 		PGresult  **keep;		/* where to keep a query's result, or NULL */
 	}			step[PIPE_MAX];
 	bool		send_failed;
 	bool		commit_sent;	/* a COMMIT is among the statements */
 } Pipe;
 
-static bool
-is_prepared(const GwConn *c, const char *name)
+/*
+ * gw_db_send
+ *		Send one statement on a connection in pipeline mode.  A name (a
+ *		string that lives as long as the program) makes it a prepared
+ *		statement of the session: one that prep does not have yet is
+ *		prepared first and recorded at once, and *preparing names it, for
+ *		the caller to forget if that Prepare fails.  NULL, or a full
+ *		prep, sends it unnamed.  False if libpq refused.
+ */
+bool
+gw_db_send(PGconn *conn, GwPrepared *prep, const char *name, const char *sql,
+		   int nparams, const char *const *params, const char **preparing)
 {
-	for (int i = 0; i < c->nprepared; i++)
-		if (c->prepared[i] == name || strcmp(c->prepared[i], name) == 0)
-			return true;
-	return false;
+	bool		known = false;
+
+	*preparing = NULL;
+	for (int i = 0; name != NULL && i < prep->n && !known; i++)
+		known = prep->names[i] == name || strcmp(prep->names[i], name) == 0;
+	if (name != NULL && !known)
+	{
+		if (prep->n == GW_MAX_PREPARED)
+			name = NULL;
+		else if (PQsendPrepare(conn, name, sql, nparams, NULL) != 1)
+			return false;
+		else
+			prep->names[prep->n++] = *preparing = name;
+	}
+	if (name != NULL)
+		return PQsendQueryPrepared(conn, name, nparams, params, NULL, NULL, 0) == 1;
+	return PQsendQueryParams(conn, sql, nparams, NULL, params, NULL, NULL, 0) == 1;
+}
+
+/*
+ * gw_db_forget
+ *		A Prepare failed: the name is prepared anew next time.
+ */
+void
+gw_db_forget(GwPrepared *prep, const char *name)
+{
+	for (int i = 0; i < prep->n; i++)
+		if (prep->names[i] == name)
+		{
+			prep->names[i] = prep->names[--prep->n];
+			return;
+		}
 }
 
 static bool
@@ -240,50 +278,27 @@ pipe_begin(Pipe *p, GwConn *c)
 
 /*
  * pipe_query
- *		Queue one statement.  A name (a string that lives as long as the
- *		program) makes it a prepared statement of the connection, prepared
- *		in this pipeline if it is not yet; NULL sends it unnamed.
+ *		Queue one statement, by name (see gw_db_send) or unnamed (NULL).
  */
 static void
 pipe_query(Pipe *p, const char *name, const char *sql, int nparams,
 		   const char *const *params, PGresult **keep)
 {
-	PGconn	   *conn = p->c->conn;
-	int			sent;
+	const char *preparing;
 
-	if (p->send_failed || p->n + 2 > PIPE_MAX)
+	if (p->send_failed || p->n + 2 > PIPE_MAX ||
+		!gw_db_send(p->c->conn, &p->c->prep, name, sql, nparams, params, &preparing))
 	{
 		p->send_failed = true;
 		return;
 	}
-	if (name != NULL && !is_prepared(p->c, name))
+	if (preparing != NULL)
 	{
-		if (p->c->nprepared >= GW_MAX_PREPARED)
-			name = NULL;		/* cache full: send it unnamed */
-		else if (PQsendPrepare(conn, name, sql, nparams, NULL) == 1)
-		{
-			p->step[p->n].prepare = name;
-			p->step[p->n].keep = NULL;
-			p->n++;
-		}
-		else
-		{
-			p->send_failed = true;
-			return;
-		}
-	}
-	if (name != NULL)
-		sent = PQsendQueryPrepared(conn, name, nparams, params, NULL, NULL, 0);
-	else
-		sent = PQsendQueryParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
-	if (sent != 1)
-	{
-		p->send_failed = true;
-		return;
+		p->step[p->n].prepare = preparing;
+		p->step[p->n++].keep = NULL;
 	}
 	p->step[p->n].prepare = NULL;
-	p->step[p->n].keep = keep;
-	p->n++;
+	p->step[p->n++].keep = keep;
 }
 
 /*
@@ -343,19 +358,22 @@ pipe_run(Pipe *p, char *sqlstate, GwError *err, void (*during) (void *), void *a
 		got = true;
 		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
 		{
-			if (i < p->n && p->step[i].prepare && p->c->nprepared < GW_MAX_PREPARED)
-				p->c->prepared[p->c->nprepared++] = p->step[i].prepare;
 			if (i < p->n && p->step[i].keep && *p->step[i].keep == NULL)
 			{
 				*p->step[i].keep = res;
 				continue;
 			}
 		}
-		else if (st != PGRES_PIPELINE_ABORTED && !failed)
+		else
 		{
-			failed = true;
-			set_error_from_result(conn, res, sqlstate, err);
-			gw_metrics_db_error(sqlstate);
+			if (i < p->n && p->step[i].prepare)
+				gw_db_forget(&p->c->prep, p->step[i].prepare);
+			if (st != PGRES_PIPELINE_ABORTED && !failed)
+			{
+				failed = true;
+				set_error_from_result(conn, res, sqlstate, err);
+				gw_metrics_db_error(sqlstate);
+			}
 		}
 		PQclear(res);
 	}

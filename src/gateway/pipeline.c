@@ -179,36 +179,7 @@ gw_pipe_take_connection(GwLoop *L)
 	L->pg = conn;
 	gw_metrics_add(GW_M_LOOP_CONNECTED, 1);
 	L->want_write = false;
-	L->nprepared = 0;				/* a new session has no prepared statements */
-}
-
-/*
- * is_prepared
- *		True if the connection has the named statement (or its
- *		preparation is on its way).
- */
-static bool
-is_prepared(GwLoop *L, const char *name)
-{
-	for (int i = 0; i < L->nprepared; i++)
-		if (L->prepared[i] == name)
-			return true;
-	return false;
-}
-
-/*
- * forget_prepared
- *		A preparation failed: the name is prepared anew next time.
- */
-static void
-forget_prepared(GwLoop *L, const char *name)
-{
-	for (int i = 0; i < L->nprepared; i++)
-		if (L->prepared[i] == name)
-		{
-			L->prepared[i] = L->prepared[--L->nprepared];
-			return;
-		}
+	L->prep.n = 0;				/* a new session has no prepared statements */
 }
 
 /*
@@ -342,11 +313,10 @@ gw_pipe_send(GwReq *r)
 	GwLoop	   *L = r->loop;
 	const char *function = r->call.route->function;
 	const char *params[4];
-	const char *name;
-	const char *prepare = NULL;
+	const char *prepare;
 	char		sql[1024];
 	GwError		err;
-	int			sent;
+	bool		sent;
 
 	gw_error_clear(&err);
 	params[0] = gw_call_text(&r->call, &err);
@@ -364,25 +334,10 @@ gw_pipe_send(GwReq *r)
 	params[1] = r->call.info.headers_json;
 	params[2] = r->call.info.method;
 	params[3] = r->call.info.path;
-	name = gw_db_call_sql(function, sql, sizeof(sql));
-	if (name != NULL && !is_prepared(L, name))
-	{
-		if (L->nprepared == GW_MAX_PREPARED)
-			name = NULL;		/* run it unnamed */
-		else if (PQsendPrepare(L->pg, name, sql, 4, NULL) == 1)
-		{
-			L->prepared[L->nprepared++] = name;
-			prepare = name;
-		}
-		else
-			name = NULL;		/* the send below fails the same way */
-	}
-	if (name != NULL)
-		sent = PQsendQueryPrepared(L->pg, name, 4, params, NULL, NULL, 0);
-	else
-		sent = PQsendQueryParams(L->pg, sql, 4, NULL, params, NULL, NULL, 0);
+	sent = gw_db_send(L->pg, &L->prep, gw_db_call_sql(function, sql, sizeof(sql)), sql, 4,
+					  params, &prepare);
 	L->queue[(L->qhead + L->qlen - 1) % L->qcap].prepare = prepare;
-	if (sent != 1 || PQpipelineSync(L->pg) != 1)
+	if (!sent || PQpipelineSync(L->pg) != 1)
 	{
 		/* the connection is out of step: drop it, run this one elsewhere */
 		L->qlen--;
@@ -485,7 +440,7 @@ read_results(GwLoop *L)
 			gw_db_call_error(L->pg, res, L->queue[L->qhead].r->call.route->function,
 							 L->head_sqlstate, &L->head_err);
 			if (L->queue[L->qhead].prepare != NULL && !L->head_prepared)
-				forget_prepared(L, L->queue[L->qhead].prepare);	/* the Prepare failed */
+				gw_db_forget(&L->prep, L->queue[L->qhead].prepare);	/* the Prepare failed */
 		}
 		PQclear(res);
 	}

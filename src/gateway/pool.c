@@ -152,7 +152,7 @@ gw_pool_acquire(int wait_ms, GwError *err)
 	}
 	if (c->conn == NULL)
 	{
-		c->nprepared = 0;		/* a new session has no prepared statements */
+		c->prep.n = 0;			/* a new session has no prepared statements */
 		c->conn = gw_pool_connect(err);
 		if (c->conn == NULL)
 		{

@@ -67,8 +67,7 @@ typedef struct GwLoop
 	bool		connecting;
 	struct timespec last_attempt;
 	struct timespec bypass_until;	/* reads go to workers until then (0: no) */
-	int			nprepared;
-	const char *prepared[GW_MAX_PREPARED];
+	GwPrepared	prep;
 	GwPending  *queue;			/* the calls in the pipeline, a ring */
 	int			qhead;
 	int			qlen;
