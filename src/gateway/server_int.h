@@ -51,7 +51,6 @@ typedef struct GwPending
 typedef struct GwLoop
 {
 	struct MHD_Daemon *daemon;
-	int			listen_fd;
 	int			ep;				/* epoll set: the daemon's, wake_fd, the database */
 	int			wake_fd;		/* eventfd: a database connection was opened */
 	pthread_t	thread;
