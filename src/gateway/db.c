@@ -64,7 +64,8 @@ set_error_from_result(PGconn *conn, PGresult *res, char *sqlstate_out, GwError *
 			snprintf(sqlstate_out, 6, "08006");
 		return;
 	}
-	gw_error_set(err, gw_code_for_sqlstate(sqlstate), "%s",
+	/* the rule of error_rules.c, the one lance_error_code() applies too */
+	gw_error_set(err, lance_code_for_sqlstate(sqlstate), "%s",
 				 primary ? primary : "catalog database error");
 	if (detail)
 		gw_error_detail(err, "%s", detail);

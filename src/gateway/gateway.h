@@ -104,7 +104,6 @@ extern void gw_error_set(GwError *err, int code, const char *fmt,...)
 extern void gw_error_detail(GwError *err, const char *fmt,...)
 			__attribute__((format(printf, 2, 3)));
 extern int	gw_status_for_code(int code);
-extern int	gw_code_for_sqlstate(const char *sqlstate);
 extern char *gw_error_body(const GwError *err, const char *instance);
 extern void gw_error_clear(GwError *err);
 

@@ -127,7 +127,6 @@ void
 gw_pipe_connect(GwLoop *L)
 {
 	struct timespec now;
-	pthread_attr_t attr;
 	pthread_t	t;
 	long		ms;
 
@@ -139,10 +138,9 @@ gw_pipe_connect(GwLoop *L)
 	if (L->last_attempt.tv_sec != 0 && ms < RECONNECT_GAP_MS)
 		return;
 	L->last_attempt = now;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	L->connecting = pthread_create(&t, &attr, connect_main, L) == 0;
-	pthread_attr_destroy(&attr);
+	L->connecting = pthread_create(&t, NULL, connect_main, L) == 0;
+	if (L->connecting)
+		pthread_detach(t);
 }
 
 /*
