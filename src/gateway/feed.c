@@ -361,23 +361,6 @@ gw_feed_xmax(const char *snap)
 	return colon ? strtoull(colon + 1, NULL, 10) : 0;
 }
 
-/*
- * after_ms
- *		The time ms milliseconds after t.
- */
-static struct timespec
-after_ms(struct timespec t, long ms)
-{
-	t.tv_sec += ms / 1000;
-	t.tv_nsec += (ms % 1000) * 1000000L;
-	if (t.tv_nsec >= 1000000000L)
-	{
-		t.tv_sec++;
-		t.tv_nsec -= 1000000000L;
-	}
-	return t;
-}
-
 static bool
 earlier(struct timespec a, struct timespec b)
 {
@@ -805,7 +788,7 @@ gw_feed_read(void *stream, char *buf, size_t max)
 			break;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		due = after_ms(s->last_write, heartbeat_ms);
+		due = gw_after_ms(s->last_write, heartbeat_ms);
 		if (!earlier(now, due))
 		{
 			memcpy(buf, hb, sizeof(hb) - 1);
@@ -813,8 +796,8 @@ gw_feed_read(void *stream, char *buf, size_t max)
 			break;
 		}
 		/* wake at least twice a second to notice a client that went away */
-		if (earlier(after_ms(now, 500), due))
-			due = after_ms(now, 500);
+		if (earlier(gw_after_ms(now, 500), due))
+			due = gw_after_ms(now, 500);
 		pthread_cond_timedwait(&feed_cond, &feed_lock, &due);
 		if (s->fd >= 0)
 		{

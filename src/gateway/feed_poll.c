@@ -200,19 +200,6 @@ poll_once(PGconn *conn)
 }
 
 /*
- * elapsed_ms
- *		Milliseconds from since to now (CLOCK_MONOTONIC).
- */
-static long
-elapsed_ms(const struct timespec *since)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - since->tv_sec) * 1000L + (now.tv_nsec - since->tv_nsec) / 1000000L;
-}
-
-/*
  * wait_for_work
  *		Sleep until poked, told about subscribers, the poll interval (or,
  *		while no one subscribes, the idle ping) is due, or the connection
@@ -222,7 +209,7 @@ static bool
 wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
 {
 	struct pollfd p[2] = {{wake_pipe[0], POLLIN, 0}, {PQsocket(conn), POLLIN, 0}};
-	long		timeout = active ? poll_ms - elapsed_ms(last_poll) : FEED_IDLE_PING_MS;
+	long		timeout = active ? poll_ms - gw_ms_since(last_poll) : FEED_IDLE_PING_MS;
 	char		drain[64];
 	int			rc;
 
@@ -236,7 +223,7 @@ wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
 	if (rc > 0 && active)
 	{
 		/* a poke: poll soon, but not more often than every FEED_MIN_GAP_MS */
-		long		gap = FEED_MIN_GAP_MS - elapsed_ms(last_poll);
+		long		gap = FEED_MIN_GAP_MS - gw_ms_since(last_poll);
 
 		if (gap > 0)
 			poll(NULL, 0, (int) gap);

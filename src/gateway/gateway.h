@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define GW_PROGRAM "lance-namespace-gateway"
 #define GW_VERSION "0.1.0"
@@ -97,6 +98,31 @@ typedef struct GwError
 } GwError;
 
 extern GwConfig gw_config;
+
+/*
+ * gw_after_ms
+ *		The time ms milliseconds after t.
+ */
+static inline struct timespec
+gw_after_ms(struct timespec t, long ms)
+{
+	t.tv_sec += ms / 1000 + (t.tv_nsec + ms % 1000 * 1000000L) / 1000000000L;
+	t.tv_nsec = (t.tv_nsec + ms % 1000 * 1000000L) % 1000000000L;
+	return t;
+}
+
+/*
+ * gw_ms_since
+ *		Milliseconds from t to now (CLOCK_MONOTONIC).
+ */
+static inline long
+gw_ms_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t->tv_sec) * 1000L + (now.tv_nsec - t->tv_nsec) / 1000000L;
+}
 
 /* errors.c */
 extern void gw_error_set(GwError *err, int code, const char *fmt,...)

@@ -126,18 +126,12 @@ connect_main(void *arg)
 void
 gw_pipe_connect(GwLoop *L)
 {
-	struct timespec now;
 	pthread_t	t;
-	long		ms;
 
-	if (L->pg != NULL || L->connecting)
+	if (L->pg != NULL || L->connecting ||
+		(L->last_attempt.tv_sec != 0 && gw_ms_since(&L->last_attempt) < RECONNECT_GAP_MS))
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (now.tv_sec - L->last_attempt.tv_sec) * 1000L +
-		(now.tv_nsec - L->last_attempt.tv_nsec) / 1000000L;
-	if (L->last_attempt.tv_sec != 0 && ms < RECONNECT_GAP_MS)
-		return;
-	L->last_attempt = now;
+	clock_gettime(CLOCK_MONOTONIC, &L->last_attempt);
 	L->connecting = pthread_create(&t, NULL, connect_main, L) == 0;
 	if (L->connecting)
 		pthread_detach(t);
@@ -284,18 +278,9 @@ push(GwLoop *L, GwReq *r, const char *prepare)
 static bool
 bypassing(GwLoop *L)
 {
-	struct timespec now;
-
-	if (L->bypass_until.tv_sec == 0)
-		return false;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec > L->bypass_until.tv_sec ||
-		(now.tv_sec == L->bypass_until.tv_sec && now.tv_nsec >= L->bypass_until.tv_nsec))
-	{
-		L->bypass_until.tv_sec = 0;
-		return false;
-	}
-	return true;
+	if (L->bypass_from.tv_sec != 0 && gw_ms_since(&L->bypass_from) >= LOCK_BYPASS_MS)
+		L->bypass_from.tv_sec = 0;
+	return L->bypass_from.tv_sec != 0;
 }
 
 /*
@@ -373,10 +358,7 @@ complete(GwLoop *L)
 		if (strcmp(L->head_sqlstate, "55P03") == 0)
 		{
 			again = true;
-			clock_gettime(CLOCK_MONOTONIC, &L->bypass_until);
-			L->bypass_until.tv_nsec += LOCK_BYPASS_MS % 1000 * 1000000L;
-			L->bypass_until.tv_sec += LOCK_BYPASS_MS / 1000 + L->bypass_until.tv_nsec / 1000000000L;
-			L->bypass_until.tv_nsec %= 1000000000L;
+			clock_gettime(CLOCK_MONOTONIC, &L->bypass_from);
 		}
 	}
 	else if (L->head_res == NULL || PQntuples(L->head_res) != 1 || PQgetisnull(L->head_res, 0, 0))

@@ -96,15 +96,8 @@ gw_pool_acquire(int wait_ms, GwError *err)
 	bool		waited = false;
 	GwConn	   *c = NULL;
 
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	started = deadline;
-	deadline.tv_sec += wait_ms / 1000;
-	deadline.tv_nsec += (long) (wait_ms % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L)
-	{
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
+	clock_gettime(CLOCK_MONOTONIC, &started);
+	deadline = gw_after_ms(started, wait_ms);
 
 	pthread_mutex_lock(&pool_lock);
 	for (;;)

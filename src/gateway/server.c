@@ -308,10 +308,7 @@ start(GwReq *r, GwLoop *L, struct MHD_Connection *conn, const char *method)
 static enum MHD_Result
 take_body(GwReq *r, const char *data, size_t len)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec - r->start.tv_sec >= gw_config.request_timeout_s)
+	if (gw_ms_since(&r->start) >= gw_config.request_timeout_s * 1000L)
 		return MHD_NO;
 	if (r->too_large)
 		return MHD_YES;
@@ -492,7 +489,6 @@ loop_main(void *arg)
 		MHD_UNSIGNED_LONG_LONG mhd_ms;
 		int			timeout = SCAN_MS;
 		int			n;
-		struct timespec now;
 
 		if (MHD_get_timeout(L->daemon, &mhd_ms) == MHD_YES && mhd_ms < (MHD_UNSIGNED_LONG_LONG) timeout)
 			timeout = (int) mhd_ms;
@@ -520,12 +516,10 @@ loop_main(void *arg)
 				close(s);
 			quiesced = true;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((now.tv_sec - last_scan.tv_sec) * 1000L +
-			(now.tv_nsec - last_scan.tv_nsec) / 1000000L >= SCAN_MS)
+		if (gw_ms_since(&last_scan) >= SCAN_MS)
 		{
 			gw_pipe_connect(L);	/* if the connection is down: reopen it */
-			last_scan = now;
+			clock_gettime(CLOCK_MONOTONIC, &last_scan);
 		}
 	}
 	return NULL;

@@ -65,7 +65,7 @@ typedef struct GwLoop
 	bool		want_write;		/* EPOLLOUT is watched on pg's socket */
 	bool		connecting;
 	struct timespec last_attempt;
-	struct timespec bypass_until;	/* reads go to workers until then (0: no) */
+	struct timespec bypass_from;	/* reads go to workers LOCK_BYPASS_MS from then (0: no) */
 	GwPrepared	prep;
 	GwPending  *queue;			/* the calls in the pipeline, a ring */
 	int			qhead;
