@@ -14,7 +14,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -597,44 +596,6 @@ failed:
 }
 
 /*
- * idle_conn_ok
- *		Check a pooled connection before it is used.  An idle session
- *		receives next to nothing (the pool never LISTENs), so something to
- *		read usually means that the server has closed it (a restart, a
- *		terminated backend): it is read, and if the connection turns out
- *		closed it is replaced before anything is sent.  This keeps
- *		"lost before any work: reconnect and run again" for pipelines that
- *		carry their COMMIT, where a loss after sending has an unknown
- *		outcome.
- */
-static bool
-idle_conn_ok(PGconn *conn)
-{
-	struct pollfd pfd;
-
-	if (PQstatus(conn) != CONNECTION_OK || PQtransactionStatus(conn) != PQTRANS_IDLE)
-		return false;
-	pfd.fd = PQsocket(conn);
-	if (pfd.fd < 0)
-		return false;
-	for (int i = 0; i < 4; i++)
-	{
-		PGnotify   *n;
-
-		pfd.events = POLLIN;
-		pfd.revents = 0;
-		if (poll(&pfd, 1, 0) <= 0)
-			return true;
-		/* read it: a FATAL message, then end of file, marks it bad */
-		if (!PQconsumeInput(conn) || PQstatus(conn) != CONNECTION_OK)
-			return false;
-		while ((n = PQnotifies(conn)) != NULL)
-			PQfreemem(n);
-	}
-	return PQstatus(conn) == CONNECTION_OK;
-}
-
-/*
  * backoff
  *		Sleep a little before retrying attempt n (jittered exponential).
  */
@@ -704,7 +665,6 @@ gw_db_call(const char *function, const char *request_json,
 		   const GwRequestInfo *info, const GwTxHooks *hooks, GwError *err)
 {
 	bool		reconnected = false;
-	int			closed_idle = 0;
 	const char *call_name = call_statement_name(function);
 
 	for (int attempt = 0;; attempt++)
@@ -715,13 +675,6 @@ gw_db_call(const char *function, const char *request_json,
 
 		if (c == NULL)
 			return NULL;
-		if (!idle_conn_ok(c->conn) && closed_idle++ <= gw_config.pool_size)
-		{
-			/* closed while pooled (PostgreSQL restarted): nothing was sent */
-			gw_pool_discard(c);
-			attempt--;
-			continue;
-		}
 		gw_error_clear(err);
 		rc = run_once(c, function, call_name, request_json, info, hooks, &out, err);
 		if (rc == TX_STALE || PQstatus(c->conn) != CONNECTION_OK ||

@@ -25,7 +25,7 @@ typedef struct GwPrepared
 typedef struct GwConn
 {
 	PGconn	   *conn;
-	int			slot;
+	bool		busy;			/* lent out */
 	GwPrepared	prep;			/* reset on connect */
 } GwConn;
 
