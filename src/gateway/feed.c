@@ -361,12 +361,6 @@ gw_feed_xmax(const char *snap)
 	return colon ? strtoull(colon + 1, NULL, 10) : 0;
 }
 
-static bool
-earlier(struct timespec a, struct timespec b)
-{
-	return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec < b.tv_nsec);
-}
-
 /*
  * gw_feed_start
  *		Start the poller and wait (up to --startup-timeout) until it is
@@ -740,8 +734,8 @@ gw_feed_read(void *stream, char *buf, size_t max)
 	pthread_mutex_lock(&feed_lock);
 	for (;;)
 	{
-		struct timespec now;
 		struct timespec due;
+		long		idle;
 
 		if (s->cur != NULL)
 		{
@@ -787,17 +781,15 @@ gw_feed_read(void *stream, char *buf, size_t max)
 			n = sizeof(WAITING) - 1;
 			break;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		due = gw_after_ms(s->last_write, heartbeat_ms);
-		if (!earlier(now, due))
+		if ((idle = gw_ms_since(&s->last_write)) >= heartbeat_ms)
 		{
 			memcpy(buf, hb, sizeof(hb) - 1);
 			n = sizeof(hb) - 1;
 			break;
 		}
 		/* wake at least twice a second to notice a client that went away */
-		if (earlier(gw_after_ms(now, 500), due))
-			due = gw_after_ms(now, 500);
+		clock_gettime(CLOCK_MONOTONIC, &due);
+		due = gw_after_ms(due, heartbeat_ms - idle < 500 ? heartbeat_ms - idle : 500);
 		pthread_cond_timedwait(&feed_cond, &feed_lock, &due);
 		if (s->fd >= 0)
 		{
