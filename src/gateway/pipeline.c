@@ -475,16 +475,6 @@ gw_pipe_flush(GwLoop *L)
 }
 
 /*
- * gw_pipe_pending
- *		The number of calls in the pipeline.
- */
-int
-gw_pipe_pending(GwLoop *L)
-{
-	return L->qlen;
-}
-
-/*
  * gw_pipe_close
  *		When the loop ends: close the connection (and one still being
  *		opened, once it is).

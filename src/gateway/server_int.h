@@ -118,7 +118,6 @@ extern void gw_pipe_take_connection(GwLoop *L);
 extern bool gw_pipe_send(GwReq *r);
 extern void gw_pipe_event(GwLoop *L, uint32_t events);
 extern void gw_pipe_flush(GwLoop *L);
-extern int	gw_pipe_pending(GwLoop *L);
 extern void gw_pipe_close(GwLoop *L);
 
 /* worker.c */
