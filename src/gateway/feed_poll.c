@@ -27,7 +27,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -52,6 +51,7 @@
 	"  LEFT JOIN lance_namespace.lance_changes($1::pg_catalog.pg_snapshot)" \
 	"       WITH ORDINALITY AS c ON true" \
 	" ORDER BY c.ordinality"
+
 static pthread_t poller;
 static bool poller_started;
 static atomic_bool poller_stop;
