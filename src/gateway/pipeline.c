@@ -49,7 +49,6 @@
 #include "server_int.h"
 
 #define RECONNECT_GAP_MS 1000	/* between connection attempts, at least */
-#define QUEUE_INITIAL	64
 #define LOCK_BYPASS_MS	1000	/* reads go to threads after a lock wait */
 
 /*
@@ -181,10 +180,10 @@ gw_pipe_take_connection(GwLoop *L)
 static GwReq *
 pop(GwLoop *L)
 {
-	GwReq	   *r = L->queue[L->qhead].r;
+	GwReq	   *r = L->qhead;
 
-	L->qhead = (L->qhead + 1) % L->qcap;
-	L->qlen--;
+	if ((L->qhead = r->next) == NULL)
+		L->qtail = NULL;
 	gw_metrics_add(GW_M_LOOP_CALLS, -1);
 	PQclear(L->head_res);
 	L->head_res = NULL;
@@ -238,37 +237,26 @@ lost(GwLoop *L)
 	gw_metrics_add(GW_M_LOOP_CONNECTED, -1);
 	gw_metrics_add(GW_M_DB_RECONNECTS, 1);
 	gw_metrics_db_error("08006");
-	while (L->qlen > 0)
+	while (L->qhead != NULL)
 		reply(pop(L), NULL, &err);
 	gw_pipe_connect(L);
 }
 
 /*
  * push
- *		Put a call at the queue's tail, growing the queue when it is full.
+ *		Put a call at the queue's tail.
  */
-static bool
+static void
 push(GwLoop *L, GwReq *r, const char *prepare)
 {
-	if (L->qlen == L->qcap)
-	{
-		int			ncap = L->qcap ? L->qcap * 2 : QUEUE_INITIAL;
-		GwPending  *nq = malloc(sizeof(GwPending) * ncap);
-
-		if (nq == NULL)
-			return false;
-		for (int i = 0; i < L->qlen; i++)
-			nq[i] = L->queue[(L->qhead + i) % L->qcap];
-		free(L->queue);
-		L->queue = nq;
-		L->qcap = ncap;
-		L->qhead = 0;
-	}
-	L->queue[(L->qhead + L->qlen) % L->qcap].r = r;
-	L->queue[(L->qhead + L->qlen) % L->qcap].prepare = prepare;
-	L->qlen++;
+	r->prepare = prepare;
+	r->next = NULL;
+	if (L->qtail)
+		L->qtail->next = r;
+	else
+		L->qhead = r;
+	L->qtail = r;
 	gw_metrics_add(GW_M_LOOP_CALLS, 1);
-	return true;
 }
 
 /*
@@ -308,7 +296,7 @@ gw_pipe_send(GwReq *r)
 		reply(r, NULL, &err);
 		return true;
 	}
-	if (L->pg == NULL || bypassing(L) || !push(L, r, NULL))
+	if (L->pg == NULL || bypassing(L))
 	{
 		gw_pipe_connect(L);
 		gw_call_free(&r->call);
@@ -319,16 +307,14 @@ gw_pipe_send(GwReq *r)
 	params[3] = r->call.info.path;
 	sent = gw_db_send(L->pg, &L->prep, gw_db_call_sql(function, sql, sizeof(sql)), sql, 4,
 					  params, &prepare);
-	L->queue[(L->qhead + L->qlen - 1) % L->qcap].prepare = prepare;
 	if (!sent || PQpipelineSync(L->pg) != 1)
 	{
 		/* the connection is out of step: drop it, run this one elsewhere */
-		L->qlen--;
-		gw_metrics_add(GW_M_LOOP_CALLS, -1);
 		lost(L);
 		gw_call_free(&r->call);
 		return false;
 	}
+	push(L, r, prepare);
 	return true;
 }
 
@@ -343,7 +329,7 @@ gw_pipe_send(GwReq *r)
 static void
 complete(GwLoop *L)
 {
-	const char *function = L->queue[L->qhead].r->call.route->function;
+	const char *function = L->qhead->call.route->function;
 	char	   *result = NULL;
 	bool		again = false;
 	GwReq	   *r;
@@ -386,7 +372,7 @@ read_results(GwLoop *L)
 		lost(L);
 		return;
 	}
-	while (L->pg != NULL && L->qlen > 0 && PQisBusy(L->pg) == 0)
+	while (L->pg != NULL && L->qhead != NULL && PQisBusy(L->pg) == 0)
 	{
 		PGresult   *res = PQgetResult(L->pg);
 		ExecStatusType st;
@@ -417,10 +403,10 @@ read_results(GwLoop *L)
 			st != PGRES_PIPELINE_ABORTED && !L->head_failed)
 		{
 			L->head_failed = true;
-			gw_db_call_error(L->pg, res, L->queue[L->qhead].r->call.route->function,
+			gw_db_call_error(L->pg, res, L->qhead->call.route->function,
 							 L->head_sqlstate, &L->head_err);
-			if (L->queue[L->qhead].prepare != NULL && !L->head_prepared)
-				gw_db_forget(&L->prep, L->queue[L->qhead].prepare);	/* the Prepare failed */
+			if (L->qhead->prepare != NULL && !L->head_prepared)
+				gw_db_forget(&L->prep, L->qhead->prepare);	/* the Prepare failed */
 		}
 		PQclear(res);
 	}
@@ -493,7 +479,5 @@ gw_pipe_close(GwLoop *L)
 		gw_metrics_add(GW_M_LOOP_CONNECTED, -1);
 	}
 	L->pg = NULL;
-	free(L->queue);
-	L->queue = NULL;
-	L->qcap = L->qlen = L->qhead = 0;
+	L->qhead = L->qtail = NULL;
 }

@@ -35,13 +35,6 @@ struct GwReq;
 #define GW_EV_WAKE		2		/* wake_fd */
 #define GW_EV_PIPE		3		/* the pipelined database connection */
 
-/* One call in a loop's pipeline, up to its Sync. */
-typedef struct GwPending
-{
-	struct GwReq *r;
-	const char *prepare;		/* statement prepared along with it, or NULL */
-} GwPending;
-
 /*
  * A loop: its thread, its libmicrohttpd daemon (external epoll mode), and
  * its pipelined database connection.  Everything belongs to the loop's
@@ -67,10 +60,8 @@ typedef struct GwLoop
 	struct timespec last_attempt;
 	struct timespec bypass_from;	/* reads go to workers LOCK_BYPASS_MS from then (0: no) */
 	GwPrepared	prep;
-	GwPending  *queue;			/* the calls in the pipeline, a ring */
-	int			qhead;
-	int			qlen;
-	int			qcap;
+	struct GwReq *qhead;		/* the calls in the pipeline, by next */
+	struct GwReq *qtail;
 	/* the call at the queue's head, while its results arrive */
 	PGresult   *head_res;
 	bool		head_prepared;	/* its statement's preparation succeeded */
@@ -103,7 +94,8 @@ typedef struct GwReq
 	int			status;			/* as sent, for the log and metrics */
 	const struct GwRoute *route;
 	bool		stream;			/* a change-feed stream */
-	struct GwReq *next;			/* in the workers' queue */
+	const char *prepare;		/* in the pipeline: statement prepared with it */
+	struct GwReq *next;			/* in the pipeline's or the workers' queue */
 } GwReq;
 
 /* server.c */
