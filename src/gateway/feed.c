@@ -35,6 +35,7 @@
 #define _GNU_SOURCE
 #include <poll.h>
 #include <pthread.h>
+#include <regex.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +125,10 @@ static uint64_t log_tail;
 static uint64_t log_head;
 static size_t log_bytes;
 static char *log_cursor;		/* the poller's cursor at log_head, or NULL */
+
+/* the form of a cursor, a pg_snapshot (the database checks the rest) */
+#define CURSOR_FORM "^[0-9]{1,20}:[0-9]{1,20}:([0-9]{1,20}(,[0-9]{1,20})*)?$"
+static regex_t cursor_form;
 
 static long heartbeat_ms = 15000;
 static int	queue_max = 1024;
@@ -385,7 +390,8 @@ gw_feed_start(void)
 	pthread_cond_init(&feed_cond, &attr);
 	pthread_condattr_destroy(&attr);
 	log_ring = calloc(queue_max, sizeof(Frame *));
-	if (log_ring == NULL || !gw_feed_poller_start(gw_config.feed_poll_ms))
+	if (log_ring == NULL || regcomp(&cursor_form, CURSOR_FORM, REG_EXTENDED | REG_NOSUB) != 0 ||
+		!gw_feed_poller_start(gw_config.feed_poll_ms))
 		return false;
 	started = true;
 
@@ -424,14 +430,16 @@ gw_feed_stop(void)
 void
 gw_feed_join(void)
 {
-	if (started)
-		gw_feed_poller_join();
+	if (!started)
+		return;
+	gw_feed_poller_join();
 	started = false;
 	/* the log, unless a stream outlived the shutdown budget */
 	if (gw_feed_drop_cursor())
 	{
 		free(log_ring);
 		log_ring = NULL;
+		regfree(&cursor_form);
 	}
 }
 
@@ -868,40 +876,6 @@ parse_filter(json_t *query, const char *name, const char *delimiter, json_t **ou
 }
 
 /*
- * valid_cursor
- *		Whether text has the form of a pg_snapshot: "xmin:xmax:" and a
- *		comma-separated list of transaction ids (the database checks the
- *		rest).
- */
-static bool
-valid_cursor(const char *text)
-{
-	int			field = 0;
-	int			digits = 0;
-
-	if (strlen(text) > GW_FEED_CURSOR_MAX)
-		return false;
-	for (const char *p = text; *p; p++)
-	{
-		if (*p >= '0' && *p <= '9')
-		{
-			if (++digits > 20)
-				return false;
-		}
-		else if ((*p == ':' && field < 2) || (*p == ',' && field == 2))
-		{
-			if (digits == 0)
-				return false;
-			field += *p == ':';
-			digits = 0;
-		}
-		else
-			return false;
-	}
-	return field == 2 && (digits > 0 || text[strlen(text) - 1] == ':');
-}
-
-/*
  * parse_resume
  *		The cursor a subscriber resumes from: the Last-Event-ID header (an
  *		EventSource reconnecting) or the since query parameter, NULL if
@@ -917,7 +891,7 @@ parse_resume(const GwHttpRequest *req, char **out, GwError *err)
 	*out = NULL;
 	if (v == NULL || (v[0] == '\0' && q == NULL))
 		return true;			/* an empty Last-Event-ID means none */
-	if (!valid_cursor(v))
+	if (strlen(v) > GW_FEED_CURSOR_MAX || regexec(&cursor_form, v, 0, NULL, 0) != 0)
 	{
 		gw_error_set(err, GW_ERR_INVALID_INPUT,
 					 "the cursor to resume from (Last-Event-ID or since) must be an event id "
