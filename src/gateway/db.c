@@ -462,9 +462,8 @@ failed_lost(PGconn *conn, const char *sqlstate)
  *		the hook.
  */
 static TxOutcome
-run_once(GwConn *c, const char *function, const char *call_name,
-		 const char *request_json, const GwRequestInfo *info,
-		 const GwTxHooks *hooks, char **out, GwError *err)
+run_once(GwConn *c, const char *function, const char *request_json,
+		 const GwRequestInfo *info, const GwTxHooks *hooks, char **out, GwError *err)
 {
 	PGconn	   *conn = c->conn;
 	char		sqlstate[6] = "";
@@ -514,12 +513,11 @@ run_once(GwConn *c, const char *function, const char *call_name,
 		free(role);				/* libpq has copied it into its buffer */
 	}
 
-	gw_db_call_sql(function, sql, sizeof(sql));
 	params[0] = request_json;
 	params[1] = info->headers_json;
 	params[2] = info->method;
 	params[3] = info->path;
-	pipe_query(&p, call_name, sql, 4, params, &res);
+	pipe_query(&p, gw_db_call_sql(function, sql, sizeof(sql)), sql, 4, params, &res);
 	if (commit_in_pipe && !implicit)
 		pipe_query(&p, STMT_COMMIT, "COMMIT", 0, NULL, NULL);
 	/* the Sync of an implicit transaction is its COMMIT */
@@ -620,36 +618,19 @@ static const char *
 call_statement_name(const char *function)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static struct
-	{
-		const char *function;
-		char	   *name;
-	}			names[GW_MAX_PREPARED];
+	static char *names[GW_MAX_PREPARED];
 	static int	nnames;
-	const char *found = NULL;
+	char	   *found = NULL;
 
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < nnames && found == NULL; i++)
-		if (names[i].function == function || strcmp(names[i].function, function) == 0)
-			found = names[i].name;
-	if (found == NULL && nnames < GW_MAX_PREPARED && strlen(function) < 60)
+		if (strcmp(names[i] + 3, function) == 0)
+			found = names[i];
+	if (found == NULL && nnames < GW_MAX_PREPARED && strlen(function) < 60 &&
+		(found = malloc(strlen(function) + 4)) != NULL)
 	{
-		char	   *fn = strdup(function);
-		char	   *name = malloc(strlen(function) + 4);
-
-		if (fn && name)
-		{
-			sprintf(name, "gw_%s", function);
-			names[nnames].function = fn;
-			names[nnames].name = name;
-			nnames++;
-			found = name;
-		}
-		else
-		{
-			free(fn);
-			free(name);
-		}
+		sprintf(found, "gw_%s", function);
+		names[nnames++] = found;
 	}
 	pthread_mutex_unlock(&lock);
 	return found;
@@ -665,7 +646,6 @@ gw_db_call(const char *function, const char *request_json,
 		   const GwRequestInfo *info, const GwTxHooks *hooks, GwError *err)
 {
 	bool		reconnected = false;
-	const char *call_name = call_statement_name(function);
 
 	for (int attempt = 0;; attempt++)
 	{
@@ -676,7 +656,7 @@ gw_db_call(const char *function, const char *request_json,
 		if (c == NULL)
 			return NULL;
 		gw_error_clear(err);
-		rc = run_once(c, function, call_name, request_json, info, hooks, &out, err);
+		rc = run_once(c, function, request_json, info, hooks, &out, err);
 		if (rc == TX_STALE || PQstatus(c->conn) != CONNECTION_OK ||
 			PQpipelineStatus(c->conn) != PQ_PIPELINE_OFF)
 			gw_pool_discard(c);
