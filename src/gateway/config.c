@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,11 +149,11 @@ static const GwOption options[] = {
 		"a comment line to idle /v1/events streams", NULL, NULL,
 	"a `: heartbeat` comment is sent to an idle `/v1/events` stream this often"},
 	{"sse-queue", "LANCE_GATEWAY_SSE_QUEUE", OT_INT, F(sse_queue), "N", "1024", 1, 1000000, NULL,
-		"events queued for a slow subscriber", NULL, NULL,
-	"events queued for one subscriber that does not read; one more ends its stream"},
+		"events the change feed keeps for its\nsubscribers (all of them together)", NULL, NULL,
+	"events the change feed keeps for all its subscribers together; a subscriber that falls further behind is disconnected"},
 	{"sse-queue-bytes", "LANCE_GATEWAY_SSE_QUEUE_BYTES", OT_LONG, F(sse_queue_bytes), "N", "1048576", 1024, 1L << 30, NULL,
-		"bytes queued for a slow subscriber", NULL, NULL,
-	"bytes of events queued for one subscriber that does not read; more ends its stream"},
+		"bytes of those events", NULL, NULL,
+	"bytes of the events the change feed keeps for all its subscribers together; a subscriber that falls further behind is disconnected"},
 	{"s3-endpoint", "LANCE_GATEWAY_S3_ENDPOINT", OT_NAME, F(s3_endpoint), "URL", NULL, 0, 0, NULL,
 		"S3-compatible endpoint; http:// is accepted", "AWS S3 of the region", "`AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`",
 	"S3-compatible endpoint (MinIO, R2, Ceph RGW, GCS XML, moto). `http://` is accepted"},
@@ -192,6 +193,26 @@ static const GwOption options[] = {
 #define OPT_BASE 256			/* getopt values: OPT_BASE + index */
 
 /*
+ * bad_usage
+ *		Report a wrong option value or combination; exit with status 2.
+ */
+static void
+bad_usage(const char *fmt,...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void
+bad_usage(const char *fmt,...)
+{
+	va_list		ap;
+
+	fprintf(stderr, "%s: ", GW_PROGRAM);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+/*
  * parse_long
  *		Parse a decimal option value within [min, max]; exit on error.
  */
@@ -204,11 +225,7 @@ parse_long(const char *name, const char *value, long min, long max)
 	errno = 0;
 	v = strtol(value, &end, 10);
 	if (errno != 0 || end == value || *end != '\0' || v < min || v > max)
-	{
-		fprintf(stderr, "%s: invalid value for %s: \"%s\" (expected %ld..%ld)\n",
-				GW_PROGRAM, name, value, min, max);
-		exit(2);
-	}
+		bad_usage("invalid value for %s: \"%s\" (expected %ld..%ld)", name, value, min, max);
 	return v;
 }
 
@@ -223,10 +240,7 @@ set_listen(const char *name, const char *value)
 	char	   *host;
 
 	if (colon == NULL || colon == value || colon[1] == '\0')
-	{
-		fprintf(stderr, "%s: %s must be HOST:PORT, got \"%s\"\n", GW_PROGRAM, name, value);
-		exit(2);
-	}
+		bad_usage("%s must be HOST:PORT, got \"%s\"", name, value);
 	host = strndup(value, colon - value);
 	if (host[0] == '[' && host[strlen(host) - 1] == ']')
 	{
@@ -297,11 +311,7 @@ apply(const GwOption *o, const char *name, const char *value)
 			break;
 		case OT_CHOICE:
 			if (!is_choice(o->choices, value))
-			{
-				fprintf(stderr, "%s: %s must be one of %s, got \"%s\"\n",
-						GW_PROGRAM, name, o->choices, value);
-				exit(2);
-			}
+				bad_usage("%s must be one of %s, got \"%s\"", name, o->choices, value);
 			free(*(char **) field);
 			*(char **) field = strdup(value);
 			break;
@@ -311,11 +321,7 @@ apply(const GwOption *o, const char *name, const char *value)
 			else if (strcmp(value, "virtual") == 0)
 				*(int *) field = 1;
 			else
-			{
-				fprintf(stderr, "%s: %s must be path or virtual, got \"%s\"\n",
-						GW_PROGRAM, name, value);
-				exit(2);
-			}
+				bad_usage("%s must be path or virtual, got \"%s\"", name, value);
 			break;
 		case OT_HELP:
 		case OT_VERSION:
@@ -458,33 +464,15 @@ gw_config_load(int argc, char **argv)
 		apply(o, name, optarg);
 	}
 	if (optind < argc)
-	{
-		fprintf(stderr, "%s: unexpected argument \"%s\"\n", GW_PROGRAM, argv[optind]);
-		exit(2);
-	}
+		bad_usage("unexpected argument \"%s\"", argv[optind]);
 	if (gw_config.api_key != NULL && gw_config.db_auth)
-	{
-		fprintf(stderr, "%s: --api-key and --db-auth are alternatives; use one\n", GW_PROGRAM);
-		exit(2);
-	}
+		bad_usage("--api-key and --db-auth are alternatives; use one");
 	if (gw_config.anon_role != NULL && !gw_config.db_auth)
-	{
-		fprintf(stderr, "%s: --anon-role needs --db-auth\n", GW_PROGRAM);
-		exit(2);
-	}
+		bad_usage("--anon-role needs --db-auth");
 	if (gw_config.dry_run && !gw_config.sweep)
-	{
-		fprintf(stderr, "%s: --dry-run needs --sweep\n", GW_PROGRAM);
-		exit(2);
-	}
+		bad_usage("--dry-run needs --sweep");
 	if (gw_config.root == NULL || gw_config.root[0] == '\0')
-	{
-		fprintf(stderr, "%s: --root DIR (or LANCE_GATEWAY_ROOT) is required\n", GW_PROGRAM);
-		exit(2);
-	}
+		bad_usage("--root DIR (or LANCE_GATEWAY_ROOT) is required");
 	if (strcmp(gw_config.vend_credentials, "sts") == 0 && gw_config.sts_role_arn == NULL)
-	{
-		fprintf(stderr, "%s: --vend-credentials sts needs --sts-role-arn\n", GW_PROGRAM);
-		exit(2);
-	}
+		bad_usage("--vend-credentials sts needs --sts-role-arn");
 }

@@ -14,7 +14,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +64,8 @@ set_error_from_result(PGconn *conn, PGresult *res, char *sqlstate_out, GwError *
 			snprintf(sqlstate_out, 6, "08006");
 		return;
 	}
-	gw_error_set(err, gw_code_for_sqlstate(sqlstate), "%s",
+	/* the rule of error_rules.c, the one lance_error_code() applies too */
+	gw_error_set(err, lance_code_for_sqlstate(sqlstate), "%s",
 				 primary ? primary : "catalog database error");
 	if (detail)
 		gw_error_detail(err, "%s", detail);
@@ -82,15 +82,18 @@ gw_db_retryable(const char *sqlstate)
 }
 
 /*
- * exec_ok
- *		Run a command; on failure fill err and the SQLSTATE buffer.
+ * gw_db_exec
+ *		Run a command; its result into *resp (if given) on success, else
+ *		fill err and the SQLSTATE buffer (if given).
  */
-static bool
-exec_ok(PGconn *conn, const char *sql, int nparams, const char *const *params,
-		PGresult **resp, char *sqlstate, GwError *err)
+bool
+gw_db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params,
+		   PGresult **resp, char *sqlstate_out, GwError *err)
 {
 	PGresult   *res = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
 	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+	char		buf[6];
+	char	   *sqlstate = sqlstate_out ? sqlstate_out : buf;
 
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
 	{
@@ -210,20 +213,58 @@ typedef struct Pipe
 	int			n;
 	struct
 	{
-		const char *prepare;	/* statement being prepared (recorded on success) */
+		const char *prepare;	/* statement being prepared (forgotten on failure) */
 		PGresult  **keep;		/* where to keep a query's result, or NULL */
 	}			step[PIPE_MAX];
 	bool		send_failed;
 	bool		commit_sent;	/* a COMMIT is among the statements */
 } Pipe;
 
-static bool
-is_prepared(const GwConn *c, const char *name)
+/*
+ * gw_db_send
+ *		Send one statement on a connection in pipeline mode.  A name (a
+ *		string that lives as long as the program) makes it a prepared
+ *		statement of the session: one that prep does not have yet is
+ *		prepared first and recorded at once, and *preparing names it, for
+ *		the caller to forget if that Prepare fails.  NULL, or a full
+ *		prep, sends it unnamed.  False if libpq refused.
+ */
+bool
+gw_db_send(PGconn *conn, GwPrepared *prep, const char *name, const char *sql,
+		   int nparams, const char *const *params, const char **preparing)
 {
-	for (int i = 0; i < c->nprepared; i++)
-		if (c->prepared[i] == name || strcmp(c->prepared[i], name) == 0)
-			return true;
-	return false;
+	bool		known = false;
+
+	*preparing = NULL;
+	for (int i = 0; name != NULL && i < prep->n && !known; i++)
+		known = prep->names[i] == name || strcmp(prep->names[i], name) == 0;
+	if (name != NULL && !known)
+	{
+		if (prep->n == GW_MAX_PREPARED)
+			name = NULL;
+		else if (PQsendPrepare(conn, name, sql, nparams, NULL) != 1)
+			return false;
+		else
+			prep->names[prep->n++] = *preparing = name;
+	}
+	if (name != NULL)
+		return PQsendQueryPrepared(conn, name, nparams, params, NULL, NULL, 0) == 1;
+	return PQsendQueryParams(conn, sql, nparams, NULL, params, NULL, NULL, 0) == 1;
+}
+
+/*
+ * gw_db_forget
+ *		A Prepare failed: the name is prepared anew next time.
+ */
+void
+gw_db_forget(GwPrepared *prep, const char *name)
+{
+	for (int i = 0; i < prep->n; i++)
+		if (prep->names[i] == name)
+		{
+			prep->names[i] = prep->names[--prep->n];
+			return;
+		}
 }
 
 static bool
@@ -238,50 +279,27 @@ pipe_begin(Pipe *p, GwConn *c)
 
 /*
  * pipe_query
- *		Queue one statement.  A name (a string that lives as long as the
- *		program) makes it a prepared statement of the connection, prepared
- *		in this pipeline if it is not yet; NULL sends it unnamed.
+ *		Queue one statement, by name (see gw_db_send) or unnamed (NULL).
  */
 static void
 pipe_query(Pipe *p, const char *name, const char *sql, int nparams,
 		   const char *const *params, PGresult **keep)
 {
-	PGconn	   *conn = p->c->conn;
-	int			sent;
+	const char *preparing;
 
-	if (p->send_failed || p->n + 2 > PIPE_MAX)
+	if (p->send_failed || p->n + 2 > PIPE_MAX ||
+		!gw_db_send(p->c->conn, &p->c->prep, name, sql, nparams, params, &preparing))
 	{
 		p->send_failed = true;
 		return;
 	}
-	if (name != NULL && !is_prepared(p->c, name))
+	if (preparing != NULL)
 	{
-		if (p->c->nprepared >= GW_MAX_PREPARED)
-			name = NULL;		/* cache full: send it unnamed */
-		else if (PQsendPrepare(conn, name, sql, nparams, NULL) == 1)
-		{
-			p->step[p->n].prepare = name;
-			p->step[p->n].keep = NULL;
-			p->n++;
-		}
-		else
-		{
-			p->send_failed = true;
-			return;
-		}
-	}
-	if (name != NULL)
-		sent = PQsendQueryPrepared(conn, name, nparams, params, NULL, NULL, 0);
-	else
-		sent = PQsendQueryParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
-	if (sent != 1)
-	{
-		p->send_failed = true;
-		return;
+		p->step[p->n].prepare = preparing;
+		p->step[p->n++].keep = NULL;
 	}
 	p->step[p->n].prepare = NULL;
-	p->step[p->n].keep = keep;
-	p->n++;
+	p->step[p->n++].keep = keep;
 }
 
 /*
@@ -341,19 +359,22 @@ pipe_run(Pipe *p, char *sqlstate, GwError *err, void (*during) (void *), void *a
 		got = true;
 		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
 		{
-			if (i < p->n && p->step[i].prepare && p->c->nprepared < GW_MAX_PREPARED)
-				p->c->prepared[p->c->nprepared++] = p->step[i].prepare;
 			if (i < p->n && p->step[i].keep && *p->step[i].keep == NULL)
 			{
 				*p->step[i].keep = res;
 				continue;
 			}
 		}
-		else if (st != PGRES_PIPELINE_ABORTED && !failed)
+		else
 		{
-			failed = true;
-			set_error_from_result(conn, res, sqlstate, err);
-			gw_metrics_db_error(sqlstate);
+			if (i < p->n && p->step[i].prepare)
+				gw_db_forget(&p->c->prep, p->step[i].prepare);
+			if (st != PGRES_PIPELINE_ABORTED && !failed)
+			{
+				failed = true;
+				set_error_from_result(conn, res, sqlstate, err);
+				gw_metrics_db_error(sqlstate);
+			}
 		}
 		PQclear(res);
 	}
@@ -371,6 +392,50 @@ cleanup:
 			*p->step[k].keep = NULL;
 		}
 	return false;
+}
+
+/*
+ * role_of
+ *		The role lance_authenticate() answered (malloc'd), else the
+ *		--anon-role, else NULL with err set (401).
+ */
+static char *
+role_of(PGresult *res, GwError *err)
+{
+	char	   *role = NULL;
+
+	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+		role = strdup(PQgetvalue(res, 0, 0));
+	else if (gw_config.anon_role)
+		role = strdup(gw_config.anon_role);
+	if (role == NULL)
+		gw_error_set(err, GW_ERR_UNAUTHENTICATED,
+					 "credentials required: send x-api-key or Authorization: Bearer");
+	return role;
+}
+
+/*
+ * gw_db_role
+ *		--db-auth outside a call (the change feed): the role of the
+ *		credentials (malloc'd), or NULL with err set.
+ */
+char *
+gw_db_role(const char *api_key, const char *bearer, GwError *err)
+{
+	GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, err);
+	const char *params[2] = {api_key, bearer};
+	PGresult   *res;
+	char	   *role = NULL;
+
+	if (c == NULL)
+		return NULL;
+	if (gw_db_exec(c->conn, SQL_AUTH, 2, params, &res, NULL, err))
+	{
+		role = role_of(res, err);
+		PQclear(res);
+	}
+	gw_pool_release(c);
+	return role;
 }
 
 /*
@@ -398,9 +463,8 @@ failed_lost(PGconn *conn, const char *sqlstate)
  *		the hook.
  */
 static TxOutcome
-run_once(GwConn *c, const char *function, const char *call_name,
-		 const char *request_json, const GwRequestInfo *info,
-		 const GwTxHooks *hooks, char **out, GwError *err)
+run_once(GwConn *c, const char *function, const char *request_json,
+		 const GwRequestInfo *info, const GwTxHooks *hooks, char **out, GwError *err)
 {
 	PGconn	   *conn = c->conn;
 	char		sqlstate[6] = "";
@@ -433,18 +497,11 @@ run_once(GwConn *c, const char *function, const char *call_name,
 		pipe_query(&p, STMT_AUTH, SQL_AUTH, 2, params, &res);
 		if (!pipe_run(&p, sqlstate, err, NULL, NULL))
 			goto failed;
-		if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))
-			role = gw_config.anon_role ? strdup(gw_config.anon_role) : NULL;
-		else
-			role = strdup(PQgetvalue(res, 0, 0));
+		role = role_of(res, err);
 		PQclear(res);
 		res = NULL;
 		if (role == NULL)
-		{
-			gw_error_set(err, GW_ERR_UNAUTHENTICATED,
-						 "credentials required: send x-api-key or Authorization: Bearer");
 			goto failed;
-		}
 		if (!pipe_begin(&p, c))
 		{
 			free(role);
@@ -457,12 +514,11 @@ run_once(GwConn *c, const char *function, const char *call_name,
 		free(role);				/* libpq has copied it into its buffer */
 	}
 
-	gw_db_call_sql(function, sql, sizeof(sql));
 	params[0] = request_json;
 	params[1] = info->headers_json;
 	params[2] = info->method;
 	params[3] = info->path;
-	pipe_query(&p, call_name, sql, 4, params, &res);
+	pipe_query(&p, gw_db_call_sql(function, sql, sizeof(sql)), sql, 4, params, &res);
 	if (commit_in_pipe && !implicit)
 		pipe_query(&p, STMT_COMMIT, "COMMIT", 0, NULL, NULL);
 	/* the Sync of an implicit transaction is its COMMIT */
@@ -511,7 +567,7 @@ run_once(GwConn *c, const char *function, const char *call_name,
 		return TX_FAILED;
 	}
 
-	if (!exec_ok(conn, "COMMIT", 0, NULL, NULL, sqlstate, err))
+	if (!gw_db_exec(conn, "COMMIT", 0, NULL, NULL, sqlstate, err))
 	{
 		free(result);
 		/* Lost during COMMIT: the outcome is unknown, so undo nothing. */
@@ -539,44 +595,6 @@ failed:
 }
 
 /*
- * idle_conn_ok
- *		Check a pooled connection before it is used.  An idle session
- *		receives next to nothing (the pool never LISTENs), so something to
- *		read usually means that the server has closed it (a restart, a
- *		terminated backend): it is read, and if the connection turns out
- *		closed it is replaced before anything is sent.  This keeps
- *		"lost before any work: reconnect and run again" for pipelines that
- *		carry their COMMIT, where a loss after sending has an unknown
- *		outcome.
- */
-static bool
-idle_conn_ok(PGconn *conn)
-{
-	struct pollfd pfd;
-
-	if (PQstatus(conn) != CONNECTION_OK || PQtransactionStatus(conn) != PQTRANS_IDLE)
-		return false;
-	pfd.fd = PQsocket(conn);
-	if (pfd.fd < 0)
-		return false;
-	for (int i = 0; i < 4; i++)
-	{
-		PGnotify   *n;
-
-		pfd.events = POLLIN;
-		pfd.revents = 0;
-		if (poll(&pfd, 1, 0) <= 0)
-			return true;
-		/* read it: a FATAL message, then end of file, marks it bad */
-		if (!PQconsumeInput(conn) || PQstatus(conn) != CONNECTION_OK)
-			return false;
-		while ((n = PQnotifies(conn)) != NULL)
-			PQfreemem(n);
-	}
-	return PQstatus(conn) == CONNECTION_OK;
-}
-
-/*
  * backoff
  *		Sleep a little before retrying attempt n (jittered exponential).
  */
@@ -601,36 +619,19 @@ static const char *
 call_statement_name(const char *function)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static struct
-	{
-		const char *function;
-		char	   *name;
-	}			names[GW_MAX_PREPARED];
+	static char *names[GW_MAX_PREPARED];
 	static int	nnames;
-	const char *found = NULL;
+	char	   *found = NULL;
 
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < nnames && found == NULL; i++)
-		if (names[i].function == function || strcmp(names[i].function, function) == 0)
-			found = names[i].name;
-	if (found == NULL && nnames < GW_MAX_PREPARED && strlen(function) < 60)
+		if (strcmp(names[i] + 3, function) == 0)
+			found = names[i];
+	if (found == NULL && nnames < GW_MAX_PREPARED && strlen(function) < 60 &&
+		(found = malloc(strlen(function) + 4)) != NULL)
 	{
-		char	   *fn = strdup(function);
-		char	   *name = malloc(strlen(function) + 4);
-
-		if (fn && name)
-		{
-			sprintf(name, "gw_%s", function);
-			names[nnames].function = fn;
-			names[nnames].name = name;
-			nnames++;
-			found = name;
-		}
-		else
-		{
-			free(fn);
-			free(name);
-		}
+		sprintf(found, "gw_%s", function);
+		names[nnames++] = found;
 	}
 	pthread_mutex_unlock(&lock);
 	return found;
@@ -646,8 +647,6 @@ gw_db_call(const char *function, const char *request_json,
 		   const GwRequestInfo *info, const GwTxHooks *hooks, GwError *err)
 {
 	bool		reconnected = false;
-	int			closed_idle = 0;
-	const char *call_name = call_statement_name(function);
 
 	for (int attempt = 0;; attempt++)
 	{
@@ -657,15 +656,8 @@ gw_db_call(const char *function, const char *request_json,
 
 		if (c == NULL)
 			return NULL;
-		if (!idle_conn_ok(c->conn) && closed_idle++ <= gw_config.pool_size)
-		{
-			/* closed while pooled (PostgreSQL restarted): nothing was sent */
-			gw_pool_discard(c);
-			attempt--;
-			continue;
-		}
 		gw_error_clear(err);
-		rc = run_once(c, function, call_name, request_json, info, hooks, &out, err);
+		rc = run_once(c, function, request_json, info, hooks, &out, err);
 		if (rc == TX_STALE || PQstatus(c->conn) != CONNECTION_OK ||
 			PQpipelineStatus(c->conn) != PQ_PIPELINE_OFF)
 			gw_pool_discard(c);
@@ -704,7 +696,7 @@ gw_db_ping(GwError *err)
 
 		if (c == NULL)
 			return false;
-		if (exec_ok(c->conn, "SELECT 1", 0, NULL, NULL, sqlstate, err))
+		if (gw_db_exec(c->conn, "SELECT 1", 0, NULL, NULL, sqlstate, err))
 		{
 			gw_pool_release(c);
 			return true;
@@ -732,7 +724,7 @@ gw_db_check_root(const char *root, char **catalog_root, GwError *err)
 	*catalog_root = NULL;
 	if (c == NULL)
 		return false;
-	if (!exec_ok(c->conn, "SELECT lance_namespace.lance_root_location()", 0, NULL,
+	if (!gw_db_exec(c->conn, "SELECT lance_namespace.lance_root_location()", 0, NULL,
 				 &res, sqlstate, err))
 		goto done;
 	if (!PQgetisnull(res, 0, 0))
@@ -743,7 +735,7 @@ gw_db_check_root(const char *root, char **catalog_root, GwError *err)
 		goto done;
 	}
 	PQclear(res);
-	if (!exec_ok(c->conn, "SELECT lance_namespace.lance_set_root_location($1)", 1, params,
+	if (!gw_db_exec(c->conn, "SELECT lance_namespace.lance_set_root_location($1)", 1, params,
 				 &res, sqlstate, err))
 		goto done;
 	*catalog_root = strdup(PQgetisnull(res, 0, 0) ? root : PQgetvalue(res, 0, 0));
@@ -771,8 +763,8 @@ gw_db_load_routes(GwError *err)
 
 	if (c == NULL)
 		return false;
-	ok = exec_ok(c->conn, "SELECT path, methods::text, operation, binding, read_only, no_body"
-				 "  FROM lance_namespace.rest_routes ORDER BY path", 0, NULL, &res, sqlstate, err);
+	ok = gw_db_exec(c->conn, "SELECT path, methods::text, operation, binding, read_only, no_body"
+					"  FROM lance_namespace.rest_routes ORDER BY path", 0, NULL, &res, sqlstate, err);
 	for (int i = 0; ok && i < PQntuples(res); i++)
 		ok = gw_route_add(PQgetvalue(res, i, 0), PQgetvalue(res, i, 1), PQgetvalue(res, i, 2),
 						  PQgetvalue(res, i, 3), PQgetvalue(res, i, 4)[0] == 't',
@@ -780,8 +772,8 @@ gw_db_load_routes(GwError *err)
 	PQclear(res);
 	res = NULL;
 	if (ok)
-		ok = exec_ok(c->conn, "SELECT name, type FROM lance_namespace.rest_query_parameters"
-					 " ORDER BY name", 0, NULL, &res, sqlstate, err);
+		ok = gw_db_exec(c->conn, "SELECT name, type FROM lance_namespace.rest_query_parameters"
+						" ORDER BY name", 0, NULL, &res, sqlstate, err);
 	for (int i = 0; ok && i < PQntuples(res); i++)
 		ok = gw_query_parameter_add(PQgetvalue(res, i, 0), PQgetvalue(res, i, 1), err);
 	PQclear(res);

@@ -11,6 +11,7 @@
 #include <libpq-fe.h>
 
 #include "gateway.h"
+#include "pool.h"
 
 /* Request facts exposed to SQL as request.headers/method/path settings. */
 typedef struct GwRequestInfo
@@ -43,9 +44,17 @@ extern char *gw_db_call(const char *function, const char *request_json,
 						const GwRequestInfo *info, const GwTxHooks *hooks,
 						GwError *err);
 extern bool gw_db_ping(GwError *err);
+extern bool gw_db_exec(PGconn *conn, const char *sql, int nparams,
+					   const char *const *params, PGresult **resp,
+					   char *sqlstate, GwError *err);
+extern char *gw_db_role(const char *api_key, const char *bearer, GwError *err);
 
 /* the call statement, for a loop's own pipeline (pipeline.c) */
 extern const char *gw_db_call_sql(const char *function, char *buf, size_t len);
+extern bool gw_db_send(PGconn *conn, GwPrepared *prep, const char *name,
+					   const char *sql, int nparams, const char *const *params,
+					   const char **preparing);
+extern void gw_db_forget(GwPrepared *prep, const char *name);
 extern void gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
 							 char *sqlstate, GwError *err);
 extern bool gw_db_retryable(const char *sqlstate);

@@ -74,17 +74,6 @@ gw_status_for_code(int code)
 }
 
 /*
- * gw_code_for_sqlstate
- *		Lance error code of a PostgreSQL SQLSTATE (the rule of error_rules.c,
- *		the same one the extension's lance_error_code() applies).
- */
-int
-gw_code_for_sqlstate(const char *sqlstate)
-{
-	return lance_code_for_sqlstate(sqlstate);
-}
-
-/*
  * gw_error_body
  *		The JSON error body, malloc'd: {"error", "code", "detail",
  *		"instance"}, each of the spec's type (ErrorResponse), never null.

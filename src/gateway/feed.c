@@ -4,12 +4,22 @@
  *	  GET /v1/events: the catalog's change feed as Server-Sent Events.
  *
  *	  The poller (feed_poll.c) reads committed table versions from the
- *	  catalog's history with lance_changes() and hands each payload here;
- *	  this file numbers them and appends each (a shared, reference-counted
- *	  frame) to the bounded queue of every subscriber whose filter
- *	  matches.  Each subscriber's stream thread (stream.c) blocks in
- *	  gw_feed_read() until its queue has frames or a heartbeat is due.  A subscriber whose queue overflows is
- *	  closed instead of growing memory.
+ *	  catalog's history with lance_changes() and appends them here to one
+ *	  log of frames shared by every subscriber, together with the cursor
+ *	  that ends each poll: that cursor and the log's head always go
+ *	  together.  The log is bounded (--sse-queue frames, --sse-queue-bytes
+ *	  bytes); a subscriber is only a position in it.  Its stream thread
+ *	  (stream.c) blocks in gw_feed_read() until the log has frames past
+ *	  its position or a heartbeat is due.  A subscriber whose position
+ *	  falls off the log's tail did not keep up and is closed, so memory
+ *	  stays bounded however many subscribe.
+ *
+ *	  A subscriber starts in its first gw_feed_read(), once the poller is
+ *	  connected and has a cursor: at the cursor and head of when it
+ *	  subscribed, or else of now.  A client that resumes (Last-Event-ID,
+ *	  since) is first caught up from its cursor with lance_changes() on a
+ *	  pooled connection.  The hello, those commits and the cursor as the
+ *	  event id go out before the log's frames.
  *
  *	  When the poller loses its connection (PostgreSQL restarted) every
  *	  subscriber is told with an SSE comment; once it is back, an "event:
@@ -23,16 +33,15 @@
  *-------------------------------------------------------------------------
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <regex.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <jansson.h>
 #include <libpq-fe.h>
@@ -46,17 +55,29 @@
 #define PRIV_CACHE_MAX		256
 #define PRIV_CACHE_TTL_S	60
 
-/* One frame of the stream, shared by the subscribers it is queued for. */
-typedef struct FeedEvent
+#define HELLO "retry: 1000\n: subscribed to the change feed\n\n"
+#define WAITING "retry: 1000\n: the change feed is reconnecting to the database; " \
+	"the stream starts once it is back\n\n"
+#define SLOW ": disconnected: the client did not keep up with the feed\n\n"
+#define RESET(why) "event: reset\ndata: {\"message\":\"" why "\"}\n\n"
+
+/* what a subscriber missed between its cursor and the log's, in order */
+#define CATCH_UP_SQL \
+	"SELECT c.payload::text" \
+	"  FROM lance_namespace.lance_changes($1::pg_catalog.pg_snapshot," \
+	"                                     $2::pg_catalog.pg_snapshot) c" \
+	" LIMIT $3::integer"
+
+/* One frame of the stream, shared by the subscribers that send it. */
+typedef struct Frame
 {
 	atomic_int	refs;
-	bool		commit;			/* a commit event (else a control frame) */
-	char	   *text;			/* the SSE frame */
+	int			commits;		/* commit events in text */
+	char	   *text;			/* the SSE frames */
 	size_t		len;
-	char	  **parts;			/* the table id, NULL if unknown */
-	int			nparts;
-	char	   *id_json;		/* the table id as a JSON array */
-} FeedEvent;
+	json_t	   *id;				/* a commit's table id (array), NULL if unknown */
+	char	   *id_json;		/* its text */
+} Frame;
 
 typedef struct PrivEntry
 {
@@ -69,92 +90,117 @@ typedef struct FeedSub
 {
 	struct FeedSub *next;
 	struct FeedSub *prev;
-	pthread_cond_t cond;
-	FeedEvent **ring;
-	int			head;
-	int			count;
-	size_t		bytes;
+	bool		joined;			/* has a position: pos and cursor */
+	bool		started;		/* sent its start: reads the log from pos */
+	uint64_t	pos;			/* the next frame of the log to send */
+	char	   *cursor;			/* the cursor that goes with pos */
+	char	   *resume;			/* the client's cursor, or NULL */
+	bool		told;			/* was told that the feed is reconnecting */
 	bool		closing;
 	const char *bye;			/* last comment to send when closing */
 	bool		bye_sent;
 	json_t	   *ns_filter;		/* namespace id (array), or NULL */
 	json_t	   *table_filter;	/* table id (array), or NULL */
 	char	   *role;			/* --db-auth role, or NULL */
-	PrivEntry  *cache;
+	PrivEntry  *cache;			/* only its stream thread uses it */
 	int			ncache;
 	int			fd;				/* the client's socket, -1 if unknown */
-	FeedEvent  *cur;			/* frame being written */
+	Frame	   *cur;			/* frame being written */
 	size_t		cur_off;
 	struct timespec last_write;
-	unsigned long long serial;	/* identifies it to the poller */
-	bool		pending;		/* not joined yet: the poller catches it up */
-	char	   *resume;			/* the cursor to catch up from, or NULL */
-	bool		resume_given;	/* resume came from the client */
 } FeedSub;
 
 static pthread_mutex_t feed_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t feed_cond;	/* the feed changed (CLOCK_MONOTONIC) */
 static FeedSub *subs;
 static atomic_int nsubs;		/* linked into subs: read without the lock */
 static bool stopping;
-static bool connected;			/* the poller is connected; under feed_lock */
-static bool refused;			/* the database refused the poll; under feed_lock */
+static bool connected;			/* the poller is connected */
+static bool refused;			/* the database refused the poll */
 static bool started;
-static char *shared_cursor;		/* the poller's cursor; under feed_lock */
-static unsigned long long next_serial;	/* under feed_lock */
+
+/* the log: frames log_tail .. log_head - 1, at their number % queue_max */
+static Frame **log_ring;
+static uint64_t log_tail;
+static uint64_t log_head;
+static size_t log_bytes;
+static char *log_cursor;		/* the poller's cursor at log_head, or NULL */
+
+/* the form of a cursor, a pg_snapshot (the database checks the rest) */
+#define CURSOR_FORM "^[0-9]{1,20}:[0-9]{1,20}:([0-9]{1,20}(,[0-9]{1,20})*)?$"
+static regex_t cursor_form;
 
 static long heartbeat_ms = 15000;
 static int	queue_max = 1024;
 static long queue_max_bytes = 1048576;
+static int	catch_up_max = 1022;
 
 /*
- * event_new
- *		A frame with one reference.  text is taken over.
+ * frame_new
+ *		A frame of text (taken over) with one reference, or NULL.
  */
-static FeedEvent *
-event_new(char *text, bool commit)
+static Frame *
+frame_new(char *text, int commits)
 {
-	FeedEvent  *ev = calloc(1, sizeof(FeedEvent));
+	Frame	   *f = text ? calloc(1, sizeof(Frame)) : NULL;
 
-	if (ev == NULL)
+	if (f == NULL)
 	{
 		free(text);
 		return NULL;
 	}
-	atomic_init(&ev->refs, 1);
-	ev->commit = commit;
-	ev->text = text;
-	ev->len = strlen(text);
-	return ev;
+	atomic_init(&f->refs, 1);
+	f->commits = commits;
+	f->text = text;
+	f->len = strlen(text);
+	return f;
 }
 
 static void
-event_unref(FeedEvent *ev)
+frame_unref(Frame *f)
 {
-	if (ev == NULL || atomic_fetch_sub(&ev->refs, 1) != 1)
+	if (f == NULL || atomic_fetch_sub(&f->refs, 1) != 1)
 		return;
-	for (int i = 0; i < ev->nparts; i++)
-		free(ev->parts[i]);
-	free(ev->parts);
-	free(ev->id_json);
-	free(ev->text);
-	free(ev);
+	json_decref(f->id);
+	free(f->id_json);
+	free(f->text);
+	free(f);
 }
 
 /*
- * drop_queue
- *		Release every queued frame of s (feed_lock held).
+ * commit_frame
+ *		The frame of one lance_changes() payload, with its table id parsed
+ *		for filters and privilege checks.
  */
-static void
-drop_queue(FeedSub *s)
+static Frame *
+commit_frame(const char *payload)
 {
-	while (s->count > 0)
+	size_t		plen = strlen(payload);
+	char	   *text = malloc(plen + 64);
+	Frame	   *f;
+	json_t	   *j;
+	json_t	   *id;
+	int			off;
+
+	if (text == NULL)
+		return NULL;
+	off = snprintf(text, 64, "event: commit\ndata: ");
+	/* the payload is one line of JSON; never let it break the framing */
+	for (size_t i = 0; i < plen; i++)
+		text[off + i] = (payload[i] == '\n' || payload[i] == '\r') ? ' ' : payload[i];
+	strcpy(text + off + plen, "\n\n");
+	if ((f = frame_new(text, 1)) == NULL)
+		return NULL;
+
+	j = json_loads(payload, 0, NULL);
+	id = json_object_get(j, "id");
+	if (json_is_array(id))
 	{
-		event_unref(s->ring[s->head]);
-		s->head = (s->head + 1) % queue_max;
-		s->count--;
+		f->id = json_incref(id);
+		f->id_json = json_dumps(id, JSON_COMPACT);
 	}
-	s->bytes = 0;
+	json_decref(j);
+	return f;
 }
 
 /*
@@ -168,158 +214,102 @@ close_sub(FeedSub *s, const char *bye)
 		return;
 	s->closing = true;
 	s->bye = bye;
-	pthread_cond_signal(&s->cond);
+	pthread_cond_broadcast(&feed_cond);
 }
 
 /*
- * push
- *		Queue ev for s (feed_lock held); a full queue closes s.
+ * log_append
+ *		Append f (its reference) to the log (feed_lock held), dropping the
+ *		oldest frames beyond the bounds.
  */
 static void
-push(FeedSub *s, FeedEvent *ev)
+log_append(Frame *f)
 {
-	if (s->closing)
+	if (f == NULL)
 		return;
-	if (s->count >= queue_max || s->bytes + ev->len > (size_t) queue_max_bytes)
+	while (log_head > log_tail &&
+		   (log_head - log_tail >= (uint64_t) queue_max ||
+			log_bytes + f->len > (size_t) queue_max_bytes))
 	{
-		drop_queue(s);
-		close_sub(s, ": disconnected: the client did not keep up with the feed\n\n");
-		gw_metrics_add(GW_M_SSE_SLOW_DISCONNECTS, 1);
-		return;
+		Frame	   *old = log_ring[log_tail++ % queue_max];
+
+		log_bytes -= old->len;
+		frame_unref(old);
 	}
-	atomic_fetch_add(&ev->refs, 1);
-	s->ring[(s->head + s->count) % queue_max] = ev;
-	s->count++;
-	s->bytes += ev->len;
-	pthread_cond_signal(&s->cond);
+	log_ring[log_head++ % queue_max] = f;
+	log_bytes += f->len;
 }
 
 /*
- * id_matches
- *		Whether the event's table id lies under prefix (whole = exact id).
- */
-static bool
-id_matches(const FeedEvent *ev, json_t *filter, bool whole)
-{
-	size_t		n = json_array_size(filter);
-
-	if (ev->parts == NULL)
-		return false;
-	if (whole ? (size_t) ev->nparts != n : (size_t) ev->nparts <= n)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(ev->parts[i], json_string_value(json_array_get(filter, i))) != 0)
-			return false;
-	return true;
-}
-
-static bool
-sub_matches(const FeedSub *s, const FeedEvent *ev)
-{
-	if (!ev->commit)
-		return true;
-	if (s->ns_filter && !id_matches(ev, s->ns_filter, false))
-		return false;
-	if (s->table_filter && !id_matches(ev, s->table_filter, true))
-		return false;
-	return true;
-}
-
-/*
- * broadcast
- *		Queue ev for every matching subscriber and drop the caller's
- *		reference.
+ * log_settle
+ *		After the log changed (feed_lock held): close the subscribers whose
+ *		position fell off its tail, and wake every stream.
  */
 static void
-broadcast(FeedEvent *ev)
+log_settle(void)
 {
-	if (ev == NULL)
-		return;
-	pthread_mutex_lock(&feed_lock);
 	for (FeedSub *s = subs; s; s = s->next)
-		if (!s->pending && sub_matches(s, ev))
-			push(s, ev);
-	pthread_mutex_unlock(&feed_lock);
-	event_unref(ev);
-}
-
-/*
- * broadcast_text
- *		A control frame (comment or non-commit event) to everyone.
- */
-static void
-broadcast_text(const char *text)
-{
-	char	   *copy = strdup(text);
-
-	if (copy != NULL)
-		broadcast(event_new(copy, false));
-}
-
-/*
- * commit_event
- *		The frame of one notification payload, with its table id parsed
- *		for filters and privilege checks.
- */
-static FeedEvent *
-commit_event(const char *payload)
-{
-	size_t		plen = strlen(payload);
-	char	   *text = malloc(plen + 64);
-	FeedEvent  *ev;
-	json_t	   *j;
-	json_t	   *id;
-	int			off;
-
-	if (text == NULL)
-		return NULL;
-	off = snprintf(text, 64, "event: commit\ndata: ");
-	/* the payload is one line of JSON; never let it break the framing */
-	for (size_t i = 0; i < plen; i++)
-		text[off + i] = (payload[i] == '\n' || payload[i] == '\r') ? ' ' : payload[i];
-	strcpy(text + off + plen, "\n\n");
-	ev = event_new(text, true);
-	if (ev == NULL)
-		return NULL;
-
-	j = json_loads(payload, 0, NULL);
-	id = json_object_get(j, "id");
-	if (json_is_array(id))
-	{
-		size_t		n = json_array_size(id);
-
-		ev->parts = calloc(n ? n : 1, sizeof(char *));
-		ev->id_json = json_dumps(id, JSON_COMPACT);
-		for (size_t i = 0; ev->parts && i < n; i++)
+		if (s->joined && s->pos < log_tail && !s->closing)
 		{
-			json_t	   *p = json_array_get(id, i);
-
-			ev->parts[i] = strdup(json_is_string(p) ? json_string_value(p) : "");
-			ev->nparts++;
+			close_sub(s, SLOW);
+			gw_metrics_add(GW_M_SSE_SLOW_DISCONNECTS, 1);
 		}
+	pthread_cond_broadcast(&feed_cond);
+}
+
+/*
+ * gw_feed_publish
+ *		The poller read up to cursor: append the control frame (if any),
+ *		the commit events of the n payloads and, if there was any, the
+ *		cursor as the stream's event id.
+ */
+void
+gw_feed_publish(const char *const *payloads, int n, const char *control, const char *cursor)
+{
+	char	   *copy = strdup(cursor);
+	char	   *id = NULL;
+	Frame	  **frames = n > 0 ? calloc(n, sizeof(Frame *)) : NULL;
+
+	for (int i = 0; frames && i < n; i++)
+		frames[i] = commit_frame(payloads[i]);
+	if ((n > 0 || control) && asprintf(&id, "id: %s\n\n", cursor) < 0)
+		id = NULL;
+
+	pthread_mutex_lock(&feed_lock);
+	if (control)
+		log_append(frame_new(strdup(control), 0));
+	for (int i = 0; frames && i < n; i++)
+		log_append(frames[i]);
+	log_append(frame_new(id, 0));
+	free(log_cursor);
+	log_cursor = copy;			/* NULL (out of memory): no one starts until the next */
+	log_settle();
+	pthread_mutex_unlock(&feed_lock);
+	free(frames);
+}
+
+/*
+ * gw_feed_drop_cursor
+ *		The poller would drop its cursor: true (and the log is emptied) if
+ *		no one subscribes.
+ */
+bool
+gw_feed_drop_cursor(void)
+{
+	bool		idle;
+
+	pthread_mutex_lock(&feed_lock);
+	idle = subs == NULL;
+	if (idle)
+	{
+		while (log_tail < log_head)
+			frame_unref(log_ring[log_tail++ % queue_max]);
+		log_bytes = 0;
+		free(log_cursor);
+		log_cursor = NULL;
 	}
-	json_decref(j);
-	return ev;
-}
-
-/*
- * gw_feed_broadcast_commit
- *		Send the commit event of one lance_changes() payload (poller).
- */
-void
-gw_feed_broadcast_commit(const char *payload)
-{
-	broadcast(commit_event(payload));
-}
-
-/*
- * gw_feed_broadcast_text
- *		Send a control frame to every subscriber (poller).
- */
-void
-gw_feed_broadcast_text(const char *text)
-{
-	broadcast_text(text);
+	pthread_mutex_unlock(&feed_lock);
+	return idle;
 }
 
 /*
@@ -335,14 +325,17 @@ gw_feed_wanted(void)
 
 /*
  * gw_feed_set_connected
- *		The poller's connection came up or went down.
+ *		The poller's connection came up or went down; the comment or event
+ *		text (if any) tells the subscribers.
  */
 void
-gw_feed_set_connected(bool up)
+gw_feed_set_connected(bool up, const char *text)
 {
 	pthread_mutex_lock(&feed_lock);
 	connected = up;
-	pthread_cond_broadcast(&ready_cond);
+	if (text)
+		log_append(frame_new(strdup(text), 0));
+	log_settle();
 	pthread_mutex_unlock(&feed_lock);
 }
 
@@ -357,123 +350,20 @@ gw_feed_set_refused(void)
 {
 	pthread_mutex_lock(&feed_lock);
 	refused = true;
-	pthread_cond_broadcast(&ready_cond);
+	pthread_cond_broadcast(&feed_cond);
 	pthread_mutex_unlock(&feed_lock);
 }
 
 /*
- * gw_feed_set_cursor
- *		The poller's cursor, after a poll (whose commits it has sent), or
- *		NULL when it dropped it.  A subscriber that arrives now is caught up
- *		from here.
+ * gw_feed_xmax
+ *		The xmax of a pg_snapshot text ("xmin:xmax:xip,...").
  */
-void
-gw_feed_set_cursor(const char *cursor)
+uint64_t
+gw_feed_xmax(const char *snap)
 {
-	char	   *copy = cursor ? strdup(cursor) : NULL;
+	const char *colon = strchr(snap, ':');
 
-	pthread_mutex_lock(&feed_lock);
-	free(shared_cursor);
-	shared_cursor = copy;
-	pthread_mutex_unlock(&feed_lock);
-}
-
-/*
- * gw_feed_pending
- *		The subscribers that wait to join the stream, as (serial, cursor to
- *		catch up from) pairs in a malloc'd array (*out); their number, or
- *		-1 when out of memory.  Free with gw_feed_pending_free().
- */
-int
-gw_feed_pending(GwFeedPending **out)
-{
-	int			n = 0;
-	int			i = 0;
-
-	*out = NULL;
-	pthread_mutex_lock(&feed_lock);
-	for (FeedSub *s = subs; s; s = s->next)
-		n += s->pending;
-	if (n > 0 && (*out = calloc(n, sizeof(GwFeedPending))) == NULL)
-		n = -1;
-	for (FeedSub *s = subs; s && n > 0; s = s->next)
-		if (s->pending)
-		{
-			(*out)[i].serial = s->serial;
-			(*out)[i].resume = s->resume ? strdup(s->resume) : NULL;
-			i++;
-		}
-	pthread_mutex_unlock(&feed_lock);
-	return n;
-}
-
-/*
- * gw_feed_pending_free
- *		Free what gw_feed_pending() returned.
- */
-void
-gw_feed_pending_free(GwFeedPending *p, int n)
-{
-	for (int i = 0; i < n; i++)
-		free(p[i].resume);
-	free(p);
-}
-
-/*
- * gw_feed_join_stream
- *		Let the subscriber serial join the stream at cursor: the comment
- *		that it is subscribed, the n commits it missed (payloads) or the
- *		control frame reset instead, then the cursor as the stream's event
- *		id.
- */
-void
-gw_feed_join_stream(unsigned long long serial, char **payloads, int n, const char *reset,
-					const char *cursor)
-{
-	FeedEvent **evs = n > 0 && payloads ? calloc(n, sizeof(FeedEvent *)) : NULL;
-	FeedEvent  *hello = NULL;
-	FeedEvent  *ctl = NULL;
-	FeedEvent  *id = NULL;
-	char	   *text;
-
-	for (int i = 0; evs && i < n; i++)
-		evs[i] = commit_event(payloads[i]);
-	if (n > 0 && evs == NULL)
-		reset = "event: reset\ndata: {\"message\":\"out of memory: the commits since the "
-			"cursor were not sent\"}\n\n";
-	if ((text = strdup("retry: 1000\n: subscribed to the change feed\n\n")) != NULL)
-		hello = event_new(text, false);
-	if (reset && (text = strdup(reset)) != NULL)
-		ctl = event_new(text, false);
-	if (asprintf(&text, "id: %s\n\n", cursor) >= 0)
-		id = event_new(text, false);
-
-	pthread_mutex_lock(&feed_lock);
-	for (FeedSub *s = subs; s; s = s->next)
-	{
-		if (s->serial != serial)
-			continue;
-		if (hello)
-			push(s, hello);
-		if (ctl)
-			push(s, ctl);
-		for (int i = 0; evs && i < n; i++)
-			if (evs[i] && sub_matches(s, evs[i]))
-				push(s, evs[i]);
-		if (id)
-			push(s, id);
-		s->pending = false;
-		if (s->resume_given)
-			gw_metrics_add(GW_M_SSE_RESUMES, 1);
-		break;
-	}
-	pthread_mutex_unlock(&feed_lock);
-	for (int i = 0; evs && i < n; i++)
-		event_unref(evs[i]);
-	free(evs);
-	event_unref(hello);
-	event_unref(ctl);
-	event_unref(id);
+	return colon ? strtoull(colon + 1, NULL, 10) : 0;
 }
 
 /*
@@ -484,26 +374,32 @@ gw_feed_join_stream(unsigned long long serial, char **payloads, int n, const cha
 bool
 gw_feed_start(void)
 {
+	pthread_condattr_t attr;
 	struct timespec deadline;
-	long		interval;
 
 	heartbeat_ms = gw_config.sse_heartbeat_ms;
 	queue_max = gw_config.sse_queue;
 	queue_max_bytes = gw_config.sse_queue_bytes;
-	interval = gw_config.feed_poll_ms;
+	/* a catch-up is sent at most as long as the log */
+	catch_up_max = queue_max > 3 ? queue_max - 2 : 1;
 	/* an idle stream must write before the HTTP server's idle timeout */
 	if (gw_config.request_timeout_s > 0 && heartbeat_ms > gw_config.request_timeout_s * 500L)
 		heartbeat_ms = gw_config.request_timeout_s * 500L;
-	/* a catch-up leaves room in the queue for the hello and the id */
-	if (!gw_feed_poller_start(interval, queue_max > 3 ? queue_max - 2 : 1))
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&feed_cond, &attr);
+	pthread_condattr_destroy(&attr);
+	log_ring = calloc(queue_max, sizeof(Frame *));
+	if (log_ring == NULL || regcomp(&cursor_form, CURSOR_FORM, REG_EXTENDED | REG_NOSUB) != 0 ||
+		!gw_feed_poller_start(gw_config.feed_poll_ms))
 		return false;
 	started = true;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += gw_config.startup_wait_s;
 	pthread_mutex_lock(&feed_lock);
 	while (!connected && !refused)
-		if (pthread_cond_timedwait(&ready_cond, &feed_lock, &deadline) == ETIMEDOUT)
+		if (pthread_cond_timedwait(&feed_cond, &feed_lock, &deadline) != 0)
 			break;
 	if (!connected)
 		fprintf(stderr, "%s: change feed: not connected yet; retrying in the background\n", GW_PROGRAM);
@@ -523,7 +419,7 @@ gw_feed_stop(void)
 	stopping = true;
 	for (FeedSub *s = subs; s; s = s->next)
 		close_sub(s, ": the gateway is shutting down\n\n");
-	pthread_cond_broadcast(&ready_cond);
+	pthread_cond_broadcast(&feed_cond);
 	pthread_mutex_unlock(&feed_lock);
 }
 
@@ -534,64 +430,16 @@ gw_feed_stop(void)
 void
 gw_feed_join(void)
 {
-	if (started)
-		gw_feed_poller_join();
-	started = false;
-}
-
-/*
- * exec_fail
- *		Fill err from a failed command on conn.
- */
-static void
-exec_fail(PGconn *conn, PGresult *res, GwError *err)
-{
-	const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
-
-	if (PQstatus(conn) != CONNECTION_OK)
-	{
-		gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
-		gw_metrics_db_error("08006");
+	if (!started)
 		return;
-	}
-	gw_metrics_db_error(sqlstate);
-	gw_error_set(err, sqlstate ? gw_code_for_sqlstate(sqlstate) : GW_ERR_INTERNAL, "%s",
-				 primary ? primary : "catalog database error");
-}
-
-/*
- * run
- *		PQexecParams that returns the result on success, else NULL with
- *		err set.
- */
-static PGresult *
-run(PGconn *conn, const char *sql, int n, const char *const *params, GwError *err)
-{
-	PGresult   *res = PQexecParams(conn, sql, n, NULL, params, NULL, NULL, 0);
-	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
-
-	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
-		return res;
-	exec_fail(conn, res, err);
-	PQclear(res);
-	return NULL;
-}
-
-/*
- * release
- *		Give a pooled connection back (dropping it if it broke).
- */
-static void
-release(GwConn *c)
-{
-	if (PQstatus(c->conn) != CONNECTION_OK)
-		gw_pool_discard(c);
-	else
+	gw_feed_poller_join();
+	started = false;
+	/* the log, unless a stream outlived the shutdown budget */
+	if (gw_feed_drop_cursor())
 	{
-		if (PQtransactionStatus(c->conn) != PQTRANS_IDLE)
-			PQclear(PQexec(c->conn, "ROLLBACK"));
-		gw_pool_release(c);
+		free(log_ring);
+		log_ring = NULL;
+		regfree(&cursor_form);
 	}
 }
 
@@ -605,30 +453,11 @@ authenticate(json_t *headers, GwError *err)
 {
 	json_t	   *k = json_object_get(headers, "x-api-key");
 	json_t	   *a = json_object_get(headers, "authorization");
-	const char *params[2] = {json_is_string(k) ? json_string_value(k) : NULL, NULL};
-	GwConn	   *c;
-	PGresult   *res;
-	char	   *role = NULL;
+	const char *bearer = NULL;
 
 	if (json_is_string(a) && strncasecmp(json_string_value(a), "Bearer ", 7) == 0)
-		params[1] = json_string_value(a) + 7;
-	c = gw_pool_acquire(gw_config.pool_wait_ms, err);
-	if (c == NULL)
-		return NULL;
-	res = run(c->conn, "SELECT lance_namespace.lance_authenticate($1, $2)", 2, params, err);
-	if (res != NULL)
-	{
-		if (!PQgetisnull(res, 0, 0))
-			role = strdup(PQgetvalue(res, 0, 0));
-		else if (gw_config.anon_role)
-			role = strdup(gw_config.anon_role);
-		else
-			gw_error_set(err, GW_ERR_UNAUTHENTICATED,
-						 "credentials required: send x-api-key or Authorization: Bearer");
-		PQclear(res);
-	}
-	release(c);
-	return role;
+		bearer = json_string_value(a) + 7;
+	return gw_db_role(json_is_string(k) ? json_string_value(k) : NULL, bearer, err);
 }
 
 /*
@@ -643,102 +472,269 @@ check_privilege(const char *role, const char *id_json)
 	GwError		err;
 	GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, &err);
 	PGresult   *res;
-	const char *params[1];
+	const char *params[1] = {role};
 	int			answer = -1;
 
 	if (c == NULL)
 		return -1;
-	res = run(c->conn, "BEGIN READ ONLY", 0, NULL, &err);
-	if (res == NULL)
+	if (!gw_db_exec(c->conn, "BEGIN READ ONLY", 0, NULL, NULL, NULL, &err) ||
+		!gw_db_exec(c->conn, "SELECT pg_catalog.set_config('role', $1, true)", 1, params,
+					NULL, NULL, &err))
 		goto done;
-	PQclear(res);
-	params[0] = role;
-	res = run(c->conn, "SELECT pg_catalog.set_config('role', $1, true)", 1, params, &err);
-	if (res == NULL)
-		goto done;
-	PQclear(res);
 	params[0] = id_json;
-	res = run(c->conn,
-			  "SELECT NOT pg_catalog.row_security_active('lance_namespace.entries'::pg_catalog.regclass)"
-			  " OR lance_namespace.lance_has_privilege("
-			  "ARRAY(SELECT pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb)), 'read')",
-			  1, params, &err);
-	if (res == NULL)
+	if (gw_db_exec(c->conn,
+				   "SELECT NOT pg_catalog.row_security_active('lance_namespace.entries'::pg_catalog.regclass)"
+				   " OR lance_namespace.lance_has_privilege("
+				   "ARRAY(SELECT pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb)), 'read')",
+				   1, params, &res, NULL, &err))
 	{
-		/* e.g. no USAGE on the schema: such a role reads nothing */
-		if (PQstatus(c->conn) == CONNECTION_OK && err.code == GW_ERR_PERMISSION_DENIED)
-			answer = 0;
-		goto done;
+		answer = (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0) ? 1 : 0;
+		PQclear(res);
 	}
-	answer = (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0) ? 1 : 0;
-	PQclear(res);
+	else if (PQstatus(c->conn) == CONNECTION_OK && err.code == GW_ERR_PERMISSION_DENIED)
+		answer = 0;				/* e.g. no USAGE on the schema: such a role reads nothing */
 done:
-	release(c);
+	if (PQstatus(c->conn) == CONNECTION_OK && PQtransactionStatus(c->conn) != PQTRANS_IDLE)
+		PQclear(PQexec(c->conn, "ROLLBACK"));
+	gw_pool_release(c);
 	return answer;
 }
 
 /*
+ * cache_slot
+ *		A new entry of the privilege cache of s for key, or NULL.
+ */
+static PrivEntry *
+cache_slot(FeedSub *s, const char *key)
+{
+	PrivEntry  *e;
+
+	if (s->cache == NULL && (s->cache = calloc(PRIV_CACHE_MAX, sizeof(PrivEntry))) == NULL)
+		return NULL;
+	if (s->ncache == PRIV_CACHE_MAX)
+	{
+		for (int i = 0; i < s->ncache; i++)
+			free(s->cache[i].key);
+		s->ncache = 0;
+	}
+	e = &s->cache[s->ncache];
+	if ((e->key = strdup(key)) == NULL)
+		return NULL;
+	s->ncache++;
+	return e;
+}
+
+/*
  * may_read
- *		Whether subscriber s may see commit event ev (feed_lock held; it is
- *		released around a database check).
+ *		Whether subscriber s may see commit frame f; counts it withheld if
+ *		not.  In its stream thread, without feed_lock: the database may
+ *		be asked.
  */
 static bool
-may_read(FeedSub *s, FeedEvent *ev)
+may_read(FeedSub *s, Frame *f)
 {
 	time_t		now = time(NULL);
-	int			answer;
-	char	   *role;
 	PrivEntry  *e = NULL;
+	int			answer;
 
 	if (s->role == NULL)
 		return true;
-	if (ev->id_json == NULL)
-		return false;
-	for (int i = 0; i < s->ncache; i++)
-		if (strcmp(s->cache[i].key, ev->id_json) == 0)
-		{
-			if (now - s->cache[i].at < PRIV_CACHE_TTL_S)
-				return s->cache[i].allowed;
+	for (int i = 0; f->id_json && i < s->ncache && e == NULL; i++)
+		if (strcmp(s->cache[i].key, f->id_json) == 0)
 			e = &s->cache[i];
-			break;
-		}
-
-	role = s->role;				/* only this thread frees it */
-	pthread_mutex_unlock(&feed_lock);
-	answer = check_privilege(role, ev->id_json);
-	pthread_mutex_lock(&feed_lock);
-	if (answer < 0)
-		return false;			/* fail closed, ask again next time */
-
-	if (e == NULL)
+	if (e != NULL && now - e->at < PRIV_CACHE_TTL_S)
+		answer = e->allowed;
+	else
 	{
-		if (s->ncache == PRIV_CACHE_MAX)
+		/* -1: fail closed, and ask again next time */
+		answer = f->id_json ? check_privilege(s->role, f->id_json) : 0;
+		if (answer >= 0 && e == NULL && f->id_json)
+			e = cache_slot(s, f->id_json);
+		if (answer >= 0 && e != NULL)
 		{
-			for (int i = 0; i < s->ncache; i++)
-				free(s->cache[i].key);
-			s->ncache = 0;
+			e->allowed = answer == 1;
+			e->at = now;
 		}
-		e = &s->cache[s->ncache];
-		e->key = strdup(ev->id_json);
-		if (e->key == NULL)
-			return answer == 1;
-		s->ncache++;
 	}
-	e->allowed = (answer == 1);
-	e->at = now;
-	return e->allowed;
+	if (answer != 1)
+		gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
+	return answer == 1;
+}
+
+/*
+ * id_matches
+ *		Whether the frame's table id lies under prefix (whole = exact id).
+ */
+static bool
+id_matches(const Frame *f, json_t *filter, bool whole)
+{
+	size_t		n = json_array_size(filter);
+	size_t		k = json_array_size(f->id);
+
+	if (f->id == NULL || (whole ? k != n : k <= n))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!json_equal(json_array_get(f->id, i), json_array_get(filter, i)))
+			return false;
+	return true;
+}
+
+/*
+ * matches
+ *		Whether frame f passes the filters of s (control frames do).
+ */
+static bool
+matches(const FeedSub *s, const Frame *f)
+{
+	if (f->commits == 0)
+		return true;
+	if (s->ns_filter && !id_matches(f, s->ns_filter, false))
+		return false;
+	if (s->table_filter && !id_matches(f, s->table_filter, true))
+		return false;
+	return true;
+}
+
+/*
+ * catch_up
+ *		Write to out the commits that s missed between its client's cursor
+ *		and s->cursor, counted in *sent, or a reset when they cannot be
+ *		sent.  False when the database cannot be asked now.
+ */
+static bool
+catch_up(FeedSub *s, FILE *out, int *sent)
+{
+	char		limit[16];
+	const char *params[3] = {s->resume, s->cursor, limit};
+	PGresult   *res;
+	GwError		err;
+	GwConn	   *c;
+	bool		lost;
+	int			n;
+
+	if (gw_feed_xmax(s->resume) > gw_feed_xmax(s->cursor))
+	{
+		fputs(RESET("the cursor to resume from is not from this database's past; "
+					"commits may have been missed"), out);
+		return true;
+	}
+	if ((c = gw_pool_acquire(gw_config.pool_wait_ms, &err)) == NULL)
+		return false;
+	snprintf(limit, sizeof(limit), "%d", catch_up_max + 1);
+	if (!gw_db_exec(c->conn, CATCH_UP_SQL, 3, params, &res, NULL, &err))
+	{
+		lost = PQstatus(c->conn) != CONNECTION_OK;
+		gw_pool_release(c);
+		/* else the database refused the cursor (it checks more than its form) */
+		if (!lost)
+			fputs(RESET("the database refused the cursor to resume from; "
+						"commits may have been missed"), out);
+		return !lost;
+	}
+	gw_pool_release(c);			/* before may_read needs one */
+	n = PQntuples(res);
+	if (n > catch_up_max)
+		fprintf(out, RESET("more than %d commits since the cursor to resume from: "
+						   "re-read the tables; the stream goes on from here"), catch_up_max);
+	for (int i = 0; i < n && n <= catch_up_max; i++)
+	{
+		Frame	   *f = commit_frame(PQgetvalue(res, i, 0));
+
+		if (f != NULL && matches(s, f) && may_read(s, f))
+		{
+			fputs(f->text, out);
+			(*sent)++;
+		}
+		frame_unref(f);
+	}
+	PQclear(res);
+	return true;
+}
+
+/*
+ * start
+ *		The frame that starts the stream of s (feed_lock held, released
+ *		while the database is asked): the hello, the commits since the
+ *		client's cursor (or a reset), and the cursor that goes with its
+ *		position as the event id.  NULL to try again later.
+ */
+static Frame *
+start(FeedSub *s)
+{
+	char	   *text = NULL;
+	size_t		len;
+	FILE	   *out;
+	int			sent = 0;
+	bool		ok;
+
+	if (!s->joined)
+	{
+		if ((s->cursor = strdup(log_cursor)) == NULL)
+			return NULL;
+		s->pos = log_head;
+		s->joined = true;
+	}
+	pthread_mutex_unlock(&feed_lock);
+	out = open_memstream(&text, &len);
+	ok = out != NULL && fputs(HELLO, out) >= 0 &&
+		(s->resume == NULL || catch_up(s, out, &sent)) &&
+		fprintf(out, "id: %s\n\n", s->cursor) > 0;
+	if (out != NULL && fclose(out) != 0)
+		ok = false;
+	pthread_mutex_lock(&feed_lock);
+	if (!ok)
+	{
+		free(text);
+		return NULL;
+	}
+	s->started = true;
+	if (s->resume != NULL)
+		gw_metrics_add(GW_M_SSE_RESUMES, 1);
+	return frame_new(text, sent);
+}
+
+/*
+ * next_frame
+ *		The next frame s sends (a reference), or NULL if none is due
+ *		(feed_lock held, released while the database is asked).
+ */
+static Frame *
+next_frame(FeedSub *s)
+{
+	if (!s->started)
+		return connected && log_cursor != NULL ? start(s) : NULL;
+	/* a position that fell off the tail is closing (log_settle) */
+	while (s->pos >= log_tail && s->pos < log_head)
+	{
+		Frame	   *f = log_ring[s->pos++ % queue_max];
+		bool		ok;
+
+		if (!matches(s, f))
+			continue;
+		atomic_fetch_add(&f->refs, 1);
+		if (s->role == NULL || f->commits == 0)
+			return f;
+		pthread_mutex_unlock(&feed_lock);
+		ok = may_read(s, f);
+		pthread_mutex_lock(&feed_lock);
+		if (ok)
+			return f;
+		frame_unref(f);
+	}
+	return NULL;
 }
 
 /*
  * gw_feed_read
- *		The next bytes of a stream: block until frames are queued or a
- *		heartbeat is due, then copy as much as fits into buf (max must be
- *		at least GW_FEED_READ_MIN).  Returns 0 at the end of the stream
+ *		The next bytes of a stream: block until frames are due or a
+ *		heartbeat is, then copy as much as fits into buf (max must be at
+ *		least GW_FEED_READ_MIN).  Returns 0 at the end of the stream
  *		(closing, or the client went away).
  */
 size_t
 gw_feed_read(void *stream, char *buf, size_t max)
 {
+	static const char hb[] = ": heartbeat\n\n";
 	FeedSub    *s = stream;
 	size_t		n = 0;
 	long		sent = 0;
@@ -746,8 +742,8 @@ gw_feed_read(void *stream, char *buf, size_t max)
 	pthread_mutex_lock(&feed_lock);
 	for (;;)
 	{
-		struct timespec now;
 		struct timespec due;
+		long		idle;
 
 		if (s->cur != NULL)
 		{
@@ -760,26 +756,13 @@ gw_feed_read(void *stream, char *buf, size_t max)
 			s->cur_off += k;
 			if (s->cur_off < s->cur->len)
 				break;			/* buf is full */
-			if (s->cur->commit)
-				sent++;
-			event_unref(s->cur);
+			sent += s->cur->commits;
+			frame_unref(s->cur);
 			s->cur = NULL;
 			continue;
 		}
-		if (s->count > 0 && !s->closing)
+		if (!s->closing && (s->cur = next_frame(s)) != NULL)
 		{
-			FeedEvent  *ev = s->ring[s->head];
-
-			s->head = (s->head + 1) % queue_max;
-			s->count--;
-			s->bytes -= ev->len;
-			if (ev->commit && !may_read(s, ev))
-			{
-				gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
-				event_unref(ev);
-				continue;
-			}
-			s->cur = ev;
 			s->cur_off = 0;
 			continue;
 		}
@@ -799,40 +782,23 @@ gw_feed_read(void *stream, char *buf, size_t max)
 			pthread_mutex_unlock(&feed_lock);
 			return 0;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		due = s->last_write;
-		due.tv_sec += heartbeat_ms / 1000;
-		due.tv_nsec += (heartbeat_ms % 1000) * 1000000L;
-		if (due.tv_nsec >= 1000000000L)
+		if (!s->started && !connected && !s->told)
 		{
-			due.tv_sec++;
-			due.tv_nsec -= 1000000000L;
+			s->told = true;
+			memcpy(buf, WAITING, sizeof(WAITING) - 1);
+			n = sizeof(WAITING) - 1;
+			break;
 		}
-		if (now.tv_sec > due.tv_sec || (now.tv_sec == due.tv_sec && now.tv_nsec >= due.tv_nsec))
+		if ((idle = gw_ms_since(&s->last_write)) >= heartbeat_ms)
 		{
-			static const char hb[] = ": heartbeat\n\n";
-
-			if (sizeof(hb) - 1 <= max)
-			{
-				memcpy(buf, hb, sizeof(hb) - 1);
-				n = sizeof(hb) - 1;
-			}
+			memcpy(buf, hb, sizeof(hb) - 1);
+			n = sizeof(hb) - 1;
 			break;
 		}
 		/* wake at least twice a second to notice a client that went away */
-		{
-			struct timespec slice = now;
-
-			slice.tv_nsec += 500000000L;
-			if (slice.tv_nsec >= 1000000000L)
-			{
-				slice.tv_sec++;
-				slice.tv_nsec -= 1000000000L;
-			}
-			if (slice.tv_sec < due.tv_sec || (slice.tv_sec == due.tv_sec && slice.tv_nsec < due.tv_nsec))
-				due = slice;
-		}
-		pthread_cond_timedwait(&s->cond, &feed_lock, &due);
+		clock_gettime(CLOCK_MONOTONIC, &due);
+		due = gw_after_ms(due, heartbeat_ms - idle < 500 ? heartbeat_ms - idle : 500);
+		pthread_cond_timedwait(&feed_cond, &feed_lock, &due);
 		if (s->fd >= 0)
 		{
 			struct pollfd p = {s->fd, POLLRDHUP, 0};
@@ -856,10 +822,8 @@ gw_feed_read(void *stream, char *buf, size_t max)
  *		Unlink and free a subscriber.
  */
 static void
-sub_free(void *cls)
+sub_free(FeedSub *s)
 {
-	FeedSub    *s = cls;
-
 	pthread_mutex_lock(&feed_lock);
 	if (s->prev || subs == s)
 		atomic_fetch_sub(&nsubs, 1);
@@ -869,21 +833,19 @@ sub_free(void *cls)
 		subs = s->next;
 	if (s->next)
 		s->next->prev = s->prev;
-	drop_queue(s);
-	event_unref(s->cur);
 	pthread_mutex_unlock(&feed_lock);
 	gw_feed_poller_wake();		/* perhaps the last one: stop reading */
 
 	gw_metrics_add(GW_M_SSE_SUBSCRIBERS, -1);
+	frame_unref(s->cur);
 	for (int i = 0; i < s->ncache; i++)
 		free(s->cache[i].key);
 	free(s->cache);
-	free(s->ring);
 	free(s->role);
+	free(s->cursor);
 	free(s->resume);
 	json_decref(s->ns_filter);
 	json_decref(s->table_filter);
-	pthread_cond_destroy(&s->cond);
 	free(s);
 }
 
@@ -914,40 +876,6 @@ parse_filter(json_t *query, const char *name, const char *delimiter, json_t **ou
 }
 
 /*
- * valid_cursor
- *		Whether text has the form of a pg_snapshot: "xmin:xmax:" and a
- *		comma-separated list of transaction ids (the database checks the
- *		rest).
- */
-static bool
-valid_cursor(const char *text)
-{
-	int			field = 0;
-	int			digits = 0;
-
-	if (strlen(text) > GW_FEED_CURSOR_MAX)
-		return false;
-	for (const char *p = text; *p; p++)
-	{
-		if (*p >= '0' && *p <= '9')
-		{
-			if (++digits > 20)
-				return false;
-		}
-		else if ((*p == ':' && field < 2) || (*p == ',' && field == 2))
-		{
-			if (digits == 0)
-				return false;
-			field += *p == ':';
-			digits = 0;
-		}
-		else
-			return false;
-	}
-	return field == 2 && (digits > 0 || text[strlen(text) - 1] == ':');
-}
-
-/*
  * parse_resume
  *		The cursor a subscriber resumes from: the Last-Event-ID header (an
  *		EventSource reconnecting) or the since query parameter, NULL if
@@ -963,7 +891,7 @@ parse_resume(const GwHttpRequest *req, char **out, GwError *err)
 	*out = NULL;
 	if (v == NULL || (v[0] == '\0' && q == NULL))
 		return true;			/* an empty Last-Event-ID means none */
-	if (!valid_cursor(v))
+	if (strlen(v) > GW_FEED_CURSOR_MAX || regexec(&cursor_form, v, 0, NULL, 0) != 0)
 	{
 		gw_error_set(err, GW_ERR_INVALID_INPUT,
 					 "the cursor to resume from (Last-Event-ID or since) must be an event id "
@@ -982,16 +910,14 @@ parse_resume(const GwHttpRequest *req, char **out, GwError *err)
 /*
  * gw_feed_subscribe
  *		GET /v1/events: register a subscriber and answer with its stream
- *		(resp->stream), or an error.  The poller catches the subscriber up
- *		(from the client's cursor, or from its own at registration) before
- *		it joins the stream.
+ *		(resp->stream), or an error.  Without a cursor of its own the
+ *		subscriber takes the feed's position of now, if it has one.
  */
 void
 gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 {
 	json_t	   *jd = json_object_get(req->query, "delimiter");
 	const char *delimiter = json_is_string(jd) ? json_string_value(jd) : "$";
-	pthread_condattr_t attr;
 	FeedSub    *s;
 	GwError		err;
 
@@ -1003,25 +929,13 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 		gw_respond_error(resp, &err, req->path);
 		return;
 	}
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->cond, &attr);
-	pthread_condattr_destroy(&attr);
 	s->fd = -1;
-	s->ring = calloc(queue_max, sizeof(FeedEvent *));
-	s->cache = calloc(PRIV_CACHE_MAX, sizeof(PrivEntry));
 	clock_gettime(CLOCK_MONOTONIC, &s->last_write);
 	gw_metrics_add(GW_M_SSE_SUBSCRIBERS, 1);	/* sub_free subtracts */
-	if (s->ring == NULL || s->cache == NULL)
-	{
-		gw_error_set(&err, GW_ERR_INTERNAL, "out of memory");
-		goto fail;
-	}
 	if (!parse_filter(req->query, "namespace", delimiter, &s->ns_filter, &err) ||
 		!parse_filter(req->query, "table", delimiter, &s->table_filter, &err) ||
 		!parse_resume(req, &s->resume, &err))
 		goto fail;
-	s->resume_given = s->resume != NULL;
 	if (gw_config.db_auth && (s->role = authenticate(req->headers, &err)) == NULL)
 		goto fail;
 
@@ -1032,31 +946,18 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 		gw_error_set(&err, GW_ERR_UNAVAILABLE, "the gateway is shutting down");
 		goto fail;
 	}
-	s->serial = ++next_serial;
-	s->pending = true;
-	if (s->resume == NULL && shared_cursor != NULL && (s->resume = strdup(shared_cursor)) == NULL)
+	if (s->resume == NULL && log_cursor != NULL && (s->cursor = strdup(log_cursor)) != NULL)
 	{
-		pthread_mutex_unlock(&feed_lock);
-		gw_error_set(&err, GW_ERR_INTERNAL, "out of memory");
-		goto fail;
+		s->pos = log_head;
+		s->joined = true;
 	}
 	s->next = subs;
 	if (subs)
 		subs->prev = s;
 	subs = s;
 	atomic_fetch_add(&nsubs, 1);
-	if (!connected)
-	{
-		char	   *text = strdup("retry: 1000\n: the change feed is reconnecting to the database; "
-								  "the stream starts once it is back\n\n");
-		FeedEvent  *ev = text ? event_new(text, false) : NULL;
-
-		if (ev != NULL)
-			push(s, ev);
-		event_unref(ev);
-	}
 	pthread_mutex_unlock(&feed_lock);
-	/* the poller lets it join; the first subscriber makes it take a cursor */
+	/* the first subscriber makes the poller take a cursor */
 	gw_feed_poller_wake();
 
 	resp->status = 200;
@@ -1095,7 +996,7 @@ gw_feed_cancel(void *stream)
 	s->closing = true;
 	s->bye_sent = true;
 	s->fd = -1;
-	pthread_cond_signal(&s->cond);
+	pthread_cond_broadcast(&feed_cond);
 	pthread_mutex_unlock(&feed_lock);
 }
 

@@ -15,11 +15,9 @@
  *
  *	  The poller holds a cursor only while someone subscribes: with no
  *	  subscriber it reads nothing and only keeps its connection alive.
- *	  A new subscriber joins the stream between two polls, after the
- *	  poller sent it what was committed since its own cursor: the client's
- *	  (Last-Event-ID, the cursor of an earlier stream), or the poller's at
- *	  the time it subscribed.  After each poll that found commits, the new
- *	  cursor goes out as the stream's event id.
+ *	  Each poll's commits go to the feed's log (feed.c) together with the
+ *	  poll's new cursor, which follows them as the stream's event id;
+ *	  subscribers catch themselves up.
  *	  It polls every LANCE_GATEWAY_FEED_POLL_MS, and at once (at most
  *	  every FEED_MIN_GAP_MS) after the gateway committed a version itself
  *	  (gw_feed_poke()).
@@ -29,7 +27,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -54,12 +51,6 @@
 	"  LEFT JOIN lance_namespace.lance_changes($1::pg_catalog.pg_snapshot)" \
 	"       WITH ORDINALITY AS c ON true" \
 	" ORDER BY c.ordinality"
-/* what a subscriber missed between its cursor and ours, in order */
-#define CATCH_UP_SQL \
-	"SELECT c.payload::text" \
-	"  FROM lance_namespace.lance_changes($1::pg_catalog.pg_snapshot," \
-	"                                     $2::pg_catalog.pg_snapshot) c" \
-	" LIMIT $3::integer"
 
 static pthread_t poller;
 static bool poller_started;
@@ -67,7 +58,6 @@ static atomic_bool poller_stop;
 static atomic_bool poke_pending;
 static int	wake_pipe[2] = {-1, -1};
 static long poll_ms = 100;
-static int	catch_up_max = 1000;
 static char *cursor;			/* the poller's own; NULL without subscribers */
 
 /*
@@ -108,18 +98,6 @@ gw_feed_poller_wake(void)
 }
 
 /*
- * xmax_of
- *		The xmax of a pg_snapshot text ("xmin:xmax:xip,...").
- */
-static uint64_t
-xmax_of(const char *snap)
-{
-	const char *colon = strchr(snap, ':');
-
-	return colon ? strtoull(colon + 1, NULL, 10) : 0;
-}
-
-/*
  * poll_connect
  *		Open the poller's connection and prepare its statements, or NULL.
  */
@@ -138,11 +116,6 @@ poll_connect(void)
 		return NULL;
 	}
 	res = PQprepare(conn, "feed_poll", POLL_SQL, 1, NULL);
-	if (PQresultStatus(res) == PGRES_COMMAND_OK)
-	{
-		PQclear(res);
-		res = PQprepare(conn, "feed_catch_up", CATCH_UP_SQL, 3, NULL);
-	}
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 	{
 		fprintf(stderr, "%s: change feed: cannot prepare the poll: %s", GW_PROGRAM,
@@ -171,22 +144,23 @@ take_cursor(PGconn *conn)
 		cursor = strdup(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	if (cursor != NULL)
-		gw_feed_set_cursor(cursor);
+		gw_feed_publish(NULL, 0, NULL, cursor);
 	return ok && cursor != NULL;
 }
 
 /*
  * poll_once
- *		Send the versions committed since the cursor, and advance it.
- *		False if the connection failed.
+ *		Publish the versions committed since the cursor with the cursor
+ *		that follows them.  False if the connection failed.
  */
 static bool
 poll_once(PGconn *conn)
 {
 	const char *params[1] = {cursor};
 	PGresult   *res = PQexecPrepared(conn, "feed_poll", 1, params, NULL, NULL, 0);
-	int			n;
-	int			sent = 0;
+	const char *reset = NULL;
+	const char **payloads;
+	int			n = 0;
 	char	   *next;
 
 	gw_metrics_add(GW_M_FEED_POLLS, 1);
@@ -197,143 +171,32 @@ poll_once(PGconn *conn)
 		PQclear(res);
 		return false;
 	}
-	n = PQntuples(res);
 	next = strdup(PQgetvalue(res, 0, 0));
-	if (next == NULL)
+	payloads = calloc(PQntuples(res), sizeof(char *));
+	if (next == NULL || payloads == NULL)
 	{
+		free(next);
 		PQclear(res);
 		return true;			/* try again later from the same cursor */
 	}
-	if (xmax_of(next) < xmax_of(cursor))
+	if (gw_feed_xmax(next) < gw_feed_xmax(cursor))
 	{
 		/* transaction ids went back: another database (a restore) */
 		fprintf(stderr, "%s: change feed: the database's transaction ids went back; "
 				"reading from its current snapshot\n", GW_PROGRAM);
-		gw_feed_broadcast_text("event: reset\ndata: {\"message\":\"the database's transaction ids "
-							   "went back (a restored database); commits may have been missed\"}\n\n");
-		n = 0;
-		sent = -1;				/* the clients need the new event id */
+		reset = "event: reset\ndata: {\"message\":\"the database's transaction ids "
+			"went back (a restored database); commits may have been missed\"}\n\n";
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; reset == NULL && i < PQntuples(res); i++)
 		if (!PQgetisnull(res, i, 1))
-		{
-			gw_metrics_add(GW_M_FEED_COMMITS, 1);
-			gw_feed_broadcast_commit(PQgetvalue(res, i, 1));
-			sent++;
-		}
-	PQclear(res);
+			payloads[n++] = PQgetvalue(res, i, 1);
+	gw_metrics_add(GW_M_FEED_COMMITS, n);
 	free(cursor);
 	cursor = next;
-	if (sent != 0)
-	{
-		/* the stream's event id: a client resumes from here */
-		char	   *id;
-
-		if (asprintf(&id, "id: %s\n\n", cursor) >= 0)
-		{
-			gw_feed_broadcast_text(id);
-			free(id);
-		}
-	}
-	gw_feed_set_cursor(cursor);
-	return true;
-}
-
-/*
- * join_one
- *		Send subscriber p what was committed between its cursor and ours,
- *		and let it join the stream.  False if the connection failed (it
- *		waits for the next connection).
- */
-static bool
-join_one(PGconn *conn, const GwFeedPending *p)
-{
-	char		limit[16];
-	const char *params[3] = {p->resume, cursor, limit};
-	PGresult   *res;
-	int			n;
-	char	  **payloads;
-	char		reset[256];
-
-	if (p->resume == NULL)
-	{
-		gw_feed_join_stream(p->serial, NULL, 0, NULL, cursor);
-		return true;
-	}
-	if (xmax_of(p->resume) > xmax_of(cursor))
-	{
-		gw_feed_join_stream(p->serial, NULL, 0,
-							"event: reset\ndata: {\"message\":\"the cursor to resume from is not "
-							"from this database's past; commits may have been missed\"}\n\n", cursor);
-		return true;
-	}
-	snprintf(limit, sizeof(limit), "%d", catch_up_max + 1);
-	res = PQexecPrepared(conn, "feed_catch_up", 3, params, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-	{
-		bool		lost = PQstatus(conn) != CONNECTION_OK;
-
-		PQclear(res);
-		if (lost)
-			return false;
-		/* the database refused the cursor (it checks more than its form) */
-		gw_feed_join_stream(p->serial, NULL, 0,
-							"event: reset\ndata: {\"message\":\"the database refused the cursor to "
-							"resume from; commits may have been missed\"}\n\n", cursor);
-		return true;
-	}
-	n = PQntuples(res);
-	if (n > catch_up_max)
-	{
-		snprintf(reset, sizeof(reset),
-				 "event: reset\ndata: {\"message\":\"more than %d commits since the cursor to "
-				 "resume from: re-read the tables; the stream goes on from here\"}\n\n",
-				 catch_up_max);
-		gw_feed_join_stream(p->serial, NULL, 0, reset, cursor);
-	}
-	else if ((payloads = calloc(n ? n : 1, sizeof(char *))) != NULL)
-	{
-		for (int i = 0; i < n; i++)
-			payloads[i] = PQgetvalue(res, i, 0);
-		gw_feed_join_stream(p->serial, payloads, n, NULL, cursor);
-		free(payloads);
-	}
-	else
-		gw_feed_join_stream(p->serial, NULL, n, NULL, cursor);	/* says out of memory */
+	gw_feed_publish(payloads, n, reset, cursor);
+	free(payloads);
 	PQclear(res);
 	return true;
-}
-
-/*
- * join_pending
- *		Let every waiting subscriber join the stream at our cursor.  False
- *		if the connection failed.
- */
-static bool
-join_pending(PGconn *conn)
-{
-	GwFeedPending *p;
-	int			n = gw_feed_pending(&p);
-	bool		ok = true;
-
-	for (int i = 0; i < n && ok; i++)
-		ok = join_one(conn, &p[i]);
-	if (n > 0)
-		gw_feed_pending_free(p, n);
-	return ok;
-}
-
-/*
- * elapsed_ms
- *		Milliseconds from since to now (CLOCK_MONOTONIC).
- */
-static long
-elapsed_ms(const struct timespec *since)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - since->tv_sec) * 1000L + (now.tv_nsec - since->tv_nsec) / 1000000L;
 }
 
 /*
@@ -346,7 +209,7 @@ static bool
 wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
 {
 	struct pollfd p[2] = {{wake_pipe[0], POLLIN, 0}, {PQsocket(conn), POLLIN, 0}};
-	long		timeout = active ? poll_ms - elapsed_ms(last_poll) : FEED_IDLE_PING_MS;
+	long		timeout = active ? poll_ms - gw_ms_since(last_poll) : FEED_IDLE_PING_MS;
 	char		drain[64];
 	int			rc;
 
@@ -360,7 +223,7 @@ wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
 	if (rc > 0 && active)
 	{
 		/* a poke: poll soon, but not more often than every FEED_MIN_GAP_MS */
-		long		gap = FEED_MIN_GAP_MS - elapsed_ms(last_poll);
+		long		gap = FEED_MIN_GAP_MS - gw_ms_since(last_poll);
 
 		if (gap > 0)
 			poll(NULL, 0, (int) gap);
@@ -381,30 +244,26 @@ serve(PGconn *conn)
 	clock_gettime(CLOCK_MONOTONIC, &last_poll);
 	while (!atomic_load(&poller_stop) && PQstatus(conn) == CONNECTION_OK)
 	{
-		bool		active = gw_feed_wanted();
 		bool		timed_out;
 
-		if (!active && cursor != NULL)
+		if (cursor != NULL && gw_feed_drop_cursor())
 		{
 			free(cursor);
 			cursor = NULL;
-			gw_feed_set_cursor(NULL);
 		}
-		else if (active && cursor == NULL)
+		else if (cursor == NULL && gw_feed_wanted())
 		{
 			if (!take_cursor(conn))
 				return;
 		}
-		else if (active)
+		else if (cursor != NULL)
 		{
 			clock_gettime(CLOCK_MONOTONIC, &last_poll);
 			if (!poll_once(conn))
 				return;
 		}
-		if (cursor != NULL && !join_pending(conn))
-			return;
-		timed_out = wait_for_work(conn, active && cursor != NULL, &last_poll);
-		if (timed_out && !active)
+		timed_out = wait_for_work(conn, cursor != NULL, &last_poll);
+		if (timed_out && cursor == NULL)
 			PQclear(PQexec(conn, ""));	/* is the connection still alive? */
 	}
 }
@@ -446,27 +305,24 @@ poller_main(void *arg)
 		}
 		backoff = 100;
 		gw_metrics_add(GW_M_FEED_CONNECTED, 1);
-		gw_feed_set_connected(true);
 		if (ever)
 		{
 			gw_metrics_add(GW_M_FEED_RECONNECTS, 1);
 			fprintf(stderr, "%s: change feed: connected again\n", GW_PROGRAM);
-			if (cursor != NULL)
-				gw_feed_broadcast_text("event: reconnected\ndata: {\"message\":\"the change feed "
-									   "reconnected to the database; commits made meanwhile follow\"}\n\n");
 		}
+		gw_feed_set_connected(true, ever && cursor != NULL ?
+							  "event: reconnected\ndata: {\"message\":\"the change feed "
+							  "reconnected to the database; commits made meanwhile follow\"}\n\n" : NULL);
 		ever = true;
 
 		serve(conn);
 
 		gw_metrics_add(GW_M_FEED_CONNECTED, -1);
-		gw_feed_set_connected(false);
 		PQfinish(conn);
 		if (!atomic_load(&poller_stop))
-		{
 			fprintf(stderr, "%s: change feed: lost the database connection, reconnecting\n", GW_PROGRAM);
-			gw_feed_broadcast_text(": the change feed lost its database connection; reconnecting\n\n");
-		}
+		gw_feed_set_connected(false, atomic_load(&poller_stop) ? NULL :
+							  ": the change feed lost its database connection; reconnecting\n\n");
 	}
 	free(cursor);
 	cursor = NULL;
@@ -478,10 +334,9 @@ poller_main(void *arg)
  *		Start the poller thread.  False if it cannot be started.
  */
 bool
-gw_feed_poller_start(long interval_ms, int max_catch_up)
+gw_feed_poller_start(long interval_ms)
 {
 	poll_ms = interval_ms;
-	catch_up_max = max_catch_up;
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
 		return false;
 	if (pthread_create(&poller, NULL, poller_main, NULL) != 0)

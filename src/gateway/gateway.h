@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define GW_PROGRAM "lance-namespace-gateway"
 #define GW_VERSION "0.1.0"
@@ -72,8 +73,8 @@ typedef struct GwConfig
 	int			sweep_min_age_s;	/* files younger than this are kept */
 	int			feed_poll_ms;	/* /v1/events: history polls while subscribed */
 	long		sse_heartbeat_ms;	/* /v1/events: idle heartbeat */
-	int			sse_queue;		/* /v1/events: events queued per subscriber */
-	long		sse_queue_bytes;	/* /v1/events: bytes queued per subscriber */
+	int			sse_queue;		/* /v1/events: events kept for subscribers */
+	long		sse_queue_bytes;	/* /v1/events: bytes of those events */
 	char	   *s3_endpoint;	/* NULL: AWS_ENDPOINT_URL_S3 / _URL / AWS */
 	char	   *s3_region;		/* NULL: AWS_REGION / AWS_DEFAULT_REGION */
 	int			s3_virtual_hosted;	/* 1 virtual-hosted, 0 path, -1 default */
@@ -98,13 +99,37 @@ typedef struct GwError
 
 extern GwConfig gw_config;
 
+/*
+ * gw_after_ms
+ *		The time ms milliseconds after t.
+ */
+static inline struct timespec
+gw_after_ms(struct timespec t, long ms)
+{
+	t.tv_sec += ms / 1000 + (t.tv_nsec + ms % 1000 * 1000000L) / 1000000000L;
+	t.tv_nsec = (t.tv_nsec + ms % 1000 * 1000000L) % 1000000000L;
+	return t;
+}
+
+/*
+ * gw_ms_since
+ *		Milliseconds from t to now (CLOCK_MONOTONIC).
+ */
+static inline long
+gw_ms_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t->tv_sec) * 1000L + (now.tv_nsec - t->tv_nsec) / 1000000L;
+}
+
 /* errors.c */
 extern void gw_error_set(GwError *err, int code, const char *fmt,...)
 			__attribute__((format(printf, 3, 4)));
 extern void gw_error_detail(GwError *err, const char *fmt,...)
 			__attribute__((format(printf, 2, 3)));
 extern int	gw_status_for_code(int code);
-extern int	gw_code_for_sqlstate(const char *sqlstate);
 extern char *gw_error_body(const GwError *err, const char *instance);
 extern void gw_error_clear(GwError *err);
 

@@ -13,6 +13,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,10 +36,17 @@
  *		Print a start-up error and exit.
  */
 static void
-die(const char *fmt, const char *a, const char *b)
+die(const char *fmt,...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void
+die(const char *fmt,...)
 {
+	va_list		ap;
+
 	fprintf(stderr, "%s: ", GW_PROGRAM);
-	fprintf(stderr, fmt, a, b);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fputc('\n', stderr);
 	exit(1);
 }
@@ -88,9 +96,9 @@ resolve_listen(void)
 		die("cannot resolve listen address %s: %s", gw_config.listen_host, gai_strerror(rc));
 	if (!is_loopback(res->ai_addr) && gw_config.api_key == NULL &&
 		!gw_config.db_auth && !gw_config.force_insecure_bind)
-		die("refusing to listen on non-loopback address %s%s without authentication; "
+		die("refusing to listen on non-loopback address %s without authentication; "
 			"set --api-key (LANCE_GATEWAY_API_KEY) or --db-auth, or pass --force-insecure-bind",
-			gw_config.listen_host, "");
+			gw_config.listen_host);
 	return res;
 }
 
@@ -206,9 +214,9 @@ main(int argc, char **argv)
 
 	gw_error_clear(&err);
 	if (!gw_storage_init(root, &err))
-		die("%s%s", err.message, "");
+		die("%s", err.message);
 	if (!gw_pool_init(gw_config.db, gw_config.sweep ? 1 : gw_config.pool_size))
-		die("out of memory%s%s", "", "");
+		die("out of memory");
 	check_catalog(root);
 	if (gw_config.sweep)
 	{
@@ -223,7 +231,7 @@ main(int argc, char **argv)
 		die("%s: %s; hint: ALTER EXTENSION lance_namespace UPDATE (this gateway needs 0.3.0)",
 			err.message, err.detail);
 	if (!gw_feed_start())
-		die("cannot start the change-feed listener%s%s", "", "");
+		die("cannot start the change-feed listener");
 
 	/* Block termination signals in every thread; main waits for them. */
 	signal(SIGPIPE, SIG_IGN);

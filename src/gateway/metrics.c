@@ -9,7 +9,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,70 +129,10 @@ gw_metrics_db_error(const char *sqlstate)
 		atomic_fetch_add_explicit(&db_errors[i], 1, memory_order_relaxed);
 }
 
-typedef struct Buf
-{
-	char	   *data;
-	size_t		len;
-	size_t		cap;
-	bool		oom;
-} Buf;
-
-/*
- * put
- *		printf-append to a growing buffer.
- */
-static void
-put(Buf *b, const char *fmt,...) __attribute__((format(printf, 2, 3)));
-
-static void
-put(Buf *b, const char *fmt,...)
-{
-	va_list		ap;
-	int			n;
-
-	if (b->oom)
-		return;
-	for (;;)
-	{
-		va_start(ap, fmt);
-		n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-		{
-			b->oom = true;
-			return;
-		}
-		if ((size_t) n < b->cap - b->len)
-		{
-			b->len += n;
-			return;
-		}
-		else
-		{
-			size_t		cap = b->cap * 2 + n;
-			char	   *nd = realloc(b->data, cap);
-
-			if (nd == NULL)
-			{
-				b->oom = true;
-				return;
-			}
-			b->data = nd;
-			b->cap = cap;
-		}
-	}
-}
-
 static unsigned long
 load(atomic_ulong *v)
 {
 	return atomic_load_explicit(v, memory_order_relaxed);
-}
-
-static long
-scalar(GwMetric m)
-{
-	return atomic_load_explicit(&scalars[m], memory_order_relaxed);
 }
 
 /*
@@ -215,16 +154,29 @@ route_label(int slot)
 char *
 gw_metrics_render(void)
 {
-	Buf			b = {malloc(16384), 0, 16384, false};
+	static const struct
+	{
+		const char *name;
+		const char *type;
+		const char *help;
+	}			scalar_info[] = {
+#define GW_METRIC_INFO(id, name, type, help) {name, type, help},
+		GW_METRICS(GW_METRIC_INFO)
+#undef GW_METRIC_INFO
+	};
+	static const char digits[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 	int			nroutes = gw_route_count();
+	char	   *text = NULL;
+	size_t		len;
+	FILE	   *b = open_memstream(&text, &len);
 
-	if (b.data == NULL)
+	if (b == NULL)
 		return NULL;
 	if (nroutes >= MAX_ROUTES)
 		nroutes = MAX_ROUTES - 1;
 
-	put(&b, "# HELP lance_gateway_requests_total HTTP requests answered, by route pattern and status.\n"
-		"# TYPE lance_gateway_requests_total counter\n");
+	fprintf(b, "# HELP lance_gateway_requests_total HTTP requests answered, by route pattern and status.\n"
+			"# TYPE lance_gateway_requests_total counter\n");
 	for (int r = 0; r <= nroutes; r++)
 		for (int s = 0; s < N_STATUS; s++)
 		{
@@ -233,15 +185,15 @@ gw_metrics_render(void)
 			if (v == 0)
 				continue;
 			if (s == 0)
-				put(&b, "lance_gateway_requests_total{route=\"%s\",status=\"none\"} %lu\n",
-					route_label(r), v);
+				fprintf(b, "lance_gateway_requests_total{route=\"%s\",status=\"none\"} %lu\n",
+						route_label(r), v);
 			else
-				put(&b, "lance_gateway_requests_total{route=\"%s\",status=\"%d\"} %lu\n",
-					route_label(r), s + 99, v);
+				fprintf(b, "lance_gateway_requests_total{route=\"%s\",status=\"%d\"} %lu\n",
+						route_label(r), s + 99, v);
 		}
 
-	put(&b, "# HELP lance_gateway_request_duration_seconds Time from request arrival to completion, by route pattern (streams excluded).\n"
-		"# TYPE lance_gateway_request_duration_seconds histogram\n");
+	fprintf(b, "# HELP lance_gateway_request_duration_seconds Time from request arrival to completion, by route pattern (streams excluded).\n"
+			"# TYPE lance_gateway_request_duration_seconds histogram\n");
 	for (int r = 0; r <= nroutes; r++)
 	{
 		RouteStats *ls = &latency[r];
@@ -253,102 +205,49 @@ gw_metrics_render(void)
 		for (size_t i = 0; i < N_BUCKETS; i++)
 		{
 			cum += load(&ls->bucket[i]);
-			put(&b, "lance_gateway_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %lu\n",
-				route_label(r), buckets[i], cum);
+			fprintf(b, "lance_gateway_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %lu\n",
+					route_label(r), buckets[i], cum);
 		}
 		cum += load(&ls->bucket[N_BUCKETS]);
 		/* +Inf must equal _count; increments are not atomic as a group */
 		if (cum < count)
 			cum = count;
-		put(&b, "lance_gateway_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %lu\n",
-			route_label(r), cum);
-		put(&b, "lance_gateway_request_duration_seconds_sum{route=\"%s\"} %.6f\n",
-			route_label(r), load(&ls->sum_us) / 1e6);
-		put(&b, "lance_gateway_request_duration_seconds_count{route=\"%s\"} %lu\n",
-			route_label(r), cum);
+		fprintf(b, "lance_gateway_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %lu\n",
+				route_label(r), cum);
+		fprintf(b, "lance_gateway_request_duration_seconds_sum{route=\"%s\"} %.6f\n",
+				route_label(r), load(&ls->sum_us) / 1e6);
+		fprintf(b, "lance_gateway_request_duration_seconds_count{route=\"%s\"} %lu\n",
+				route_label(r), cum);
 	}
 
-	put(&b, "# HELP lance_gateway_pool_size Configured PostgreSQL connections of the request pool.\n"
-		"# TYPE lance_gateway_pool_size gauge\n"
-		"lance_gateway_pool_size %d\n", gw_config.pool_size);
-	put(&b, "# HELP lance_gateway_pool_in_use Pooled connections currently lent to requests.\n"
-		"# TYPE lance_gateway_pool_in_use gauge\n"
-		"lance_gateway_pool_in_use %ld\n", scalar(GW_M_POOL_IN_USE));
-	put(&b, "# HELP lance_gateway_pool_waits_total Requests that had to wait for a free connection.\n"
-		"# TYPE lance_gateway_pool_waits_total counter\n"
-		"lance_gateway_pool_waits_total %ld\n", scalar(GW_M_POOL_WAITS));
-	put(&b, "# HELP lance_gateway_pool_wait_seconds_total Total time requests waited for a free connection.\n"
-		"# TYPE lance_gateway_pool_wait_seconds_total counter\n"
-		"lance_gateway_pool_wait_seconds_total %.6f\n", scalar(GW_M_POOL_WAIT_US) / 1e6);
-	put(&b, "# HELP lance_gateway_pool_timeouts_total Requests that found no free connection in time (503).\n"
-		"# TYPE lance_gateway_pool_timeouts_total counter\n"
-		"lance_gateway_pool_timeouts_total %ld\n", scalar(GW_M_POOL_TIMEOUTS));
-	put(&b, "# HELP lance_gateway_db_connects_total PostgreSQL connections opened by the pool.\n"
-		"# TYPE lance_gateway_db_connects_total counter\n"
-		"lance_gateway_db_connects_total %ld\n", scalar(GW_M_DB_CONNECTS));
-	put(&b, "# HELP lance_gateway_db_connect_failures_total Failed attempts to open a pooled connection.\n"
-		"# TYPE lance_gateway_db_connect_failures_total counter\n"
-		"lance_gateway_db_connect_failures_total %ld\n", scalar(GW_M_DB_CONNECT_FAILURES));
-	put(&b, "# HELP lance_gateway_db_reconnects_total Pooled connections found broken and dropped (reopened on next use).\n"
-		"# TYPE lance_gateway_db_reconnects_total counter\n"
-		"lance_gateway_db_reconnects_total %ld\n", scalar(GW_M_DB_RECONNECTS));
-
-	put(&b, "# HELP lance_gateway_db_errors_total Failed database commands, by SQLSTATE class (LN = catalog errors).\n"
-		"# TYPE lance_gateway_db_errors_total counter\n");
+	fprintf(b, "# HELP lance_gateway_db_errors_total Failed database commands, by SQLSTATE class (LN = catalog errors).\n"
+			"# TYPE lance_gateway_db_errors_total counter\n");
 	for (int i = 0; i < N_SQLCLASS; i++)
 	{
 		unsigned long v = load(&db_errors[i]);
-		static const char digits[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
 		if (v > 0)
-			put(&b, "lance_gateway_db_errors_total{class=\"%c%c\"} %lu\n",
-				digits[i / 36], digits[i % 36], v);
+			fprintf(b, "lance_gateway_db_errors_total{class=\"%c%c\"} %lu\n",
+					digits[i / 36], digits[i % 36], v);
 	}
 
-	put(&b, "# HELP lance_gateway_sse_subscribers Open change-feed (Server-Sent Events) streams.\n"
-		"# TYPE lance_gateway_sse_subscribers gauge\n"
-		"lance_gateway_sse_subscribers %ld\n", scalar(GW_M_SSE_SUBSCRIBERS));
-	put(&b, "# HELP lance_gateway_sse_events_sent_total Commit events written to change-feed streams.\n"
-		"# TYPE lance_gateway_sse_events_sent_total counter\n"
-		"lance_gateway_sse_events_sent_total %ld\n", scalar(GW_M_SSE_EVENTS_SENT));
-	put(&b, "# HELP lance_gateway_sse_events_withheld_total Commit events not sent because the subscriber may not read the table.\n"
-		"# TYPE lance_gateway_sse_events_withheld_total counter\n"
-		"lance_gateway_sse_events_withheld_total %ld\n", scalar(GW_M_SSE_EVENTS_WITHHELD));
-	put(&b, "# HELP lance_gateway_sse_slow_disconnects_total Streams closed because their client fell too far behind.\n"
-		"# TYPE lance_gateway_sse_slow_disconnects_total counter\n"
-		"lance_gateway_sse_slow_disconnects_total %ld\n", scalar(GW_M_SSE_SLOW_DISCONNECTS));
-	put(&b, "# HELP lance_gateway_sse_resumes_total Streams resumed from a client's cursor (Last-Event-ID or since).\n"
-		"# TYPE lance_gateway_sse_resumes_total counter\n"
-		"lance_gateway_sse_resumes_total %ld\n", scalar(GW_M_SSE_RESUMES));
-	put(&b, "# HELP lance_gateway_feed_commits_total Committed table versions read from the catalog's history.\n"
-		"# TYPE lance_gateway_feed_commits_total counter\n"
-		"lance_gateway_feed_commits_total %ld\n", scalar(GW_M_FEED_COMMITS));
-	put(&b, "# HELP lance_gateway_feed_polls_total Reads of the catalog's history (lance_changes calls).\n"
-		"# TYPE lance_gateway_feed_polls_total counter\n"
-		"lance_gateway_feed_polls_total %ld\n", scalar(GW_M_FEED_POLLS));
-	put(&b, "# HELP lance_gateway_feed_connected 1 while the change feed's poller is connected.\n"
-		"# TYPE lance_gateway_feed_connected gauge\n"
-		"lance_gateway_feed_connected %ld\n", scalar(GW_M_FEED_CONNECTED));
-	put(&b, "# HELP lance_gateway_feed_reconnects_total Times the change-feed listener re-established its connection.\n"
-		"# TYPE lance_gateway_feed_reconnects_total counter\n"
-		"lance_gateway_feed_reconnects_total %ld\n", scalar(GW_M_FEED_RECONNECTS));
-	put(&b, "# HELP lance_gateway_loop_db_connected Loops whose pipelined database connection is open.\n"
-		"# TYPE lance_gateway_loop_db_connected gauge\n"
-		"lance_gateway_loop_db_connected %ld\n", scalar(GW_M_LOOP_CONNECTED));
-	put(&b, "# HELP lance_gateway_loop_calls Statements in the loops' pipelines, waiting for their results.\n"
-		"# TYPE lance_gateway_loop_calls gauge\n"
-		"lance_gateway_loop_calls %ld\n", scalar(GW_M_LOOP_CALLS));
-	put(&b, "# HELP lance_gateway_loop_answered_total Requests a loop answered without a worker.\n"
-		"# TYPE lance_gateway_loop_answered_total counter\n"
-		"lance_gateway_loop_answered_total %ld\n", scalar(GW_M_LOOP_ANSWERED));
-	put(&b, "# HELP lance_gateway_loop_handoffs_total Requests a loop handed to a worker.\n"
-		"# TYPE lance_gateway_loop_handoffs_total counter\n"
-		"lance_gateway_loop_handoffs_total %ld\n", scalar(GW_M_LOOP_HANDOFFS));
-
-	if (b.oom)
+	for (int m = 0; m < GW_M__COUNT; m++)
 	{
-		free(b.data);
+		long		v = atomic_load_explicit(&scalars[m], memory_order_relaxed);
+
+		fprintf(b, "# HELP lance_gateway_%s %s\n# TYPE lance_gateway_%s %s\nlance_gateway_%s ",
+				scalar_info[m].name, scalar_info[m].help, scalar_info[m].name,
+				scalar_info[m].type, scalar_info[m].name);
+		if (m == GW_M_POOL_WAIT_US)
+			fprintf(b, "%.6f\n", v / 1e6);
+		else
+			fprintf(b, "%ld\n", v);
+	}
+
+	if (fclose(b) != 0)
+	{
+		free(text);
 		return NULL;
 	}
-	return b.data;
+	return text;
 }

@@ -49,7 +49,6 @@
 #include "server_int.h"
 
 #define RECONNECT_GAP_MS 1000	/* between connection attempts, at least */
-#define QUEUE_INITIAL	64
 #define LOCK_BYPASS_MS	1000	/* reads go to threads after a lock wait */
 
 /*
@@ -126,23 +125,15 @@ connect_main(void *arg)
 void
 gw_pipe_connect(GwLoop *L)
 {
-	struct timespec now;
-	pthread_attr_t attr;
 	pthread_t	t;
-	long		ms;
 
-	if (L->pg != NULL || L->connecting)
+	if (L->pg != NULL || L->connecting ||
+		(L->last_attempt.tv_sec != 0 && gw_ms_since(&L->last_attempt) < RECONNECT_GAP_MS))
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (now.tv_sec - L->last_attempt.tv_sec) * 1000L +
-		(now.tv_nsec - L->last_attempt.tv_nsec) / 1000000L;
-	if (L->last_attempt.tv_sec != 0 && ms < RECONNECT_GAP_MS)
-		return;
-	L->last_attempt = now;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	L->connecting = pthread_create(&t, &attr, connect_main, L) == 0;
-	pthread_attr_destroy(&attr);
+	clock_gettime(CLOCK_MONOTONIC, &L->last_attempt);
+	L->connecting = pthread_create(&t, NULL, connect_main, L) == 0;
+	if (L->connecting)
+		pthread_detach(t);
 }
 
 /*
@@ -179,36 +170,7 @@ gw_pipe_take_connection(GwLoop *L)
 	L->pg = conn;
 	gw_metrics_add(GW_M_LOOP_CONNECTED, 1);
 	L->want_write = false;
-	L->nprepared = 0;				/* a new session has no prepared statements */
-}
-
-/*
- * is_prepared
- *		True if the connection has the named statement (or its
- *		preparation is on its way).
- */
-static bool
-is_prepared(GwLoop *L, const char *name)
-{
-	for (int i = 0; i < L->nprepared; i++)
-		if (L->prepared[i] == name)
-			return true;
-	return false;
-}
-
-/*
- * forget_prepared
- *		A preparation failed: the name is prepared anew next time.
- */
-static void
-forget_prepared(GwLoop *L, const char *name)
-{
-	for (int i = 0; i < L->nprepared; i++)
-		if (L->prepared[i] == name)
-		{
-			L->prepared[i] = L->prepared[--L->nprepared];
-			return;
-		}
+	L->prep.n = 0;				/* a new session has no prepared statements */
 }
 
 /*
@@ -218,10 +180,10 @@ forget_prepared(GwLoop *L, const char *name)
 static GwReq *
 pop(GwLoop *L)
 {
-	GwReq	   *r = L->queue[L->qhead].r;
+	GwReq	   *r = L->qhead;
 
-	L->qhead = (L->qhead + 1) % L->qcap;
-	L->qlen--;
+	if ((L->qhead = r->next) == NULL)
+		L->qtail = NULL;
 	gw_metrics_add(GW_M_LOOP_CALLS, -1);
 	PQclear(L->head_res);
 	L->head_res = NULL;
@@ -275,37 +237,26 @@ lost(GwLoop *L)
 	gw_metrics_add(GW_M_LOOP_CONNECTED, -1);
 	gw_metrics_add(GW_M_DB_RECONNECTS, 1);
 	gw_metrics_db_error("08006");
-	while (L->qlen > 0)
+	while (L->qhead != NULL)
 		reply(pop(L), NULL, &err);
 	gw_pipe_connect(L);
 }
 
 /*
  * push
- *		Put a call at the queue's tail, growing the queue when it is full.
+ *		Put a call at the queue's tail.
  */
-static bool
+static void
 push(GwLoop *L, GwReq *r, const char *prepare)
 {
-	if (L->qlen == L->qcap)
-	{
-		int			ncap = L->qcap ? L->qcap * 2 : QUEUE_INITIAL;
-		GwPending  *nq = malloc(sizeof(GwPending) * ncap);
-
-		if (nq == NULL)
-			return false;
-		for (int i = 0; i < L->qlen; i++)
-			nq[i] = L->queue[(L->qhead + i) % L->qcap];
-		free(L->queue);
-		L->queue = nq;
-		L->qcap = ncap;
-		L->qhead = 0;
-	}
-	L->queue[(L->qhead + L->qlen) % L->qcap].r = r;
-	L->queue[(L->qhead + L->qlen) % L->qcap].prepare = prepare;
-	L->qlen++;
+	r->prepare = prepare;
+	r->next = NULL;
+	if (L->qtail)
+		L->qtail->next = r;
+	else
+		L->qhead = r;
+	L->qtail = r;
 	gw_metrics_add(GW_M_LOOP_CALLS, 1);
-	return true;
 }
 
 /*
@@ -315,18 +266,9 @@ push(GwLoop *L, GwReq *r, const char *prepare)
 static bool
 bypassing(GwLoop *L)
 {
-	struct timespec now;
-
-	if (L->bypass_until.tv_sec == 0)
-		return false;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec > L->bypass_until.tv_sec ||
-		(now.tv_sec == L->bypass_until.tv_sec && now.tv_nsec >= L->bypass_until.tv_nsec))
-	{
-		L->bypass_until.tv_sec = 0;
-		return false;
-	}
-	return true;
+	if (L->bypass_from.tv_sec != 0 && gw_ms_since(&L->bypass_from) >= LOCK_BYPASS_MS)
+		L->bypass_from.tv_sec = 0;
+	return L->bypass_from.tv_sec != 0;
 }
 
 /*
@@ -342,11 +284,10 @@ gw_pipe_send(GwReq *r)
 	GwLoop	   *L = r->loop;
 	const char *function = r->call.route->function;
 	const char *params[4];
-	const char *name;
-	const char *prepare = NULL;
+	const char *prepare;
 	char		sql[1024];
 	GwError		err;
-	int			sent;
+	bool		sent;
 
 	gw_error_clear(&err);
 	params[0] = gw_call_text(&r->call, &err);
@@ -355,7 +296,7 @@ gw_pipe_send(GwReq *r)
 		reply(r, NULL, &err);
 		return true;
 	}
-	if (L->pg == NULL || bypassing(L) || !push(L, r, NULL))
+	if (L->pg == NULL || bypassing(L))
 	{
 		gw_pipe_connect(L);
 		gw_call_free(&r->call);
@@ -364,33 +305,16 @@ gw_pipe_send(GwReq *r)
 	params[1] = r->call.info.headers_json;
 	params[2] = r->call.info.method;
 	params[3] = r->call.info.path;
-	name = gw_db_call_sql(function, sql, sizeof(sql));
-	if (name != NULL && !is_prepared(L, name))
-	{
-		if (L->nprepared == GW_MAX_PREPARED)
-			name = NULL;		/* run it unnamed */
-		else if (PQsendPrepare(L->pg, name, sql, 4, NULL) == 1)
-		{
-			L->prepared[L->nprepared++] = name;
-			prepare = name;
-		}
-		else
-			name = NULL;		/* the send below fails the same way */
-	}
-	if (name != NULL)
-		sent = PQsendQueryPrepared(L->pg, name, 4, params, NULL, NULL, 0);
-	else
-		sent = PQsendQueryParams(L->pg, sql, 4, NULL, params, NULL, NULL, 0);
-	L->queue[(L->qhead + L->qlen - 1) % L->qcap].prepare = prepare;
-	if (sent != 1 || PQpipelineSync(L->pg) != 1)
+	sent = gw_db_send(L->pg, &L->prep, gw_db_call_sql(function, sql, sizeof(sql)), sql, 4,
+					  params, &prepare);
+	if (!sent || PQpipelineSync(L->pg) != 1)
 	{
 		/* the connection is out of step: drop it, run this one elsewhere */
-		L->qlen--;
-		gw_metrics_add(GW_M_LOOP_CALLS, -1);
 		lost(L);
 		gw_call_free(&r->call);
 		return false;
 	}
+	push(L, r, prepare);
 	return true;
 }
 
@@ -405,7 +329,7 @@ gw_pipe_send(GwReq *r)
 static void
 complete(GwLoop *L)
 {
-	const char *function = L->queue[L->qhead].r->call.route->function;
+	const char *function = L->qhead->call.route->function;
 	char	   *result = NULL;
 	bool		again = false;
 	GwReq	   *r;
@@ -420,10 +344,7 @@ complete(GwLoop *L)
 		if (strcmp(L->head_sqlstate, "55P03") == 0)
 		{
 			again = true;
-			clock_gettime(CLOCK_MONOTONIC, &L->bypass_until);
-			L->bypass_until.tv_nsec += LOCK_BYPASS_MS % 1000 * 1000000L;
-			L->bypass_until.tv_sec += LOCK_BYPASS_MS / 1000 + L->bypass_until.tv_nsec / 1000000000L;
-			L->bypass_until.tv_nsec %= 1000000000L;
+			clock_gettime(CLOCK_MONOTONIC, &L->bypass_from);
 		}
 	}
 	else if (L->head_res == NULL || PQntuples(L->head_res) != 1 || PQgetisnull(L->head_res, 0, 0))
@@ -451,7 +372,7 @@ read_results(GwLoop *L)
 		lost(L);
 		return;
 	}
-	while (L->pg != NULL && L->qlen > 0 && PQisBusy(L->pg) == 0)
+	while (L->pg != NULL && L->qhead != NULL && PQisBusy(L->pg) == 0)
 	{
 		PGresult   *res = PQgetResult(L->pg);
 		ExecStatusType st;
@@ -482,10 +403,10 @@ read_results(GwLoop *L)
 			st != PGRES_PIPELINE_ABORTED && !L->head_failed)
 		{
 			L->head_failed = true;
-			gw_db_call_error(L->pg, res, L->queue[L->qhead].r->call.route->function,
+			gw_db_call_error(L->pg, res, L->qhead->call.route->function,
 							 L->head_sqlstate, &L->head_err);
-			if (L->queue[L->qhead].prepare != NULL && !L->head_prepared)
-				forget_prepared(L, L->queue[L->qhead].prepare);	/* the Prepare failed */
+			if (L->qhead->prepare != NULL && !L->head_prepared)
+				gw_db_forget(&L->prep, L->qhead->prepare);	/* the Prepare failed */
 		}
 		PQclear(res);
 	}
@@ -540,16 +461,6 @@ gw_pipe_flush(GwLoop *L)
 }
 
 /*
- * gw_pipe_pending
- *		The number of calls in the pipeline.
- */
-int
-gw_pipe_pending(GwLoop *L)
-{
-	return L->qlen;
-}
-
-/*
  * gw_pipe_close
  *		When the loop ends: close the connection (and one still being
  *		opened, once it is).
@@ -568,7 +479,5 @@ gw_pipe_close(GwLoop *L)
 		gw_metrics_add(GW_M_LOOP_CONNECTED, -1);
 	}
 	L->pg = NULL;
-	free(L->queue);
-	L->queue = NULL;
-	L->qcap = L->qlen = L->qhead = 0;
+	L->qhead = L->qtail = NULL;
 }

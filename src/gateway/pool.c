@@ -10,6 +10,7 @@
  *-------------------------------------------------------------------------
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,6 @@
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_cond;
 static GwConn *slots;
-static bool *busy;
 static int	pool_size;
 static char *pool_conninfo;
 
@@ -40,13 +40,11 @@ gw_pool_init(const char *conninfo, int size)
 	pthread_condattr_destroy(&attr);
 
 	slots = calloc(size, sizeof(GwConn));
-	busy = calloc(size, sizeof(bool));
 	pool_conninfo = strdup(conninfo);
-	if (slots == NULL || busy == NULL || pool_conninfo == NULL)
+	if (slots == NULL || pool_conninfo == NULL)
 		return false;
-	for (int i = 0; i < size; i++)
-		slots[i].slot = i;
 	pool_size = size;
+	gw_metrics_add(GW_M_POOL_SIZE, size);
 	return true;
 }
 
@@ -82,6 +80,44 @@ gw_pool_connect(GwError *err)
 }
 
 /*
+ * idle_ok
+ *		Check a pooled connection before it is used.  An idle session
+ *		receives next to nothing (the pool never LISTENs), so something to
+ *		read usually means that the server has closed it (a restart, a
+ *		terminated backend): it is read, and if the connection turns out
+ *		closed it is replaced before anything is sent.  This keeps
+ *		"lost before any work: reconnect and run again" for db.c's
+ *		pipelines that carry their COMMIT, where a loss after sending has
+ *		an unknown outcome.
+ */
+static bool
+idle_ok(PGconn *conn)
+{
+	struct pollfd pfd;
+
+	if (PQstatus(conn) != CONNECTION_OK || PQtransactionStatus(conn) != PQTRANS_IDLE)
+		return false;
+	pfd.fd = PQsocket(conn);
+	if (pfd.fd < 0)
+		return false;
+	for (int i = 0; i < 4; i++)
+	{
+		PGnotify   *n;
+
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, 0) <= 0)
+			return true;
+		/* read it: a FATAL message, then end of file, marks it bad */
+		if (!PQconsumeInput(conn) || PQstatus(conn) != CONNECTION_OK)
+			return false;
+		while ((n = PQnotifies(conn)) != NULL)
+			PQfreemem(n);
+	}
+	return PQstatus(conn) == CONNECTION_OK;
+}
+
+/*
  * gw_pool_acquire
  *		Take a free slot, waiting at most wait_ms, and make sure it has a
  *		connection.  Returns NULL with err set (503) on timeout or when the
@@ -95,15 +131,8 @@ gw_pool_acquire(int wait_ms, GwError *err)
 	bool		waited = false;
 	GwConn	   *c = NULL;
 
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	started = deadline;
-	deadline.tv_sec += wait_ms / 1000;
-	deadline.tv_nsec += (long) (wait_ms % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L)
-	{
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
+	clock_gettime(CLOCK_MONOTONIC, &started);
+	deadline = gw_after_ms(started, wait_ms);
 
 	pthread_mutex_lock(&pool_lock);
 	for (;;)
@@ -111,12 +140,12 @@ gw_pool_acquire(int wait_ms, GwError *err)
 		for (int i = 0; i < pool_size; i++)
 		{
 			/* prefer a slot that already has a connection */
-			if (!busy[i] && (c == NULL || (c->conn == NULL && slots[i].conn != NULL)))
+			if (!slots[i].busy && (c == NULL || (c->conn == NULL && slots[i].conn != NULL)))
 				c = &slots[i];
 		}
 		if (c != NULL)
 		{
-			busy[c->slot] = true;
+			c->busy = true;
 			gw_metrics_add(GW_M_POOL_IN_USE, 1);
 			break;
 		}
@@ -143,15 +172,16 @@ gw_pool_acquire(int wait_ms, GwError *err)
 					 "all %d catalog database connections are busy", pool_size);
 		return NULL;
 	}
-	if (c->conn != NULL && PQstatus(c->conn) != CONNECTION_OK)
+	if (c->conn != NULL && !idle_ok(c->conn))
 	{
+		/* closed while pooled (PostgreSQL restarted): nothing was sent */
 		gw_metrics_add(GW_M_DB_RECONNECTS, 1);
 		PQfinish(c->conn);
 		c->conn = NULL;
 	}
 	if (c->conn == NULL)
 	{
-		c->nprepared = 0;		/* a new session has no prepared statements */
+		c->prep.n = 0;			/* a new session has no prepared statements */
 		c->conn = gw_pool_connect(err);
 		if (c->conn == NULL)
 		{
@@ -179,7 +209,7 @@ gw_pool_release(GwConn *c)
 		c->conn = NULL;
 	}
 	pthread_mutex_lock(&pool_lock);
-	busy[c->slot] = false;
+	c->busy = false;
 	gw_metrics_add(GW_M_POOL_IN_USE, -1);
 	pthread_cond_signal(&pool_cond);
 	pthread_mutex_unlock(&pool_lock);
@@ -209,7 +239,7 @@ gw_pool_shutdown(void)
 	pthread_mutex_lock(&pool_lock);
 	for (int i = 0; i < pool_size; i++)
 	{
-		if (!busy[i] && slots[i].conn != NULL)
+		if (!slots[i].busy && slots[i].conn != NULL)
 		{
 			PQfinish(slots[i].conn);
 			slots[i].conn = NULL;

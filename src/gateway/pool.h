@@ -15,13 +15,18 @@
 /* named statements prepared on a connection (db.c); more are not cached */
 #define GW_MAX_PREPARED 64
 
+/* the names (strings that live as long as the program) prepared on a session */
+typedef struct GwPrepared
+{
+	int			n;
+	const char *names[GW_MAX_PREPARED];
+} GwPrepared;
+
 typedef struct GwConn
 {
 	PGconn	   *conn;
-	int			slot;
-	/* statement names (static strings) prepared on conn; reset on connect */
-	int			nprepared;
-	const char *prepared[GW_MAX_PREPARED];
+	bool		busy;			/* lent out */
+	GwPrepared	prep;			/* reset on connect */
 } GwConn;
 
 extern bool gw_pool_init(const char *conninfo, int size);

@@ -64,6 +64,7 @@ static atomic_int in_flight;	/* requests routed and not yet done */
 static GwLoop loops[GW_MAX_LOOPS];
 static int	nloops;
 static int	port = -1;
+static struct sockaddr_storage bind_addr;	/* --listen; its port once bound */
 
 /*
  * gw_loop_wake
@@ -307,10 +308,7 @@ start(GwReq *r, GwLoop *L, struct MHD_Connection *conn, const char *method)
 static enum MHD_Result
 take_body(GwReq *r, const char *data, size_t len)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec - r->start.tv_sec >= gw_config.request_timeout_s)
+	if (gw_ms_since(&r->start) >= gw_config.request_timeout_s * 1000L)
 		return MHD_NO;
 	if (r->too_large)
 		return MHD_YES;
@@ -491,7 +489,6 @@ loop_main(void *arg)
 		MHD_UNSIGNED_LONG_LONG mhd_ms;
 		int			timeout = SCAN_MS;
 		int			n;
-		struct timespec now;
 
 		if (MHD_get_timeout(L->daemon, &mhd_ms) == MHD_YES && mhd_ms < (MHD_UNSIGNED_LONG_LONG) timeout)
 			timeout = (int) mhd_ms;
@@ -519,85 +516,41 @@ loop_main(void *arg)
 				close(s);
 			quiesced = true;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((now.tv_sec - last_scan.tv_sec) * 1000L +
-			(now.tv_nsec - last_scan.tv_nsec) / 1000000L >= SCAN_MS)
+		if (gw_ms_since(&last_scan) >= SCAN_MS)
 		{
 			gw_pipe_connect(L);	/* if the connection is down: reopen it */
-			last_scan = now;
+			clock_gettime(CLOCK_MONOTONIC, &last_scan);
 		}
 	}
 	return NULL;
 }
 
 /*
- * listen_on
- *		A listening socket on addr (SO_REUSEPORT, so that every loop has
- *		one on the same port), or -1.
- */
-static int
-listen_on(const struct sockaddr *addr)
-{
-	socklen_t	alen = addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-		: sizeof(struct sockaddr_in);
-	struct sockaddr_storage ss;
-	int			one = 1;
-	int			fd;
-
-	memcpy(&ss, addr, alen);
-	if (port > 0)
-	{
-		if (ss.ss_family == AF_INET6)
-			((struct sockaddr_in6 *) &ss)->sin6_port = htons((uint16_t) port);
-		else
-			((struct sockaddr_in *) &ss)->sin_port = htons((uint16_t) port);
-	}
-	fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *) &ss, alen) != 0 || listen(fd, SOMAXCONN) != 0)
-	{
-		fprintf(stderr, "%s: %s\n", GW_PROGRAM, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	if (port <= 0)
-	{
-		socklen_t	len = sizeof(ss);
-
-		if (getsockname(fd, (struct sockaddr *) &ss, &len) == 0)
-			port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *) &ss)->sin6_port
-						 : ((struct sockaddr_in *) &ss)->sin_port);
-	}
-	return fd;
-}
-
-/*
  * loop_start
- *		Set up loop L (its socket, daemon and epoll set) and start it.
+ *		Set up loop L (its daemon, listening on bind_addr with SO_REUSEPORT
+ *		so that every loop has a socket on the same port, and its epoll
+ *		set) and start it.
  */
 static bool
-loop_start(GwLoop *L, const struct sockaddr *addr, unsigned int limit)
+loop_start(GwLoop *L, unsigned int limit)
 {
 	const union MHD_DaemonInfo *info;
 	struct epoll_event ev;
 	size_t		head = (size_t) (gw_config.max_url_bytes + gw_config.max_header_bytes);
+	bool		v6 = bind_addr.ss_family == AF_INET6;
 
 	pthread_mutex_init(&L->db_lock, NULL);
-	L->listen_fd = listen_on(addr);
-	if (L->listen_fd < 0)
-		return false;
 	/*
 	 * The memory of a connection holds its head: room for a head at the
 	 * gateway's limits and some more, so that a head over them gets the
 	 * gateway's JSON answer.  Not much more: libmicrohttpd clears the
 	 * memory between requests.
 	 */
-	L->daemon = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+	L->daemon = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+								 (v6 ? MHD_USE_DUAL_STACK : 0),
 								 0, NULL, NULL, on_request, L,
-								 MHD_OPTION_LISTEN_SOCKET, L->listen_fd,
+								 MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &bind_addr,
+								 MHD_OPTION_LISTENING_ADDRESS_REUSE, 1U,
 								 MHD_OPTION_CONNECTION_LIMIT, limit,
 								 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) gw_config.idle_timeout_s,
 								 MHD_OPTION_CONNECTION_MEMORY_LIMIT, head + HEAD_SLACK,
@@ -605,9 +558,15 @@ loop_start(GwLoop *L, const struct sockaddr *addr, unsigned int limit)
 								 MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 								 MHD_OPTION_END);
 	if (L->daemon == NULL)
-	{
-		close(L->listen_fd);
 		return false;
+	if (port < 0 && (info = MHD_get_daemon_info(L->daemon, MHD_DAEMON_INFO_BIND_PORT)) != NULL)
+	{
+		/* port 0 picked one: the other loops listen on it too */
+		port = info->port;
+		if (v6)
+			((struct sockaddr_in6 *) &bind_addr)->sin6_port = htons((uint16_t) port);
+		else
+			((struct sockaddr_in *) &bind_addr)->sin_port = htons((uint16_t) port);
 	}
 	info = MHD_get_daemon_info(L->daemon, MHD_DAEMON_INFO_EPOLL_FD);
 	L->ep = epoll_create1(EPOLL_CLOEXEC);
@@ -636,9 +595,11 @@ gw_server_start(const struct sockaddr *addr)
 										 gw_config.loops);
 
 	port = -1;
+	memcpy(&bind_addr, addr, addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+		   : sizeof(struct sockaddr_in));
 	for (nloops = 0; nloops < gw_config.loops; nloops++)
 	{
-		if (!loop_start(&loops[nloops], addr, limit))
+		if (!loop_start(&loops[nloops], limit))
 		{
 			fprintf(stderr, "%s: cannot start the HTTP server\n", GW_PROGRAM);
 			return false;

@@ -35,13 +35,6 @@ struct GwReq;
 #define GW_EV_WAKE		2		/* wake_fd */
 #define GW_EV_PIPE		3		/* the pipelined database connection */
 
-/* One call in a loop's pipeline, up to its Sync. */
-typedef struct GwPending
-{
-	struct GwReq *r;
-	const char *prepare;		/* statement prepared along with it, or NULL */
-} GwPending;
-
 /*
  * A loop: its thread, its libmicrohttpd daemon (external epoll mode), and
  * its pipelined database connection.  Everything belongs to the loop's
@@ -51,7 +44,6 @@ typedef struct GwPending
 typedef struct GwLoop
 {
 	struct MHD_Daemon *daemon;
-	int			listen_fd;
 	int			ep;				/* epoll set: the daemon's, wake_fd, the database */
 	int			wake_fd;		/* eventfd: a database connection was opened */
 	pthread_t	thread;
@@ -66,13 +58,10 @@ typedef struct GwLoop
 	bool		want_write;		/* EPOLLOUT is watched on pg's socket */
 	bool		connecting;
 	struct timespec last_attempt;
-	struct timespec bypass_until;	/* reads go to workers until then (0: no) */
-	int			nprepared;
-	const char *prepared[GW_MAX_PREPARED];
-	GwPending  *queue;			/* the calls in the pipeline, a ring */
-	int			qhead;
-	int			qlen;
-	int			qcap;
+	struct timespec bypass_from;	/* reads go to workers LOCK_BYPASS_MS from then (0: no) */
+	GwPrepared	prep;
+	struct GwReq *qhead;		/* the calls in the pipeline, by next */
+	struct GwReq *qtail;
 	/* the call at the queue's head, while its results arrive */
 	PGresult   *head_res;
 	bool		head_prepared;	/* its statement's preparation succeeded */
@@ -105,7 +94,8 @@ typedef struct GwReq
 	int			status;			/* as sent, for the log and metrics */
 	const struct GwRoute *route;
 	bool		stream;			/* a change-feed stream */
-	struct GwReq *next;			/* in the workers' queue */
+	const char *prepare;		/* in the pipeline: statement prepared with it */
+	struct GwReq *next;			/* in the pipeline's or the workers' queue */
 } GwReq;
 
 /* server.c */
@@ -120,7 +110,6 @@ extern void gw_pipe_take_connection(GwLoop *L);
 extern bool gw_pipe_send(GwReq *r);
 extern void gw_pipe_event(GwLoop *L, uint32_t events);
 extern void gw_pipe_flush(GwLoop *L);
-extern int	gw_pipe_pending(GwLoop *L);
 extern void gw_pipe_close(GwLoop *L);
 
 /* worker.c */

@@ -163,7 +163,6 @@ gw_stream_response(GwReq *r, void *feed)
 {
 	const union MHD_ConnectionInfo *ci;
 	struct MHD_Response *resp;
-	pthread_attr_t attr;
 	pthread_t	t;
 	Stream	   *s = calloc(1, sizeof(Stream));
 	int			rc;
@@ -189,11 +188,9 @@ gw_stream_response(GwReq *r, void *feed)
 		release(s);
 		return NULL;
 	}
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	rc = pthread_create(&t, &attr, stream_main, s);
-	pthread_attr_destroy(&attr);
-	if (rc != 0)
+	if ((rc = pthread_create(&t, NULL, stream_main, s)) == 0)
+		pthread_detach(t);
+	else
 	{
 		fprintf(stderr, "%s: cannot start a stream thread: %s\n", GW_PROGRAM, strerror(rc));
 		s->refs = 1;			/* the response's, dropped by free_cb */

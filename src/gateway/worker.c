@@ -96,7 +96,6 @@ worker_main(void *arg)
 void
 gw_worker_submit(GwReq *r)
 {
-	pthread_attr_t attr;
 	pthread_t	t;
 	int			rc;
 
@@ -118,11 +117,9 @@ gw_worker_submit(GwReq *r)
 	nworkers++;
 	pthread_mutex_unlock(&work_lock);
 
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	rc = pthread_create(&t, &attr, worker_main, r);
-	pthread_attr_destroy(&attr);
-	if (rc != 0)
+	if ((rc = pthread_create(&t, NULL, worker_main, r)) == 0)
+		pthread_detach(t);
+	else
 	{
 		GwError		err;
 
