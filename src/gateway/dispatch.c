@@ -58,25 +58,22 @@ secret_equal(const char *a, const char *b)
 static bool
 authenticated(json_t *headers)
 {
-	json_t	   *k = json_object_get(headers, "x-api-key");
-	json_t	   *a = json_object_get(headers, "authorization");
+	const char *api_key;
+	const char *bearer;
 
 	if (gw_config.api_key == NULL)
 		return true;
-	if (json_is_string(k) && secret_equal(json_string_value(k), gw_config.api_key))
-		return true;
-	if (json_is_string(a) && strncasecmp(json_string_value(a), "Bearer ", 7) == 0 &&
-		secret_equal(json_string_value(a) + 7, gw_config.api_key))
-		return true;
-	return false;
+	gw_credentials(headers, &api_key, &bearer);
+	return (api_key != NULL && secret_equal(api_key, gw_config.api_key)) ||
+		(bearer != NULL && secret_equal(bearer, gw_config.api_key));
 }
 
 /*
- * credentials
+ * gw_credentials
  *		The x-api-key header and the Authorization Bearer token, or NULL.
  */
-static void
-credentials(json_t *headers, const char **api_key, const char **bearer)
+void
+gw_credentials(json_t *headers, const char **api_key, const char **bearer)
 {
 	json_t	   *k = json_object_get(headers, "x-api-key");
 	json_t	   *a = json_object_get(headers, "authorization");
@@ -113,7 +110,7 @@ build_call(const GwRoute *route, const char *raw_id, const GwHttpRequest *req,
 	call->info.headers_json = call->headers_text ? call->headers_text : "{}";
 	call->info.method = req->method;
 	call->info.path = req->path;
-	credentials(req->headers, &call->info.api_key, &call->info.bearer);
+	gw_credentials(req->headers, &call->info.api_key, &call->info.bearer);
 	return true;
 }
 

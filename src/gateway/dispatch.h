@@ -60,5 +60,6 @@ extern void gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
 extern const char *gw_call_text(GwCall *call, GwError *err);
 extern void gw_call_free(GwCall *call);
 extern void gw_respond_error(GwResponse *resp, const GwError *err, const char *instance);
+extern void gw_credentials(json_t *headers, const char **api_key, const char **bearer);
 
 #endif							/* LANCE_GATEWAY_DISPATCH_H */

@@ -40,7 +40,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -451,13 +450,11 @@ gw_feed_join(void)
 static char *
 authenticate(json_t *headers, GwError *err)
 {
-	json_t	   *k = json_object_get(headers, "x-api-key");
-	json_t	   *a = json_object_get(headers, "authorization");
-	const char *bearer = NULL;
+	const char *api_key;
+	const char *bearer;
 
-	if (json_is_string(a) && strncasecmp(json_string_value(a), "Bearer ", 7) == 0)
-		bearer = json_string_value(a) + 7;
-	return gw_db_role(json_is_string(k) ? json_string_value(k) : NULL, bearer, err);
+	gw_credentials(headers, &api_key, &bearer);
+	return gw_db_role(api_key, bearer, err);
 }
 
 /*
