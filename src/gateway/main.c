@@ -28,6 +28,7 @@
 #include "feed.h"
 #include "pool.h"
 #include "server.h"
+#include "publish.h"
 #include "sweep.h"
 
 /*
@@ -218,6 +219,9 @@ main(int argc, char **argv)
 		free(root);
 		return status;
 	}
+	/* publications a crash left unfinished are repaired before listening */
+	if (!gw_publish_start())
+		die("cannot publish the manifests the catalog holds%s%s", "", "");
 	if (!gw_feed_start())
 		die("cannot start the change-feed listener%s%s", "", "");
 
@@ -244,6 +248,7 @@ main(int argc, char **argv)
 			sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	gw_feed_stop();
 	gw_server_stop();
+	gw_publish_stop();
 	gw_feed_join();
 	gw_pool_shutdown();
 	free(root);

@@ -144,6 +144,12 @@ $node->safe_psql('fresh', q{SELECT lance_namespace.lance_grant('upg_tenant', ARR
 my $fresh = members('fresh');
 ok(length($fresh) > 0, 'a fresh install has objects');
 like($fresh, qr/trigger versions_audit/, '... among them the audit triggers');
+# 0.3.0: the bytes of manifests whose publication is pending (issue 19)
+like($fresh, qr/relation publications kind=r rls=t force=f options= acl=\S*postgres:INSERT/,
+	'... and publications, with row level security and no grant to roles');
+like($fresh, qr/constraint publications_version_fkey: FOREIGN KEY \(table_id, branch, version\) REFERENCES lance_namespace.versions\(table_id, branch, version\) ON DELETE CASCADE/,
+	'... whose rows go with their version');
+like($fresh, qr/config lance_namespace.publications /, '... and which pg_dump keeps');
 
 # A catalog's content, as comparable text.
 sub content
@@ -214,15 +220,43 @@ foreach my $src (@sources)
 	($rc, $out, $err) = $node->psql($db, q{SET ROLE upg_tenant;
 		INSERT INTO lance_namespace.history (operation, id) VALUES ('Forged', '{keep}')});
 	like($err, qr/permission denied for table history/, "$src: nor forge history");
+	my $mark = $node->safe_psql($db, q{SELECT pg_catalog.clock_timestamp()});
 	$node->safe_psql($db, q{SET ROLE upg_tenant;
 		SELECT lance_namespace.lance_create_table_version(ARRAY['keep','t'], 3, '/m/3');
 		DELETE FROM lance_namespace.versions WHERE version = 1 AND branch = 'main'});
-	is($node->safe_psql($db, q{
+	# 0.1.0 recorded no session role; 0.2.0 and later record it
+	my $old = $src eq '0.1.0' ? 9 : 0;
+	is($node->safe_psql($db, qq{
 		SELECT format('%s old rows; new: %s', count(*) FILTER (WHERE session_role IS NULL),
-					  string_agg(format('%s %s', role, operation), ';' ORDER BY at) FILTER (WHERE session_role IS NOT NULL))
+					  string_agg(format('%s %s', role, operation), ';' ORDER BY at)
+						FILTER (WHERE session_role IS NOT NULL AND at > '$mark'))
 		  FROM lance_namespace.history}),
-		"9 old rows; new: upg_tenant CreateTableVersion;upg_tenant DELETE versions",
-		"$src: rows from before the update have no session role; new ones are written by the triggers");
+		"$old old rows; new: upg_tenant CreateTableVersion;upg_tenant DELETE versions",
+		"$src: rows from before the update keep their session role (none before 0.2.0); new ones are written by the triggers");
+
+	# The path taken runs through every release in order.
+	my @chain = ('0.1.0', '0.2.0', '0.3.0');
+	my @from = grep { $_ eq $src .. $_ eq $default } @chain;
+	is($node->safe_psql($db,
+		"SELECT path FROM pg_extension_update_paths('lance_namespace') WHERE source = '$src' AND target = '$default'"),
+		join('--', @from), "$src: the update runs " . join(' -> ', @from)) if $default eq '0.3.0';
+
+	# 0.3.0's publications after the update: a tenant's CreateTableVersion
+	# with the staged bytes keeps them (written as the owner), the tenant
+	# cannot read the table, and the bytes go with the version.
+	($rc, $out, $err) = $node->psql($db, q{SET ROLE upg_tenant;
+		SELECT lance_namespace.rest_create_table_version('{"id": ["keep", "t"], "version": 4,
+			"manifest_path": "/m/4", "manifest_size": 3, "manifest_base64": "YWJj"}')});
+	is($rc, 0, "$src: a tenant's create with manifest_base64 succeeds after the update");
+	is($node->safe_psql($db, q{SELECT format('%s %s %s', branch, version, encode(manifest, 'escape'))
+		FROM lance_namespace.publications}), 'main 4 abc', "$src: ... and the catalog holds its bytes");
+	($rc, $out, $err) = $node->psql($db, q{SET ROLE upg_tenant; SELECT * FROM lance_namespace.publications});
+	like($err, qr/permission denied for table publications/, "$src: a tenant cannot read publications");
+	is($node->safe_psql($db, q{SELECT lance_namespace.lance_retire_table_version(ARRAY['keep','t'], 4, NULL,
+		(SELECT manifest_path FROM lance_namespace.versions WHERE version = 4 AND branch = 'main'))}),
+		't', "$src: a version whose publication is pending can be retired (a cleanup removed its file)");
+	is($node->safe_psql($db, q{SELECT count(*) FROM lance_namespace.publications}), '0',
+		"$src: a publication goes with its version");
 }
 
 # No-op UPDATE of the current version (always run).
