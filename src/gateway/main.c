@@ -219,9 +219,6 @@ main(int argc, char **argv)
 		free(root);
 		return status;
 	}
-	/* publications a crash left unfinished are repaired before listening */
-	if (!gw_publish_start())
-		die("cannot publish the manifests the catalog holds%s%s", "", "");
 	if (!gw_feed_start())
 		die("cannot start the change-feed listener%s%s", "", "");
 
@@ -231,6 +228,13 @@ main(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+	/*
+	 * Publications a crash left unfinished are repaired before listening;
+	 * the publisher thread starts with the signals blocked, like the rest.
+	 */
+	if (!gw_publish_start())
+		die("cannot publish the manifests the catalog holds%s%s", "", "");
 
 	if (!gw_server_start(addr->ai_addr))
 		die("cannot listen on %s:%s", gw_config.listen_host, gw_config.listen_port);

@@ -181,9 +181,13 @@ is(create(10)->{status}, 200, 'create 10 (default interval): 200');
 my $deadline = time() + 10;
 sleep(0.05) while pending() ne '0' && time() < $deadline;
 is(pending(), '0', 'the publisher made it durable and pruned it');
-is(create(11)->{status}, 200, 'create 11: 200');
 $gw->stop;
-is(pending(), '0', 'a clean stop publishes what is pending');
+$gw = LanceGatewayTest::Gateway->start(bin => $bin, db => $db, root => $root,
+	log => $log, args => [@hour], owner => $$);
+is(create(11)->{status}, 200, 'create 11: 200');
+is(pending(), '1', '... pending for the next hour');
+is($gw->stop, 0, 'SIGTERM stops the gateway cleanly');
+is(pending(), '0', '... after a last pass that published what was pending');
 
 # 7. A gateway whose role is not the catalog's owner: each create flushes
 # its manifest (nothing held), and works.
