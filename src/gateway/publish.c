@@ -26,8 +26,9 @@
  *	  through a temporary name and a rename where it does not; a missing
  *	  file below a later version's manifest is a client's cleanup, which is
  *	  left alone, as DescribeTableVersion and --sweep treat it), makes them
- *	  all durable at once (GwStorage.sync_published: one syncfs per file
- *	  system, for any number of creates) and only then deletes their rows
+ *	  all durable at once (GwStorage.sync_published: writeback of
+ *	  every file started first, then the flushes, which share the file
+ *	  system's journal commits) and only then deletes their rows
  *	  (with synchronous_commit off: a lost delete only means a second,
  *	  idempotent pass).  The same pass repairs:
  *

@@ -153,9 +153,9 @@ struct GwStorage
 							  GwError *err);
 
 	/*
-	 * Local backends only (NULL otherwise): make every write, link and
-	 * rename made so far in the directories of paths durable (one syncfs
-	 * per file system, for any number of paths).
+	 * Local backends only (NULL otherwise): make the files paths and their
+	 * directories durable, grouped so that the file system shares its
+	 * journal commits among them.
 	 */
 	bool		(*sync_published) (GwStorage *st, const char *const *paths, int n,
 								   GwError *err);

@@ -1193,41 +1193,81 @@ local_republish(GwStorage *st, const char *canonical, const unsigned char *bytes
 
 /*
  * local_sync_published
- *		See GwStorage.sync_published: one syncfs() per file system that
- *		holds a directory of paths.
+ *		See GwStorage.sync_published.  The flushes are grouped so that the
+ *		file system can share its journal commits among them: writeback of
+ *		every file is started first (sync_file_range, no wait), then each
+ *		file's data and each distinct directory is flushed; the first flush
+ *		commits the block allocations and links of all of them at once, and
+ *		the others find little left to do.  Only these files are flushed,
+ *		not every dirty page of the file system (syncfs would also write
+ *		out unrelated data, such as a writer's data files and PostgreSQL's,
+ *		and stall the WAL flushes of the commits meanwhile).
  */
 static bool
 local_sync_published(GwStorage *st, const char *const *paths, int n, GwError *err)
 {
-	dev_t		done[16];
-	int			ndone = 0;
+	int		   *fds = malloc(sizeof(int) * (n > 0 ? n : 1));
+	int		   *dfds = malloc(sizeof(int) * (n > 0 ? n : 1));
+	bool		ok = fds != NULL && dfds != NULL;
+	int			ndirs = 0;
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; fds != NULL && i < n; i++)
+		fds[i] = -1;
+
+	for (int i = 0; ok && i < n; i++)
 	{
 		const char *base;
-		struct stat sb;
 		int			dfd = open_parent(st->priv, paths[i], &base, err);
+		struct stat sb;
 		bool		seen = false;
 
 		if (dfd < 0)
 		{
 			if (errno == ENOENT)
 				continue;		/* the table's directory went: nothing to keep */
-			return false;
+			ok = false;
+			break;
 		}
+		fds[i] = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fds[i] >= 0)
+			(void) sync_file_range(fds[i], 0, 0, SYNC_FILE_RANGE_WRITE);
+		/* one descriptor per directory (same inode) */
 		if (fstat(dfd, &sb) == 0)
-			for (int k = 0; k < ndone && !seen; k++)
-				seen = done[k] == sb.st_dev;
-		if (!seen && syncfs(dfd) != 0)
-		{
-			gw_error_set(err, GW_ERR_INTERNAL, "cannot sync the file system of %s", paths[i]);
-			gw_error_detail(err, "%s", strerror(errno));
+			for (int k = 0; k < ndirs && !seen; k++)
+			{
+				struct stat other;
+
+				seen = fstat(dfds[k], &other) == 0 && other.st_dev == sb.st_dev &&
+					other.st_ino == sb.st_ino;
+			}
+		if (seen)
 			close(dfd);
-			return false;
-		}
-		if (!seen && ndone < (int) (sizeof(done) / sizeof(done[0])))
-			done[ndone++] = sb.st_dev;
-		close(dfd);
+		else
+			dfds[ndirs++] = dfd;
 	}
-	return true;
+	for (int i = 0; ok && i < n; i++)
+		if (fds[i] >= 0 && fdatasync(fds[i]) != 0)
+		{
+			gw_error_set(err, GW_ERR_INTERNAL, "cannot flush the manifest %s", paths[i]);
+			gw_error_detail(err, "%s", strerror(errno));
+			ok = false;
+		}
+	for (int k = 0; ok && k < ndirs; k++)
+		if (fsync(dfds[k]) != 0)
+		{
+			gw_error_set(err, GW_ERR_INTERNAL, "cannot flush a manifest directory");
+			gw_error_detail(err, "%s", strerror(errno));
+			ok = false;
+		}
+	if (fds != NULL)
+		for (int i = 0; i < n; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	for (int k = 0; k < ndirs; k++)
+		close(dfds[k]);
+	if (fds == NULL || dfds == NULL)
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+	free(fds);
+	free(dfds);
+	return ok;
 }
