@@ -52,6 +52,8 @@
  * a larger one is flushed before COMMIT.
  */
 #define GW_HOLD_MAX (1024 * 1024)
+/* ... and the most a request sends; its other manifests are flushed */
+#define GW_HOLD_REQUEST_MAX (8 * 1024 * 1024)
 
 typedef struct CommitEntry
 {
@@ -74,6 +76,7 @@ typedef struct CommitCtx
 	int			n;
 	CommitEntry *e;
 	bool		ops;			/* BatchCommitTables: e[i] is operations[i] */
+	size_t		held;			/* bytes sent to the catalog so far */
 } CommitCtx;
 
 static bool s3_relative(const char *path);
@@ -113,7 +116,7 @@ hold_entry(json_t *entry, CommitEntry *ce, GwError *err)
  *		truthful 409 (and a missing table its 404).
  */
 static bool
-prepare_entry(json_t *entry, CommitEntry *ce, GwError *err)
+prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 {
 	json_t	   *jpath = json_object_get(entry, "manifest_path");
 	json_t	   *jsize = json_object_get(entry, "manifest_size");
@@ -157,13 +160,15 @@ prepare_entry(json_t *entry, CommitEntry *ce, GwError *err)
 	gw_error_clear(&ce->error);
 	st = gw_storage_for(ce->staging, &ce->error);
 	errno = EINVAL;
-	if (st != NULL && st->read_staging != NULL && gw_publish_holds())
+	if (st != NULL && st->read_staging != NULL && gw_publish_holds() &&
+		ctx->held < GW_HOLD_REQUEST_MAX)
 	{
 		/* one flush per create (publish.c), unless the manifest is large */
 		if (st->read_staging(st, ce->staging, GW_HOLD_MAX, &ce->staged, &ce->error))
 		{
 			if (!hold_entry(entry, ce, err))
 				return false;
+			ctx->held += ce->staged.len;
 		}
 		else if (errno != E2BIG)
 		{
@@ -493,7 +498,7 @@ char *
 gw_commit_versions(const char *function, json_t *request, bool batch,
 				   const GwRequestInfo *info, GwError *err)
 {
-	CommitCtx	ctx = {batch, 0, NULL, false};
+	CommitCtx	ctx = {batch, 0, NULL, false, 0};
 	json_t	   *entries = NULL;
 
 	if (batch)
@@ -520,7 +525,7 @@ gw_commit_versions(const char *function, json_t *request, bool batch,
 
 		if (!json_is_object(entry))
 			continue;			/* the catalog reports the bad entry */
-		if (!prepare_entry(entry, &ctx.e[i], err))
+		if (!prepare_entry(entry, &ctx, &ctx.e[i], err))
 			return call_and_release(function, request, info, &ctx, false, err);
 	}
 	return call_and_release(function, request, info, &ctx, true, err);
@@ -539,7 +544,7 @@ char *
 gw_commit_operations(const char *function, json_t *request, const GwRequestInfo *info,
 					 GwError *err)
 {
-	CommitCtx	ctx = {true, 0, NULL, true};
+	CommitCtx	ctx = {true, 0, NULL, true, 0};
 	json_t	   *ops = json_object_get(request, "operations");
 
 	if (!json_is_array(ops))
@@ -560,7 +565,7 @@ gw_commit_operations(const char *function, json_t *request, const GwRequestInfo 
 
 		/* other operations, and malformed ones, are the catalog's to judge */
 		ctx.e[i].skip = !json_is_object(entry);
-		if (!ctx.e[i].skip && !prepare_entry(entry, &ctx.e[i], err))
+		if (!ctx.e[i].skip && !prepare_entry(entry, &ctx, &ctx.e[i], err))
 			return call_and_release(function, request, info, &ctx, false, err);
 	}
 	return call_and_release(function, request, info, &ctx, true, err);
