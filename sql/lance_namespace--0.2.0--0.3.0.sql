@@ -34,8 +34,14 @@ CREATE TABLE lance_namespace.publications (
 	CONSTRAINT publications_pkey PRIMARY KEY (table_id, branch, version),
 	CONSTRAINT publications_version_fkey FOREIGN KEY (table_id, branch, version)
 		REFERENCES lance_namespace.versions (table_id, branch, version) ON DELETE CASCADE
-);
+) WITH (toast_tuple_target = 8160);
 
+/*
+ * A manifest up to a page stays in its row, uncompressed (its bytes hardly
+ * compress): one heap record per create instead of a TOAST row and its
+ * index entry as well.
+ */
+ALTER TABLE lance_namespace.publications ALTER COLUMN manifest SET STORAGE EXTERNAL;
 ALTER TABLE lance_namespace.publications ENABLE ROW LEVEL SECURITY;
 REVOKE ALL ON lance_namespace.publications FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('lance_namespace.publications', '');

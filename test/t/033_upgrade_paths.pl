@@ -99,9 +99,9 @@ sub members
 							FROM aclexplode(coalesce(c.relacl, acldefault(CASE WHEN c.relkind = 'S' THEN 's' ELSE 'r' END::"char", c.relowner))) a) x
 		   WHERE c.relnamespace = ns.oid
 		  UNION ALL
-		  SELECT format('column %s.%s #%s %s notnull=%s default=%s generated=%s',
+		  SELECT format('column %s.%s #%s %s notnull=%s default=%s generated=%s storage=%s',
 						c.relname, a.attname, a.attnum, format_type(a.atttypid, a.atttypmod),
-						a.attnotnull, pg_get_expr(ad.adbin, ad.adrelid), a.attgenerated)
+						a.attnotnull, pg_get_expr(ad.adbin, ad.adrelid), a.attgenerated, a.attstorage)
 			FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
 			LEFT JOIN pg_attrdef ad ON ad.adrelid = c.oid AND ad.adnum = a.attnum, ns
 		   WHERE c.relnamespace = ns.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -145,10 +145,12 @@ my $fresh = members('fresh');
 ok(length($fresh) > 0, 'a fresh install has objects');
 like($fresh, qr/trigger versions_audit/, '... among them the audit triggers');
 # 0.3.0: the bytes of manifests whose publication is pending (issue 19)
-like($fresh, qr/relation publications kind=r rls=t force=f options= acl=\S*postgres:INSERT/,
+like($fresh, qr/relation publications kind=r rls=t force=f options=\{toast_tuple_target=8160\} acl=\S*postgres:INSERT/,
 	'... and publications, with row level security and no grant to roles');
 like($fresh, qr/constraint publications_version_fkey: FOREIGN KEY \(table_id, branch, version\) REFERENCES lance_namespace.versions\(table_id, branch, version\) ON DELETE CASCADE/,
 	'... whose rows go with their version');
+like($fresh, qr/column publications.manifest #4 bytea notnull=t default= generated= storage=e/,
+	'... whose bytes stay in the row, uncompressed');
 like($fresh, qr/config lance_namespace.publications /, '... and which pg_dump keeps');
 
 # A catalog's content, as comparable text.
