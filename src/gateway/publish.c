@@ -73,7 +73,8 @@
 	"SELECT p.table_id, p.branch, p.version, v.manifest_path, p.manifest" \
 	" FROM lance_namespace.publications p" \
 	" JOIN lance_namespace.versions v USING (table_id, branch, version)" \
-	" WHERE $1::text IS NULL OR v.manifest_path = $1 OR v.manifest_path = 'file://' || $1" \
+	" WHERE ($1::text IS NULL OR v.manifest_path = $1 OR v.manifest_path = 'file://' || $1)" \
+	" AND (p.table_id, p.branch, p.version) > ($2::bigint, $3::text COLLATE \"C\", $4::bigint)" \
 	" ORDER BY p.table_id, p.branch, p.version LIMIT " GW_STR(PASS_ROWS)
 
 #define SQL_PRUNE \
@@ -251,10 +252,15 @@ bool
 gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 				GwPublishCounts *counts, GwError *err)
 {
+	/* keyset over the pending rows: one left behind does not stop the rest */
+	char		after_table[32] = "-1";
+	char		after_branch[256] = "";
+	char		after_version[32] = "-1";
+
 	for (;;)
 	{
-		const char *params[1] = {manifest_path};
-		PGresult   *res = PQexecParams(conn, SQL_PENDING, 1, NULL, params, NULL, NULL, 0);
+		const char *params[4] = {manifest_path, after_table, after_branch, after_version};
+		PGresult   *res = PQexecParams(conn, SQL_PENDING, 4, NULL, params, NULL, NULL, 0);
 		int			n;
 		bool	   *ok;
 		const char **paths;
@@ -346,10 +352,16 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 			}
 			counts->pruned += k;
 		}
+		if (n > 0)
+		{
+			snprintf(after_table, sizeof(after_table), "%s", PQgetvalue(res, n - 1, 0));
+			snprintf(after_branch, sizeof(after_branch), "%s", PQgetvalue(res, n - 1, 1));
+			snprintf(after_version, sizeof(after_version), "%s", PQgetvalue(res, n - 1, 2));
+		}
 		free(ok);
 		free(paths);
 		PQclear(res);
-		if (n < PASS_ROWS || nok == 0 || manifest_path != NULL)
+		if (n < PASS_ROWS || manifest_path != NULL || strlen(after_branch) >= sizeof(after_branch) - 1)
 			return true;
 	}
 }
