@@ -1,7 +1,9 @@
 // lancedb.mjs: a real client's append latency.  node lancedb.mjs <target>
 // <adds> <label>, where target is an http:// gateway URL (connectNamespace
 // "rest": every add commits its version through the gateway and
-// PostgreSQL) or a directory (plain local LanceDB).  Creates a fresh
+// PostgreSQL), "dir:<directory>" (connectNamespace("dir", {root}): Lance's
+// own DirectoryNamespace in-process, the catalog peer) or a directory
+// (plain local LanceDB, no catalog).  Creates a fresh
 // table, then calls table.add() with a 10-row batch <adds> times and
 // prints "LANCEDB <label> median_ms=<m> p90_ms=<p> n=<adds>".
 // Run from a directory whose node_modules holds @lancedb/lancedb
@@ -17,6 +19,10 @@ let db;
 let table;
 if (target.startsWith("http")) {
   db = await lancedb.connectNamespace("rest", { uri: target });
+  try { await db.createNamespace(["lancedb"]); } catch { /* exists */ }
+  table = await db.createTable(name, rows(0, 10), ["lancedb"]);
+} else if (target.startsWith("dir:")) {
+  db = await lancedb.connectNamespace("dir", { root: target.slice(4) });
   try { await db.createNamespace(["lancedb"]); } catch { /* exists */ }
   table = await db.createTable(name, rows(0, 10), ["lancedb"]);
 } else {

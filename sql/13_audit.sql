@@ -154,7 +154,13 @@ BEGIN
 		(77, 'secrets: DELETE', $$DELETE FROM lance_namespace.secrets$$),
 		(78, 'settings: INSERT', $$INSERT INTO lance_namespace.settings VALUES ('root_location', '/evil')$$),
 		(79, 'settings: UPDATE', $$UPDATE lance_namespace.settings SET value = '/evil'$$),
-		(80, 'settings: DELETE', $$DELETE FROM lance_namespace.settings$$)
+		(80, 'settings: DELETE', $$DELETE FROM lance_namespace.settings$$),
+		-- publications (0.3.0): the bytes a gateway republishes
+		(81, 'publications: SELECT', $$SELECT * FROM lance_namespace.publications$$),
+		(82, 'publications: INSERT', $$INSERT INTO lance_namespace.publications
+			SELECT table_id, branch, version, '\x00' FROM lance_namespace.versions$$),
+		(83, 'publications: UPDATE', $$UPDATE lance_namespace.publications SET manifest = '\x00'$$),
+		(84, 'publications: DELETE', $$DELETE FROM lance_namespace.publications$$)
 	) v(i, label, sql) ORDER BY i LOOP
 		attempt := a.label;
 		BEGIN

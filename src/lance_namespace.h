@@ -107,6 +107,7 @@ typedef enum LancePlanId
 	PLAN_HAS_VERSIONS,
 	PLAN_DELETE_VERSION_RANGE,
 	PLAN_RETIRE_VERSION,
+	PLAN_INSERT_PUBLICATION,
 	PLAN_LOCATION_OVERLAP,
 	PLAN_LIST_NAMESPACES,
 	PLAN_LIST_TABLES,
@@ -261,12 +262,15 @@ typedef struct LanceVersionRequest
 	Jsonb	   *metadata;
 	char	   *naming_scheme;
 	char	   *branch;
+	bytea	   *manifest;		/* the staged bytes to keep until the
+								 * canonical file is durable, or NULL */
 } LanceVersionRequest;
 
 extern void lance_validate_version_request(const char *op, LanceVersionRequest *req);
 extern char *lance_canonical_manifest_path(const char *location, const char *scheme,
 										   int64 version);
 extern void lance_create_version_spi(const char *op, LanceVersionRequest *req);
+extern bytea *lance_json_manifest_bytes(Jsonb *obj, const char *op);
 extern HeapTuple lance_create_version_core(const char *op, LanceVersionRequest *req,
 										   TupleDesc tupdesc, MemoryContext outcxt);
 

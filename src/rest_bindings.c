@@ -130,6 +130,7 @@ lance_rest_create_table_version(PG_FUNCTION_ARGS)
 	req.metadata = lance_request_json(request, "metadata");
 	req.naming_scheme = lance_request_text(request, "naming_scheme");
 	req.branch = lance_request_text(request, "branch");
+	req.manifest = lance_json_manifest_bytes(request, op);
 	req.id = lance_require_id(op, "id", req.id, false);
 
 	SPI_connect();

@@ -122,6 +122,16 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		" AND version = $3 AND manifest_path = $4",
 		4, {INT8OID, TEXTOID, INT8OID, TEXTOID}, true
 	},
+	/*
+	 * The staged bytes of a version inserted by this very call, kept until
+	 * the gateway's publication of its canonical file is durable (written
+	 * as the catalog's owner: publications).
+	 */
+	[PLAN_INSERT_PUBLICATION] = {
+		"INSERT INTO lance_namespace.publications (table_id, branch, version, manifest)"
+		" VALUES ($1, $2, $3, $4)",
+		4, {INT8OID, TEXTOID, INT8OID, BYTEAOID}
+	},
 	[PLAN_LOCATION_OVERLAP] = {
 		"SELECT lance_namespace.lance_format_id(t.path) FROM (SELECT e.path,"
 		"  pg_catalog.rtrim(pg_catalog.regexp_replace(e.location, '^file://', ''), '/') AS l"

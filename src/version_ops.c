@@ -26,6 +26,7 @@
 #include "utils/typcache.h"
 
 #include "utils/timestamp.h"
+#include "common/base64.h"
 
 #include "lance_namespace.h"
 
@@ -141,6 +142,64 @@ same_manifest(LanceVersionRequest *req)
 }
 
 /*
+ * lance_json_manifest_bytes
+ *		The "manifest_base64" field of a version request: the staged
+ *		manifest's bytes, which a gateway sends so that the catalog keeps
+ *		them until the canonical file is durable (publications); NULL when
+ *		absent.
+ */
+bytea *
+lance_json_manifest_bytes(Jsonb *obj, const char *op)
+{
+	char	   *text = lance_json_text(obj, "manifest_base64", op);
+	int			len;
+	int			maxlen;
+	bytea	   *result;
+
+	if (text == NULL)
+		return NULL;
+	len = strlen(text);
+	maxlen = pg_b64_dec_len(len);
+	result = palloc(VARHDRSZ + maxlen);
+	len = pg_b64_decode(text, len, VARDATA(result), maxlen);
+	if (len < 0)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: manifest_base64 is not valid base64", op));
+	SET_VARSIZE(result, VARHDRSZ + len);
+	return result;
+}
+
+/*
+ * hold_manifest
+ *		Keep the staged bytes of the version this call has just inserted
+ *		(values are PLAN_INSERT_VERSION's) in publications, as the catalog's
+ *		owner: the caller created the version, so the bytes are its
+ *		manifest, and they must be the size the version records.
+ */
+static void
+hold_manifest(const char *op, LanceVersionRequest *req, Datum *values)
+{
+	Datum		args[4];
+	SPITupleTable *saved;
+	uint64		nsaved;
+
+	if (req->has_size && VARSIZE_ANY_EXHDR(req->manifest) != req->manifest_size)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: manifest_base64 holds %zu bytes but manifest_size is " INT64_FORMAT,
+						   op, (size_t) VARSIZE_ANY_EXHDR(req->manifest), req->manifest_size));
+	args[0] = values[0];
+	args[1] = values[1];
+	args[2] = values[2];
+	args[3] = PointerGetDatum(req->manifest);
+	/* the version stays row 0 of the last SPI result, for the caller */
+	saved = SPI_tuptable;
+	nsaved = SPI_processed;
+	lance_exec_as(lance_catalog_owner(), PLAN_INSERT_PUBLICATION, args, NULL, false, 0);
+	SPI_tuptable = saved;
+	SPI_processed = nsaved;
+}
+
+/*
  * lance_create_version_spi
  *		The one implementation of CreateTableVersion.  Must be called while
  *		connected to SPI.  Leaves as row 0 of the SPI result the new version,
@@ -203,6 +262,8 @@ lance_create_version_spi(const char *op, LanceVersionRequest *req)
 			int64		ts = DatumGetInt64(lance_spi_value(0, 5, &isnull));
 
 			lance_audit_version(-1, NULL, 0);
+			if (req->manifest != NULL)
+				hold_manifest(op, req, values);
 			lance_record_version(req->id, now, branch.name, req->version, canonical);
 			lance_version_committed(req->id, branch.name, req->version, canonical, ts);
 			return;
@@ -277,6 +338,7 @@ lance_create_table_version(PG_FUNCTION_ARGS)
 	req.metadata = PG_ARGISNULL(5) ? NULL : PG_GETARG_JSONB_P(5);
 	req.naming_scheme = lance_text_arg(fcinfo, 6);
 	req.branch = lance_text_arg(fcinfo, 7);
+	req.manifest = NULL;
 
 	SPI_connect();
 	tuple = lance_create_version_core(op, &req, tupdesc, outer);
@@ -608,6 +670,7 @@ parse_batch_entry(const char *op, Jsonb *obj, BatchEntry *entry)
 	req->metadata = lance_json_value(obj, "metadata");
 	req->naming_scheme = lance_json_text(obj, "naming_scheme", op);
 	req->branch = lance_json_text(obj, "branch", op);
+	req->manifest = lance_json_manifest_bytes(obj, op);
 	lance_validate_version_request(op, req);
 	entry->key = psprintf("%s%c%s", lance_id_to_cstring(req->id, "/"), '\0' + 1,
 						  req->branch ? req->branch : LANCE_MAIN_BRANCH);

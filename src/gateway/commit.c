@@ -13,6 +13,17 @@
  *	  path is returned as the object-store path Lance clients use, whatever
  *	  form the request named the staging manifest in (client_paths.c).
  *
+ *	  One flush per create (publish.c describes the protocol): for a local
+ *	  table, when the gateway may publish (its role has the catalog owner's
+ *	  privileges and --publish-interval-ms is not 0), the staged bytes are
+ *	  read before the call and sent with the version ("manifest_base64"),
+ *	  the catalog keeps them in the version's transaction, the canonical
+ *	  name is given without any fsync, and COMMIT's WAL flush is the only
+ *	  flush; the publisher makes the files durable in groups later.
+ *	  Otherwise (a manifest over GW_HOLD_MAX, or no publisher) the staging
+ *	  file is fsync'd during the call and the canonical name and its
+ *	  directory before COMMIT.
+ *
  *	  Tables in buckets ("s3://BUCKET/KEY" locations) take the same path
  *	  through the S3 backend (storage_s3.c, which describes the protocol):
  *	  the staging object is read before the catalog call and its MD5 ETag
@@ -29,9 +40,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "client_paths.h"
 #include "commit.h"
+#include "publish.h"
 #include "s3.h"
+
+/*
+ * The largest staged manifest whose bytes go to the catalog (publish.c);
+ * a larger one is flushed before COMMIT.
+ */
+#define GW_HOLD_MAX (1024 * 1024)
+/* ... and the most a request sends; its other manifests are flushed */
+#define GW_HOLD_REQUEST_MAX (8 * 1024 * 1024)
 
 typedef struct CommitEntry
 {
@@ -45,6 +67,7 @@ typedef struct CommitEntry
 	bool		staging_absent; /* the staging file does not exist */
 	GwError		error;
 	bool		skip;			/* batch-commit operation other than a version */
+	bool		held;			/* staged holds the bytes the catalog keeps */
 } CommitEntry;
 
 typedef struct CommitCtx
@@ -53,9 +76,35 @@ typedef struct CommitCtx
 	int			n;
 	CommitEntry *e;
 	bool		ops;			/* BatchCommitTables: e[i] is operations[i] */
+	size_t		held;			/* bytes sent to the catalog so far */
 } CommitCtx;
 
 static bool s3_relative(const char *path);
+
+/*
+ * hold_entry
+ *		Send the staged bytes (ce->staged, read by read_staging) with the
+ *		version, as base64, so that the catalog keeps them until the
+ *		canonical file is durable (publish.c).
+ */
+static bool
+hold_entry(json_t *entry, CommitEntry *ce, GwError *err)
+{
+	size_t		cap = 4 * ((ce->staged.len + 2) / 3) + 1;
+	char	   *b64 = malloc(cap);
+
+	if (b64 == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		return false;
+	}
+	EVP_EncodeBlock((unsigned char *) b64, ce->staged.bytes, (int) ce->staged.len);
+	json_object_set_new(entry, "manifest_base64", json_string(b64));
+	free(b64);
+	ce->held = true;
+	ce->size = (int64_t) ce->staged.len;
+	return true;
+}
 
 /*
  * prepare_entry
@@ -67,7 +116,7 @@ static bool s3_relative(const char *path);
  *		truthful 409 (and a missing table its 404).
  */
 static bool
-prepare_entry(json_t *entry, CommitEntry *ce, GwError *err)
+prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 {
 	json_t	   *jpath = json_object_get(entry, "manifest_path");
 	json_t	   *jsize = json_object_get(entry, "manifest_size");
@@ -107,12 +156,32 @@ prepare_entry(json_t *entry, CommitEntry *ce, GwError *err)
 		return false;
 	}
 	json_object_set_new(entry, "manifest_path", json_string(ce->staging));
+	json_object_del(entry, "manifest_base64");	/* the gateway's alone */
 	gw_error_clear(&ce->error);
 	st = gw_storage_for(ce->staging, &ce->error);
 	errno = EINVAL;
-	if (st == NULL ||
-		!(st->load_staging ? st->load_staging(st, ce->staging, &ce->staged, &ce->error) :
-		  st->stat_staging(st, ce->staging, &ce->size, &ce->error)))
+	if (st != NULL && st->read_staging != NULL && gw_publish_holds() &&
+		ctx->held < GW_HOLD_REQUEST_MAX)
+	{
+		/* one flush per create (publish.c), unless the manifest is large */
+		if (st->read_staging(st, ce->staging, GW_HOLD_MAX, &ce->staged, &ce->error))
+		{
+			if (!hold_entry(entry, ce, err))
+				return false;
+			ctx->held += ce->staged.len;
+		}
+		else if (errno != E2BIG)
+		{
+			ce->staging_absent = errno == ENOENT;
+			ce->deferred = true;
+			return true;
+		}
+		else
+			gw_error_clear(&ce->error);
+	}
+	if (!ce->held && (st == NULL ||
+					  !(st->load_staging ? st->load_staging(st, ce->staging, &ce->staged, &ce->error) :
+						st->stat_staging(st, ce->staging, &ce->size, &ce->error))))
 	{
 		ce->staging_absent = (st != NULL && errno == ENOENT);
 		ce->deferred = true;
@@ -141,6 +210,8 @@ prepare_entry(json_t *entry, CommitEntry *ce, GwError *err)
 					 "manifest_size %lld does not match the staging manifest %s (%lld bytes)",
 					 (long long) claimed, ce->staging, (long long) ce->size);
 		ce->deferred = true;
+		ce->held = false;
+		json_object_del(entry, "manifest_base64");
 	}
 	return true;
 }
@@ -259,7 +330,7 @@ during_call(void *arg)
 		GwError		ignored;
 		GwStorage  *st;
 
-		if (ce->staging && !ce->deferred && !ce->skip &&
+		if (ce->staging && !ce->deferred && !ce->skip && !ce->held &&
 			(st = gw_storage_for(ce->staging, &ignored)) != NULL)
 			st->sync_staging(st, ce->staging, &ce->synced);
 	}
@@ -338,12 +409,14 @@ after_call(void *arg, char **result, GwError *err)
 
 /*
  * after_commit
- *		GwTxHooks.after_commit: the staging files are no longer needed.
+ *		GwTxHooks.after_commit: the staging files are no longer needed, and
+ *		held publications are the publisher's to make durable.
  */
 static void
 after_commit(void *arg)
 {
 	CommitCtx  *ctx = arg;
+	bool		held = false;
 
 	for (int i = 0; i < ctx->n; i++)
 	{
@@ -351,10 +424,13 @@ after_commit(void *arg)
 		GwError		ignored;
 		GwStorage  *st;
 
+		held |= ce->held && !ce->deferred;
 		if (ce->staging && ce->canonical && strcmp(ce->staging, ce->canonical) != 0 &&
 			(st = gw_storage_for(ce->staging, &ignored)) != NULL)
 			st->remove(st, ce->staging);
 	}
+	if (held)
+		gw_publish_notify();
 }
 
 /*
@@ -422,7 +498,7 @@ char *
 gw_commit_versions(const char *function, json_t *request, bool batch,
 				   const GwRequestInfo *info, GwError *err)
 {
-	CommitCtx	ctx = {batch, 0, NULL, false};
+	CommitCtx	ctx = {batch, 0, NULL, false, 0};
 	json_t	   *entries = NULL;
 
 	if (batch)
@@ -449,7 +525,7 @@ gw_commit_versions(const char *function, json_t *request, bool batch,
 
 		if (!json_is_object(entry))
 			continue;			/* the catalog reports the bad entry */
-		if (!prepare_entry(entry, &ctx.e[i], err))
+		if (!prepare_entry(entry, &ctx, &ctx.e[i], err))
 			return call_and_release(function, request, info, &ctx, false, err);
 	}
 	return call_and_release(function, request, info, &ctx, true, err);
@@ -468,7 +544,7 @@ char *
 gw_commit_operations(const char *function, json_t *request, const GwRequestInfo *info,
 					 GwError *err)
 {
-	CommitCtx	ctx = {true, 0, NULL, true};
+	CommitCtx	ctx = {true, 0, NULL, true, 0};
 	json_t	   *ops = json_object_get(request, "operations");
 
 	if (!json_is_array(ops))
@@ -489,7 +565,7 @@ gw_commit_operations(const char *function, json_t *request, const GwRequestInfo 
 
 		/* other operations, and malformed ones, are the catalog's to judge */
 		ctx.e[i].skip = !json_is_object(entry);
-		if (!ctx.e[i].skip && !prepare_entry(entry, &ctx.e[i], err))
+		if (!ctx.e[i].skip && !prepare_entry(entry, &ctx, &ctx.e[i], err))
 			return call_and_release(function, request, info, &ctx, false, err);
 	}
 	return call_and_release(function, request, info, &ctx, true, err);

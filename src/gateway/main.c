@@ -29,6 +29,7 @@
 #include "feed.h"
 #include "pool.h"
 #include "server.h"
+#include "publish.h"
 #include "sweep.h"
 
 /*
@@ -240,6 +241,13 @@ main(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
+	/*
+	 * Publications a crash left unfinished are repaired before listening;
+	 * the publisher thread starts with the signals blocked, like the rest.
+	 */
+	if (!gw_publish_start())
+		die("cannot publish the manifests the catalog holds%s%s", "", "");
+
 	if (!gw_server_start(addr->ai_addr))
 		die("cannot listen on %s:%s", gw_config.listen_host, gw_config.listen_port);
 	fprintf(stderr, "%s %s: listening on %s:%d, root %s, pool %d\n", GW_PROGRAM, GW_VERSION,
@@ -256,6 +264,7 @@ main(int argc, char **argv)
 			sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	gw_feed_stop();
 	gw_server_stop();
+	gw_publish_stop();
 	gw_feed_join();
 	gw_pool_shutdown();
 	free(root);

@@ -82,12 +82,24 @@ struct GwStorage
 								 GwError *err);
 
 	/*
+	 * Local backends only (NULL otherwise): read a staging file whole, with
+	 * stat_staging's checks, when it is at most max bytes (errno E2BIG if
+	 * larger).  Its bytes go to the catalog with the version (publications:
+	 * the commit protocol of commit.c), and finalize then needs no flush.
+	 */
+	bool		(*read_staging) (GwStorage *st, const char *path, size_t max,
+								 GwStaged *staged, GwError *err);
+
+	/*
 	 * Make canonical hold the bytes of staging, atomically and durably.
 	 * staging must lie in canonical's directory.  size is the expected
 	 * size.  An identical existing canonical object is left alone.  synced
 	 * is what sync_staging reported (or zeroes); staged what load_staging
-	 * read (NULL where there is none); row_etag the e_tag the catalog
-	 * records for the version (NULL if none).
+	 * read, or for a local backend what read_staging read (NULL where there
+	 * is none); row_etag the e_tag the catalog records for the version
+	 * (NULL if none).  Local backend with staged: the staging file must
+	 * still hold exactly those bytes, and nothing is flushed, because the
+	 * catalog holds them until publish.c has made the name durable.
 	 */
 	bool		(*finalize) (GwStorage *st, const char *staging, const char *canonical,
 							 int64_t size, const GwWritten *synced, const GwStaged *staged,
@@ -129,6 +141,24 @@ struct GwStorage
 	 */
 	bool		(*remove_tree) (GwStorage *st, const char *dir, int64_t min_age_ms,
 								long *removed, GwError *err);
+
+	/*
+	 * Local backends only (NULL otherwise), for publish.c: make canonical
+	 * hold exactly bytes (kept if it does, else written to a temporary name
+	 * and renamed into place; flushed only with flush).  Returns 1 when it
+	 * was rewritten, 0 when it already held them, -1 on an error (err set).
+	 */
+	int			(*republish) (GwStorage *st, const char *canonical,
+							  const unsigned char *bytes, size_t len, bool flush,
+							  GwError *err);
+
+	/*
+	 * Local backends only (NULL otherwise): make the files paths and their
+	 * directories durable, grouped so that the file system shares its
+	 * journal commits among them.
+	 */
+	bool		(*sync_published) (GwStorage *st, const char *const *paths, int n,
+								   GwError *err);
 
 	void	   *priv;
 };

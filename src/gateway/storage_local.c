@@ -14,7 +14,10 @@
  *	  copied and no inode is created.  Where a hard link cannot be made (a
  *	  file the gateway may not link, another file system) the staging bytes
  *	  are copied to a temporary file in the same directory, fsync'd and
- *	  renamed into place, and the directory fsync'd.  For --sweep
+ *	  renamed into place, and the directory fsync'd.  When the catalog
+ *	  holds the staged bytes (publish.c) neither is fsync'd: the link or
+ *	  copy must hold exactly those bytes, and republish/sync_published
+ *	  later make it durable, in groups.  For --sweep
  *	  (sweep.c) it lists the regular files of a directory and removes one
  *	  of them, by name relative to the opened directory, only if it is
  *	  still the file that was listed.
@@ -38,6 +41,13 @@
 
 #include "manifest_rules.h"
 #include "storage.h"
+
+static bool local_read_staging(GwStorage *st, const char *path, size_t max,
+							   GwStaged *staged, GwError *err);
+static int	local_republish(GwStorage *st, const char *canonical, const unsigned char *bytes,
+							size_t len, bool flush, GwError *err);
+static bool local_sync_published(GwStorage *st, const char *const *paths, int n,
+								 GwError *err);
 
 typedef struct LocalStorage
 {
@@ -288,6 +298,31 @@ same_content(int a, int b, int64_t size)
 }
 
 /*
+ * same_bytes
+ *		True if the open file fd holds exactly the len bytes of buf.
+ */
+static bool
+same_bytes(int fd, const unsigned char *buf, size_t len)
+{
+	char		b[65536];
+	size_t		off = 0;
+	struct stat sb;
+
+	if (fstat(fd, &sb) != 0 || (size_t) sb.st_size != len)
+		return false;
+	while (off < len)
+	{
+		size_t		want = len - off < sizeof(b) ? len - off : sizeof(b);
+		ssize_t		n = pread(fd, b, want, (off_t) off);
+
+		if (n <= 0 || memcmp(b, buf + off, n) != 0)
+			return false;
+		off += n;
+	}
+	return true;
+}
+
+/*
  * copy_fd
  *		Copy size bytes from in (at offset 0) to out; false on I/O error.
  */
@@ -336,11 +371,13 @@ temp_name(char *buf, size_t size)
  * write_canonical
  *		Copy in to a temporary file beside the canonical name cbase in the
  *		directory dfd and rename it there.  canonical is the full path, for
- *		messages.
+ *		messages.  With flush the file and the directory are fsync'd;
+ *		without, the catalog holds the bytes (publications) and publish.c
+ *		makes the name durable later.
  */
 static bool
 write_canonical(int in, int dfd, const char *cbase, const char *canonical, int64_t size,
-				GwWritten *written, GwError *err)
+				bool flush, GwWritten *written, GwError *err)
 {
 	char		tmp[64];
 	struct stat sb;
@@ -354,7 +391,7 @@ write_canonical(int in, int dfd, const char *cbase, const char *canonical, int64
 		gw_error_detail(err, "%s", strerror(errno));
 		return false;
 	}
-	if (!copy_fd(in, out, size) || fsync(out) != 0 || fstat(out, &sb) != 0)
+	if (!copy_fd(in, out, size) || (flush && fsync(out) != 0) || fstat(out, &sb) != 0)
 	{
 		gw_error_set(err, GW_ERR_INTERNAL, "cannot write the manifest %s", canonical);
 		gw_error_detail(err, "%s", strerror(errno));
@@ -370,7 +407,7 @@ write_canonical(int in, int dfd, const char *cbase, const char *canonical, int64
 		unlinkat(dfd, tmp, 0);
 		return false;
 	}
-	if (fsync(dfd) != 0)
+	if (flush && fsync(dfd) != 0)
 	{
 		gw_error_set(err, GW_ERR_INTERNAL, "cannot fsync the directory of %s", canonical);
 		gw_error_detail(err, "%s", strerror(errno));
@@ -391,14 +428,16 @@ write_canonical(int in, int dfd, const char *cbase, const char *canonical, int64
  *		the inode that was opened, checked and fsync'd, even if the staging
  *		path has been replaced since (for example by a symbolic link).  An
  *		existing canonical file (an orphan of an attempt that did not
- *		commit) is replaced atomically through a temporary name.  Returns 1
- *		when the canonical name is durable, 0 when a link cannot be made
- *		here (the caller copies instead), -1 on an error (err set).
+ *		commit) is replaced atomically through a temporary name.  Without
+ *		flush nothing is fsync'd (the catalog holds the bytes).  Returns 1
+ *		when the canonical name is made (durable with flush), 0 when a link
+ *		cannot be made here (the caller copies instead), -1 on an error
+ *		(err set).
  */
 static int
 link_canonical(int in, const struct stat *insb, int dfd, const char *cbase,
-			   const char *canonical, const GwWritten *synced, GwWritten *written,
-			   GwError *err)
+			   const char *canonical, const GwWritten *synced, bool flush,
+			   GwWritten *written, GwError *err)
 {
 	char		proc[64];
 	char		tmp[64];
@@ -406,7 +445,7 @@ link_canonical(int in, const struct stat *insb, int dfd, const char *cbase,
 		synced->ino == (uint64_t) insb->st_ino;
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", in);
-	if (!already && fsync(in) != 0)
+	if (flush && !already && fsync(in) != 0)
 	{
 		gw_error_set(err, GW_ERR_INTERNAL, "cannot fsync the staging manifest for %s", canonical);
 		gw_error_detail(err, "%s", strerror(errno));
@@ -427,7 +466,7 @@ link_canonical(int in, const struct stat *insb, int dfd, const char *cbase,
 			return -1;
 		}
 	}
-	if (fsync(dfd) != 0)
+	if (flush && fsync(dfd) != 0)
 	{
 		gw_error_set(err, GW_ERR_INTERNAL, "cannot fsync the directory of %s", canonical);
 		gw_error_detail(err, "%s", strerror(errno));
@@ -520,8 +559,8 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 	int			in;
 	int			kept = 0;
 	bool		ok;
+	bool		held = staged != NULL && staged->bytes != NULL;
 
-	(void) staged;
 	(void) row_etag;
 	memset(written, 0, sizeof(*written));
 	if (!check_lexical(ls, canonical, err) || !check_lexical(ls, staging, err))
@@ -563,6 +602,12 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 					 staging, (long long) sb.st_size, (long long) size);
 		ok = false;
 	}
+	else if (held && !same_bytes(in, staged->bytes, staged->len))
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "staging manifest %s changed while its version was committed", staging);
+		ok = false;
+	}
 	else if (strcmp(staging, canonical) == 0 ||
 			 (kept = keep_identical(in, dfd, cbase, canonical, size, err)) > 0)
 		ok = true;
@@ -571,10 +616,10 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 	else
 	{
 		int			linked = gw_config.manifest_copy ? 0 :
-			link_canonical(in, &sb, dfd, cbase, canonical, synced, written, err);
+			link_canonical(in, &sb, dfd, cbase, canonical, synced, !held, written, err);
 
 		ok = linked > 0 ||
-			(linked == 0 && write_canonical(in, dfd, cbase, canonical, size, written, err));
+			(linked == 0 && write_canonical(in, dfd, cbase, canonical, size, !held, written, err));
 	}
 	close(in);
 	close(dfd);
@@ -993,6 +1038,9 @@ gw_storage_local_create(const char *root, GwError *err)
 	st->list = local_list;
 	st->remove_listed = local_remove_listed;
 	st->remove_tree = local_remove_tree;
+	st->read_staging = local_read_staging;
+	st->republish = local_republish;
+	st->sync_published = local_sync_published;
 	st->priv = ls;
 	return st;
 }
@@ -1022,4 +1070,204 @@ const char *
 gw_storage_local_root_of(GwStorage *st)
 {
 	return ((LocalStorage *) st->priv)->root;
+}
+
+/*
+ * local_read_staging
+ *		See GwStorage.read_staging.
+ */
+static bool
+local_read_staging(GwStorage *st, const char *path, size_t max, GwStaged *staged,
+				   GwError *err)
+{
+	struct stat sb;
+	const char *base;
+	int			dfd = open_parent(st->priv, path, &base, err);
+	int			fd;
+	size_t		off = 0;
+
+	memset(staged, 0, sizeof(*staged));
+	if (dfd < 0)
+	{
+		errno = EINVAL;
+		return false;
+	}
+	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	close(dfd);
+	if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+	{
+		int			saved = fd < 0 ? errno : EINVAL;
+
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "staging manifest %s cannot be read", path);
+		gw_error_detail(err, "%s", strerror(saved));
+		if (fd >= 0)
+			close(fd);
+		errno = saved;
+		return false;
+	}
+	if ((size_t) sb.st_size > max || (staged->bytes = malloc(sb.st_size + 1)) == NULL)
+	{
+		close(fd);
+		gw_error_set(err, GW_ERR_INTERNAL, "staging manifest %s is too large to hold", path);
+		errno = E2BIG;
+		return false;
+	}
+	while (off < (size_t) sb.st_size)
+	{
+		ssize_t		n = pread(fd, staged->bytes + off, sb.st_size - off, (off_t) off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += n;
+	}
+	close(fd);
+	if (off != (size_t) sb.st_size)
+	{
+		free(staged->bytes);
+		staged->bytes = NULL;
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "staging manifest %s changed while it was read", path);
+		errno = EIO;
+		return false;
+	}
+	staged->len = off;
+	return true;
+}
+
+/*
+ * local_republish
+ *		See GwStorage.republish: keep canonical if it holds exactly bytes,
+ *		else write them to a temporary name and rename it into place.
+ */
+static int
+local_republish(GwStorage *st, const char *canonical, const unsigned char *bytes, size_t len,
+				bool flush, GwError *err)
+{
+	const char *cbase;
+	int			dfd = open_parent(st->priv, canonical, &cbase, err);
+	int			cur;
+	int			out;
+	char		tmp[64];
+	bool		ok;
+
+	if (dfd < 0)
+		return -1;
+	cur = openat(dfd, cbase, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (cur >= 0)
+	{
+		bool		same = same_bytes(cur, bytes, len);
+
+		close(cur);
+		if (same)
+		{
+			close(dfd);
+			return 0;
+		}
+	}
+	temp_name(tmp, sizeof(tmp));
+	out = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	ok = out >= 0;
+	for (size_t w = 0; ok && w < len;)
+	{
+		ssize_t		k = write(out, bytes + w, len - w);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		ok = k > 0;
+		w += ok ? (size_t) k : 0;
+	}
+	ok = ok && (!flush || fsync(out) == 0);
+	if (out >= 0)
+		close(out);
+	ok = ok && renameat(dfd, tmp, dfd, cbase) == 0 && (!flush || fsync(dfd) == 0);
+	if (!ok)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "cannot republish the manifest %s", canonical);
+		gw_error_detail(err, "%s", strerror(errno));
+		unlinkat(dfd, tmp, 0);
+	}
+	close(dfd);
+	return ok ? 1 : -1;
+}
+
+/*
+ * local_sync_published
+ *		See GwStorage.sync_published.  The flushes are grouped so that the
+ *		file system can share its journal commits among them: writeback of
+ *		every file is started first (sync_file_range, no wait), then each
+ *		file's data and each distinct directory is flushed; the first flush
+ *		commits the block allocations and links of all of them at once, and
+ *		the others find little left to do.  Only these files are flushed,
+ *		not every dirty page of the file system (syncfs would also write
+ *		out unrelated data, such as a writer's data files and PostgreSQL's,
+ *		and stall the WAL flushes of the commits meanwhile).
+ */
+static bool
+local_sync_published(GwStorage *st, const char *const *paths, int n, GwError *err)
+{
+	int		   *fds = malloc(sizeof(int) * (n > 0 ? n : 1));
+	int		   *dfds = malloc(sizeof(int) * (n > 0 ? n : 1));
+	bool		ok = fds != NULL && dfds != NULL;
+	int			ndirs = 0;
+
+	for (int i = 0; fds != NULL && i < n; i++)
+		fds[i] = -1;
+
+	for (int i = 0; ok && i < n; i++)
+	{
+		const char *base;
+		int			dfd = open_parent(st->priv, paths[i], &base, err);
+		struct stat sb;
+		bool		seen = false;
+
+		if (dfd < 0)
+		{
+			if (errno == ENOENT)
+				continue;		/* the table's directory went: nothing to keep */
+			ok = false;
+			break;
+		}
+		fds[i] = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fds[i] >= 0)
+			(void) sync_file_range(fds[i], 0, 0, SYNC_FILE_RANGE_WRITE);
+		/* one descriptor per directory (same inode) */
+		if (fstat(dfd, &sb) == 0)
+			for (int k = 0; k < ndirs && !seen; k++)
+			{
+				struct stat other;
+
+				seen = fstat(dfds[k], &other) == 0 && other.st_dev == sb.st_dev &&
+					other.st_ino == sb.st_ino;
+			}
+		if (seen)
+			close(dfd);
+		else
+			dfds[ndirs++] = dfd;
+	}
+	for (int i = 0; ok && i < n; i++)
+		if (fds[i] >= 0 && fdatasync(fds[i]) != 0)
+		{
+			gw_error_set(err, GW_ERR_INTERNAL, "cannot flush the manifest %s", paths[i]);
+			gw_error_detail(err, "%s", strerror(errno));
+			ok = false;
+		}
+	for (int k = 0; ok && k < ndirs; k++)
+		if (fsync(dfds[k]) != 0)
+		{
+			gw_error_set(err, GW_ERR_INTERNAL, "cannot flush a manifest directory");
+			gw_error_detail(err, "%s", strerror(errno));
+			ok = false;
+		}
+	if (fds != NULL)
+		for (int i = 0; i < n; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	for (int k = 0; k < ndirs; k++)
+		close(dfds[k]);
+	if (fds == NULL || dfds == NULL)
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+	free(fds);
+	free(dfds);
+	return ok;
 }

@@ -78,6 +78,7 @@
 #include "commit.h"
 #include "manifest_rules.h"
 #include "pool.h"
+#include "publish.h"
 #include "sweep.h"
 #include "table_files.h"
 
@@ -615,7 +616,20 @@ gw_sweep_run(const char *root)
 	res = run(&sw, "session", SQL_SESSION, 0, NULL);
 	if (res != NULL)
 	{
+		GwPublishCounts pc = {0};
+
+		/*
+		 * First the publications a crash left unfinished (publish.c): a
+		 * canonical file they restore is neither missing (to retire) nor
+		 * an orphan.
+		 */
 		PQclear(res);
+		gw_error_clear(&err);
+		if (!gw_publish_pass(sw.conn, NULL, sw.dry_run, &pc, &err))
+			report(&sw, "publishing the manifests the catalog holds", err.message, err.detail);
+		else if (pc.pending > 0)
+			printf("sweep: %ld pending publications, %ld manifests %s from the catalog's bytes, %ld made durable\n",
+				   pc.pending, pc.rewritten, sw.dry_run ? "would be checked" : "republished", pc.pruned);
 		res = run(&sw, "listing the tables", SQL_TABLES, 0, NULL);
 	}
 	for (int i = 0; res != NULL && i < PQntuples(res); i++)

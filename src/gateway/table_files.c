@@ -14,7 +14,10 @@
  *	  round trip into every read); --sweep reconciles the rest (sweep.c).
  *	  A missing file counts as removed only while its directory lists the
  *	  manifest of a later version: cleanup never removes the latest one,
- *	  and an unmounted or moved location must not empty the catalog.
+ *	  and an unmounted or moved location must not empty the catalog.  A
+ *	  missing file that is not below a later manifest and whose bytes the
+ *	  catalog still holds (publish.c: a crash lost it) is rewritten from
+ *	  them before the answer.
  *
  *	  RegisterTable of a table that already has versions (written by Lance
  *	  without the catalog): the gateway lists <location>/_versions, keeps
@@ -51,6 +54,7 @@
 #include <jansson.h>
 
 #include "db.h"
+#include "publish.h"
 #include "storage.h"
 #include "sweep.h"
 #include "table_files.h"
@@ -217,6 +221,8 @@ gw_describe_version_check(json_t *request, const GwRequestInfo *info, char *resu
 	{
 		*slash = '\0';
 		gone = gw_later_manifest(st, dir, (int64_t) version);
+		if (!gone)
+			(void) gw_publish_repair(path);	/* lost by a crash: rewritten */
 	}
 	free(dir);
 	if (gone)

@@ -99,9 +99,9 @@ sub members
 							FROM aclexplode(coalesce(c.relacl, acldefault(CASE WHEN c.relkind = 'S' THEN 's' ELSE 'r' END::"char", c.relowner))) a) x
 		   WHERE c.relnamespace = ns.oid
 		  UNION ALL
-		  SELECT format('column %s.%s #%s %s notnull=%s default=%s generated=%s',
+		  SELECT format('column %s.%s #%s %s notnull=%s default=%s generated=%s storage=%s',
 						c.relname, a.attname, a.attnum, format_type(a.atttypid, a.atttypmod),
-						a.attnotnull, pg_get_expr(ad.adbin, ad.adrelid), a.attgenerated)
+						a.attnotnull, pg_get_expr(ad.adbin, ad.adrelid), a.attgenerated, a.attstorage)
 			FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
 			LEFT JOIN pg_attrdef ad ON ad.adrelid = c.oid AND ad.adnum = a.attnum, ns
 		   WHERE c.relnamespace = ns.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -144,6 +144,14 @@ $node->safe_psql('fresh', q{SELECT lance_namespace.lance_grant('upg_tenant', ARR
 my $fresh = members('fresh');
 ok(length($fresh) > 0, 'a fresh install has objects');
 like($fresh, qr/trigger versions_audit/, '... among them the audit triggers');
+# 0.3.0: the bytes of manifests whose publication is pending (issue 19)
+like($fresh, qr/relation publications kind=r rls=t force=f options=\{toast_tuple_target=8160\} acl=\S*postgres:INSERT/,
+	'... and publications, with row level security and no grant to roles');
+like($fresh, qr/constraint publications_version_fkey: FOREIGN KEY \(table_id, branch, version\) REFERENCES lance_namespace.versions\(table_id, branch, version\) ON DELETE CASCADE/,
+	'... whose rows go with their version');
+like($fresh, qr/column publications.manifest #4 bytea notnull=t default= generated= storage=e/,
+	'... whose bytes stay in the row, uncompressed');
+like($fresh, qr/config lance_namespace.publications /, '... and which pg_dump keeps');
 
 # A catalog's content, as comparable text.
 sub content
@@ -214,21 +222,43 @@ foreach my $src (@sources)
 	($rc, $out, $err) = $node->psql($db, q{SET ROLE upg_tenant;
 		INSERT INTO lance_namespace.history (operation, id) VALUES ('Forged', '{keep}')});
 	like($err, qr/permission denied for table history/, "$src: nor forge history");
-	my $old = $node->safe_psql($db, q{SELECT count(*) FROM lance_namespace.history});
+	my $mark = $node->safe_psql($db, q{SELECT pg_catalog.clock_timestamp()});
 	$node->safe_psql($db, q{SET ROLE upg_tenant;
 		SELECT lance_namespace.lance_create_table_version(ARRAY['keep','t'], 3, '/m/3');
 		DELETE FROM lance_namespace.versions WHERE version = 1 AND branch = 'main'});
-	# 0.1.0 did not record the session role; 0.2.0 on did
-	my $unrecorded = $src eq '0.1.0' ? $old : 0;
+	# 0.1.0 recorded no session role; 0.2.0 and later record it
+	my $old = $src eq '0.1.0' ? 9 : 0;
 	is($node->safe_psql($db, qq{
-		SELECT format('%s old rows without a session role; new: %s',
-					  count(*) FILTER (WHERE n <= $old AND session_role IS NULL),
-					  string_agg(format('%s %s %s', role, operation, session_role IS NOT NULL), ';' ORDER BY n)
-						FILTER (WHERE n > $old))
-		  FROM (SELECT h.*, row_number() OVER (ORDER BY at, transaction_id) AS n
-				  FROM lance_namespace.history h) x}),
-		"$unrecorded old rows without a session role; new: upg_tenant CreateTableVersion t;upg_tenant DELETE versions t",
-		"$src: rows from before the update keep what they recorded; new ones are written by the triggers");
+		SELECT format('%s old rows; new: %s', count(*) FILTER (WHERE session_role IS NULL),
+					  string_agg(format('%s %s', role, operation), ';' ORDER BY at)
+						FILTER (WHERE session_role IS NOT NULL AND at > '$mark'))
+		  FROM lance_namespace.history}),
+		"$old old rows; new: upg_tenant CreateTableVersion;upg_tenant DELETE versions",
+		"$src: rows from before the update keep their session role (none before 0.2.0); new ones are written by the triggers");
+
+	# The path taken runs through every release in order.
+	my @chain = ('0.1.0', '0.2.0', '0.3.0');
+	my @from = grep { $_ eq $src .. $_ eq $default } @chain;
+	is($node->safe_psql($db,
+		"SELECT path FROM pg_extension_update_paths('lance_namespace') WHERE source = '$src' AND target = '$default'"),
+		join('--', @from), "$src: the update runs " . join(' -> ', @from)) if $default eq '0.3.0';
+
+	# 0.3.0's publications after the update: a tenant's CreateTableVersion
+	# with the staged bytes keeps them (written as the owner), the tenant
+	# cannot read the table, and the bytes go with the version.
+	($rc, $out, $err) = $node->psql($db, q{SET ROLE upg_tenant;
+		SELECT lance_namespace.rest_create_table_version('{"id": ["keep", "t"], "version": 4,
+			"manifest_path": "/m/4", "manifest_size": 3, "manifest_base64": "YWJj"}')});
+	is($rc, 0, "$src: a tenant's create with manifest_base64 succeeds after the update");
+	is($node->safe_psql($db, q{SELECT format('%s %s %s', branch, version, encode(manifest, 'escape'))
+		FROM lance_namespace.publications}), 'main 4 abc', "$src: ... and the catalog holds its bytes");
+	($rc, $out, $err) = $node->psql($db, q{SET ROLE upg_tenant; SELECT * FROM lance_namespace.publications});
+	like($err, qr/permission denied for table publications/, "$src: a tenant cannot read publications");
+	is($node->safe_psql($db, q{SELECT lance_namespace.lance_retire_table_version(ARRAY['keep','t'], 4, NULL,
+		(SELECT manifest_path FROM lance_namespace.versions WHERE version = 4 AND branch = 'main'))}),
+		't', "$src: a version whose publication is pending can be retired (a cleanup removed its file)");
+	is($node->safe_psql($db, q{SELECT count(*) FROM lance_namespace.publications}), '0',
+		"$src: a publication goes with its version");
 }
 
 # No-op UPDATE of the current version (always run).

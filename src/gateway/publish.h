@@ -1,0 +1,34 @@
+/*-------------------------------------------------------------------------
+ *
+ * publish.h
+ *	  Publication of the manifests whose bytes the catalog holds
+ *	  (publications): the protocol is described in publish.c.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LANCE_GATEWAY_PUBLISH_H
+#define LANCE_GATEWAY_PUBLISH_H
+
+#include <libpq-fe.h>
+
+#include "gateway.h"
+
+/* What one pass over publications did */
+typedef struct GwPublishCounts
+{
+	long		pending;		/* rows read */
+	long		rewritten;		/* canonical files written from the bytes */
+	long		pruned;			/* rows deleted once their file was durable */
+	long		failed;			/* rows left for a later pass */
+	long		removed;		/* files a client's cleanup removed: pruned as is */
+} GwPublishCounts;
+
+extern bool gw_publish_start(void);
+extern void gw_publish_stop(void);
+extern bool gw_publish_holds(void);
+extern void gw_publish_notify(void);
+extern bool gw_publish_repair(const char *manifest_path);
+extern bool gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
+							GwPublishCounts *counts, GwError *err);
+
+#endif							/* LANCE_GATEWAY_PUBLISH_H */

@@ -1,0 +1,208 @@
+# One flush per create (issue 19): the catalog holds a create's staged
+# bytes (lance_namespace.publications) until the gateway has made the
+# canonical file durable, and every path that could find the file missing
+# or short rebuilds it from those bytes (src/gateway/publish.c).
+#
+# The gateway runs with a publication interval of an hour, so that every
+# create stays between COMMIT and durable publication, the state that a
+# crash of the gateway or the host can leave.  Expected:
+#  - each create's answer names a canonical file holding exactly the
+#    staged bytes, and the catalog holds those bytes;
+#  - after SIGKILL of the gateway, with the latest canonical file lost and
+#    another one short (as a host crash leaves unflushed files), --sweep
+#    republishes them from the catalog instead of retiring the version,
+#    and prunes the rows;
+#  - the same after a restart of the gateway: start-up repairs them;
+#  - DescribeTableVersion of the latest version whose file is lost gets the
+#    file back, byte for byte, and its version; a file a client's cleanup
+#    removed below a later manifest is not rewritten (404, retired, and its
+#    bytes go with it);
+#  - a retry of an acknowledged create gets the same answer;
+#  - with the default interval the publisher makes files durable and
+#    prunes the rows by itself;
+#  - a gateway whose role is not the catalog's owner keeps flushing each
+#    create (no rows held), and its creates still succeed.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time sleep);
+use LanceGatewayTest;
+use JSON::PP;
+use Digest::MD5 ();
+use IPC::Run ();
+
+my $bin = gateway_bin();
+plan skip_all => 'lance-namespace-gateway not found' unless $bin;
+
+my ($node, $root, $work, $loc) = fault_cluster('publication');
+my $dir = $loc->{'load$t1'} . '/_versions';
+my $db = 'host=' . $node->host . ' port=' . $node->port . ' dbname=postgres';
+my $log = "$PostgreSQL::Test::Utils::log_path/036_gateway.log";
+my @hour = ('--publish-interval-ms', '3600000', '--quiet');
+
+my $gw = LanceGatewayTest::Gateway->start(bin => $bin, db => $db, root => $root,
+	log => $log, args => [@hour], owner => $$);
+my $http = http_client(timeout => 10, keep_alive => 0);
+my %staged;    # version => bytes
+
+sub slurp_bin
+{
+	my ($path) = @_;
+	open(my $fh, '<:raw', $path) or return undef;
+	local $/;
+	my $b = <$fh>;
+	close($fh);
+	return $b;
+}
+
+# Stage a manifest of random bytes for version $v and create it through
+# the gateway; returns the HTTP response.
+sub create
+{
+	my ($v, $size) = @_;
+	my $bytes = join('', map { chr(int(rand(256))) } 1 .. ($size // 4096));
+	my $staging = "$dir/" . canonical_name($v) . "-$$-$v";
+	open(my $fh, '>:raw', $staging) or die "open $staging: $!";
+	print $fh $bytes;
+	close($fh);
+	$staged{$v} = $bytes;
+	return $http->post($gw->url . '/v1/table/load%24t1/version/create',
+		{ content => encode_json({ version => $v, manifest_path => $staging }) });
+}
+
+sub pending
+{
+	return $node->safe_psql('postgres',
+		q{SELECT count(*) FROM lance_namespace.publications});
+}
+
+sub canonical { return "$dir/" . canonical_name($_[0]) }
+
+# 1. Creates whose publication is pending.
+for my $v (1 .. 3)
+{
+	my $r = create($v);
+	is($r->{status}, 200, "create $v: 200");
+	my $path = decode_json($r->{content})->{version}{manifest_path};
+	is(slurp_bin("/$path" =~ s{^//}{/}r), $staged{$v},
+		"create $v: the returned manifest_path holds exactly the staged bytes");
+}
+is(pending(), '3', 'the catalog holds the bytes of the three creates');
+is($node->safe_psql('postgres',
+	q{SELECT string_agg(md5(manifest), ',' ORDER BY version) FROM lance_namespace.publications}),
+	join(',', map { Digest::MD5::md5_hex($staged{$_}) } 1 .. 3),
+	'... exactly the staged bytes');
+
+# 2. SIGKILL of the gateway; the latest file (v3) lost, v2's short (a host
+# crash's unflushed link and data); --sweep republishes rather than retires.
+$gw->kill9;
+unlink(canonical(3)) or die "unlink: $!";
+truncate(canonical(2), 100) or die "truncate: $!";
+my ($out, $err) = ('', '');
+IPC::Run::run([ $bin, '--sweep', '--db', $db, '--root', $root, '--sweep-min-age', '0' ],
+	'>', \$out, '2>', \$err);
+like($out, qr/sweep: 3 pending publications, 2 manifests republished from the catalog's bytes, 3 made durable/,
+	'--sweep republishes the lost and the short manifest and prunes the rows');
+like($out, qr/sweep: 0 temporary and 0 orphaned manifests removed/, '... and removes nothing');
+unlike($out, qr/retired/, '... and retires no version');
+is(slurp_bin(canonical($_)), $staged{$_}, "after --sweep: version $_ holds the staged bytes")
+  for 1 .. 3;
+is(pending(), '0', 'after --sweep: nothing pending');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM lance_namespace.versions}), '3',
+	'after --sweep: every version is in the catalog');
+
+# 3. The same left to the gateway's start-up.
+$gw->restart;
+for my $v (4 .. 6)
+{
+	is(create($v)->{status}, 200, "create $v: 200");
+}
+$gw->kill9;
+unlink(canonical(6)) or die "unlink: $!";
+open(my $fh, '>:raw', canonical(5)) or die;
+print $fh 'x' x 4096;    # same size, other bytes
+close($fh);
+my $size_before = -s $log;
+$gw->restart;
+my $text = substr(LanceGatewayTest::slurp($log), $size_before);
+like($text, qr/publications at start-up: 3 pending, 2 republished, 3 made durable, 0 left/,
+	'start-up republishes a lost and a rewritten manifest');
+is(slurp_bin(canonical($_)), $staged{$_}, "after the restart: version $_ holds the staged bytes")
+  for 4 .. 6;
+is(pending(), '0', 'after the restart: nothing pending');
+
+# 4. DescribeTableVersion of the latest version whose file is lost:
+# repaired and served.
+sub describe
+{
+	return $http->post($gw->url . '/v1/table/load%24t1/version/describe',
+		{ content => encode_json({ version => $_[0] }) });
+}
+is(create(7)->{status}, 200, 'create 7: 200');
+is(create(8)->{status}, 200, 'create 8: 200');
+unlink(canonical(8)) or die "unlink: $!";
+my $r = describe(8);
+is($r->{status}, 200, 'describe of version 8 with its file lost: 200');
+is(eval { decode_json($r->{content})->{version}{version} }, 8, '... version 8');
+is(slurp_bin(canonical(8)), $staged{8}, '... and its file is back with the staged bytes');
+is($node->safe_psql('postgres',
+	q{SELECT string_agg(version::text, ',' ORDER BY version) FROM lance_namespace.publications}),
+	'7', '... and only version 7 is still pending');
+# a cleanup removes version 7's file below 8's: not rewritten, retired
+unlink(canonical(7)) or die "unlink: $!";
+is(describe(7)->{status}, 404, 'describe of version 7, removed by a cleanup: 404');
+ok(!-e canonical(7), '... its file is not rewritten');
+is($node->safe_psql('postgres',
+	q{SELECT string_agg(version::text, ',' ORDER BY version) FROM lance_namespace.versions}),
+	'1,2,3,4,5,6,8', '... and it is retired');
+is(pending(), '0', '... with its bytes');
+
+# 5. A retry of an acknowledged create (staging file gone) gets its answer.
+is(create(9)->{status}, 200, 'create 9: 200');
+my $again = $http->post($gw->url . '/v1/table/load%24t1/version/create',
+	{ content => encode_json({ version => 9,
+		manifest_path => "$dir/" . canonical_name(9) . "-$$-9" }) });
+is($again->{status}, 200, 'a retry of create 9 after its answer: 200');
+is(slurp_bin(canonical(9)), $staged{9}, '... and the file still holds the staged bytes');
+
+# 6. The default interval: the publisher prunes by itself; a clean stop
+# leaves nothing pending either.
+$gw->stop;
+$gw = LanceGatewayTest::Gateway->start(bin => $bin, db => $db, root => $root,
+	log => $log, args => ['--quiet'], owner => $$);
+is(pending(), '0', 'start-up published version 9');
+is(create(10)->{status}, 200, 'create 10 (default interval): 200');
+my $deadline = time() + 10;
+sleep(0.05) while pending() ne '0' && time() < $deadline;
+is(pending(), '0', 'the publisher made it durable and pruned it');
+$gw->stop;
+$gw = LanceGatewayTest::Gateway->start(bin => $bin, db => $db, root => $root,
+	log => $log, args => [@hour], owner => $$);
+is(create(11)->{status}, 200, 'create 11: 200');
+is(pending(), '1', '... pending for the next hour');
+is($gw->stop, 0, 'SIGTERM stops the gateway cleanly');
+is(pending(), '0', '... after a last pass that published what was pending');
+
+# 7. A gateway whose role is not the catalog's owner: each create flushes
+# its manifest (nothing held), and works.
+$node->safe_psql('postgres', q{CREATE ROLE pub_tenant LOGIN;
+	SELECT lance_namespace.lance_grant('pub_tenant', ARRAY['load'], 'write')});
+$size_before = -s $log;
+$gw = LanceGatewayTest::Gateway->start(bin => $bin, db => "$db user=pub_tenant", root => $root,
+	log => $log, args => ['--quiet'], owner => $$);
+like(substr(LanceGatewayTest::slurp($log), $size_before),
+	qr/the gateway's role is not the catalog's owner.*every create flushes its manifest/,
+	'a gateway that is not the owner says it flushes each create');
+is(create(12)->{status}, 200, 'create 12 by a non-owner gateway: 200');
+is(slurp_bin(canonical(12)), $staged{12}, '... its file holds the staged bytes');
+is(pending(), '0', '... and the catalog holds no bytes for it');
+$gw->stop;
+
+$node->stop;
+done_testing();
