@@ -264,7 +264,8 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 		int			n;
 		bool	   *ok;
 		const char **paths;
-		int			nok = 0;
+		int			nok = 0;		/* files to flush */
+		int			nprune = 0;		/* rows to delete: those and cleanups */
 		GwStorage  *st = NULL;
 
 		if (PQresultStatus(res) != PGRES_TUPLES_OK)
@@ -308,18 +309,20 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 			{
 				/* the client's cleanup removed it: not to be rewritten */
 				counts->removed++;
-				st = s;
 				ok[i] = true;
+				nprune++;
 				continue;
 			}
 			bytes = PQunescapeBytea((const unsigned char *) PQgetvalue(res, i, 4), &blen);
-			if (bytes != NULL)
+			if (bytes == NULL)
+				gw_error_set(&e, GW_ERR_INTERNAL, "out of memory");
+			else
 				r = s->republish(s, canon, bytes, blen, false, &e);
 			PQfreemem(bytes);
 			if (r < 0)
 			{
 				fprintf(stderr, "%s: publication of %s: %s%s%s\n", GW_PROGRAM, canon,
-						bytes ? e.message : "out of memory", e.detail[0] ? ": " : "", e.detail);
+						e.message, e.detail[0] ? ": " : "", e.detail);
 				counts->failed++;
 				continue;
 			}
@@ -331,6 +334,7 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 			st = s;
 			ok[i] = true;
 			paths[nok++] = canon;
+			nprune++;
 		}
 		if (nok > 0 && !st->sync_published(st, paths, nok, err))
 		{
@@ -339,7 +343,7 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 			PQclear(res);
 			return false;
 		}
-		if (nok > 0)
+		if (nprune > 0)
 		{
 			long		k = prune(conn, res, ok, err);
 

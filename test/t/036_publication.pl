@@ -188,6 +188,21 @@ is(create(11)->{status}, 200, 'create 11: 200');
 is(pending(), '1', '... pending for the next hour');
 is($gw->stop, 0, 'SIGTERM stops the gateway cleanly');
 is(pending(), '0', '... after a last pass that published what was pending');
+$gw = LanceGatewayTest::Gateway->start(bin => $bin, db => $db, root => $root,
+	log => $log, args => [@hour], owner => $$);
+# 21's file lost and repaired by a describe (its row goes); then a cleanup
+# removes 20's file below 21's, so that the last pass has only that row,
+# which it prunes without rewriting the file
+is(create(20)->{status}, 200, 'create 20: 200');
+is(create(21)->{status}, 200, 'create 21: 200');
+unlink(canonical(21)) or die "unlink: $!";
+is(describe(21)->{status}, 200, 'describe of 21 with its file lost: 200');
+is(pending(), '1', '... its row pruned once repaired (20 pending)');
+unlink(canonical(20)) or die "unlink: $!";
+$gw->stop;
+is(pending(), '0', 'a pass with only a cleaned-up row prunes it');
+ok(!-e canonical(20), '... without rewriting the file a cleanup removed below a later manifest');
+is(slurp_bin(canonical(21)), $staged{21}, '... and with the later one in place');
 
 # 7. A gateway whose role is not the catalog's owner: each create flushes
 # its manifest (nothing held), and works.
