@@ -246,7 +246,7 @@ main(int argc, char **argv)
 	 * the publisher thread starts with the signals blocked, like the rest.
 	 */
 	if (!gw_publish_start())
-		die("cannot publish the manifests the catalog holds%s%s", "", "");
+		die("cannot publish the manifests the catalog holds");
 
 	if (!gw_server_start(addr->ai_addr))
 		die("cannot listen on %s:%s", gw_config.listen_host, gw_config.listen_port);
