@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,25 +194,8 @@ static const GwOption options[] = {
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
 #define OPT_BASE 256			/* getopt values: OPT_BASE + index */
 
-/*
- * bad_usage
- *		Report a wrong option value or combination; exit with status 2.
- */
-static void
-bad_usage(const char *fmt,...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void
-bad_usage(const char *fmt,...)
-{
-	va_list		ap;
-
-	fprintf(stderr, "%s: ", GW_PROGRAM);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
+/* a wrong option value or combination: exit with status 2 */
+#define bad_usage(...) gw_fatal(2, __VA_ARGS__)
 
 /*
  * parse_long

@@ -107,3 +107,22 @@ gw_error_body(const GwError *err, const char *instance)
 	json_decref(obj);
 	return text;
 }
+
+/*
+ * gw_fatal
+ *		Print "lance-namespace-gateway: " and the message, and exit with
+ *		status: 2 for a wrong option (config.c), 1 for a failed start
+ *		(main.c).
+ */
+void
+gw_fatal(int status, const char *fmt,...)
+{
+	va_list		ap;
+
+	fprintf(stderr, "%s: ", GW_PROGRAM);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(status);
+}

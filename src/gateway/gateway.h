@@ -133,5 +133,7 @@ extern void gw_error_detail(GwError *err, const char *fmt,...)
 extern int	gw_status_for_code(int code);
 extern char *gw_error_body(const GwError *err, const char *instance);
 extern void gw_error_clear(GwError *err);
+extern void gw_fatal(int status, const char *fmt,...)
+			__attribute__((format(printf, 2, 3), noreturn));
 
 #endif							/* LANCE_GATEWAY_H */

@@ -13,7 +13,6 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,25 +31,8 @@
 #include "publish.h"
 #include "sweep.h"
 
-/*
- * die
- *		Print a start-up error and exit.
- */
-static void
-die(const char *fmt,...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void
-die(const char *fmt,...)
-{
-	va_list		ap;
-
-	fprintf(stderr, "%s: ", GW_PROGRAM);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
+/* a failed start: exit with status 1 */
+#define die(...) gw_fatal(1, __VA_ARGS__)
 
 /*
  * is_loopback
