@@ -20,10 +20,10 @@
 
 /* The routes the gateway serves itself, without a binding. */
 static const GwRoute own_routes[] = {
-	{"/health", GW_GET, GW_ROUTE_HEALTH, NULL, "Health"},
-	{"/ready", GW_GET, GW_ROUTE_READY, NULL, "Ready"},
-	{"/metrics", GW_GET, GW_ROUTE_METRICS, NULL, "Metrics"},
-	{"/v1/events", GW_GET, GW_ROUTE_EVENTS, NULL, "ChangeFeed"},
+	{"/health", GW_GET, GW_ROUTE_HEALTH, NULL, "Health", {NULL}, 0},
+	{"/ready", GW_GET, GW_ROUTE_READY, NULL, "Ready", {NULL}, 0},
+	{"/metrics", GW_GET, GW_ROUTE_METRICS, NULL, "Metrics", {NULL}, 0},
+	{"/v1/events", GW_GET, GW_ROUTE_EVENTS, NULL, "ChangeFeed", {NULL}, 0},
 };
 
 /*
@@ -42,6 +42,9 @@ static const struct
 	{"DropTable", GW_ROUTE_TABLE_DROP},
 	{"RegisterTable", GW_ROUTE_TABLE_REGISTER},
 };
+
+static int	split_path(char *copy, char **seg, int maxseg);
+static bool split_pattern(GwRoute *route);
 
 /* own_routes, then the extension's; built once at start, then read-only */
 static GwRoute *routes;
@@ -165,6 +168,9 @@ gw_route_add(const char *path, const char *methods, const char *operation,
 		if ((routes = calloc(nown, sizeof(GwRoute))) == NULL)
 			goto oom;
 		memcpy(routes, own_routes, sizeof(own_routes));
+		for (int i = 0; i < nown; i++)
+			if (!split_pattern(&routes[i]))
+				goto oom;
 		nroutes = nown;
 	}
 	if ((grown = realloc(routes, (nroutes + 1) * sizeof(GwRoute))) == NULL)
@@ -184,6 +190,12 @@ gw_route_add(const char *path, const char *methods, const char *operation,
 	r->function = strdup(binding);
 	if (r->pattern == NULL || r->operation == NULL || r->function == NULL)
 		goto oom;
+	if (!split_pattern(r))
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.rest_routes: cannot serve %s (%s)",
+					 path, binding);
+		return false;
+	}
 	nroutes++;
 	return true;
 
@@ -312,28 +324,39 @@ split_path(char *copy, char **seg, int maxseg)
 }
 
 /*
+ * split_pattern
+ *		Split a route's pattern into its segments, once, in a copy that
+ *		lives as long as the route.  False for a pattern that cannot be
+ *		split (out of memory, too many segments).
+ */
+static bool
+split_pattern(GwRoute *route)
+{
+	char	   *copy = strdup(route->pattern);
+
+	route->nseg = copy ? split_path(copy, route->seg, GW_ROUTE_MAX_SEGMENTS) : -1;
+	if (route->nseg < 0)
+		free(copy);
+	return route->nseg >= 0;
+}
+
+/*
  * match_one
- *		Match path segments against one pattern; on success *id points at
+ *		Match path segments against a route's pattern (split when the
+ *		route was added, not per request); on success *id points at
  *		the {id} segment (or stays NULL if the pattern has none).
  */
 static bool
-match_one(const char *pattern, char **seg, int nseg, const char **id)
+match_one(const GwRoute *route, char **seg, int nseg, const char **id)
 {
-	char		buf[128];
-	char	   *pseg[16];
-	int			np;
-
-	strncpy(buf, pattern, sizeof(buf) - 1);
-	buf[sizeof(buf) - 1] = '\0';
-	np = split_path(buf, pseg, 16);
-	if (np != nseg)
+	if (route->nseg != nseg)
 		return false;
 	*id = NULL;
-	for (int i = 0; i < np; i++)
+	for (int i = 0; i < nseg; i++)
 	{
-		if (strcmp(pseg[i], "{id}") == 0)
+		if (strcmp(route->seg[i], "{id}") == 0)
 			*id = seg[i];
-		else if (strcmp(pseg[i], seg[i]) != 0)
+		else if (strcmp(route->seg[i], seg[i]) != 0)
 			return false;
 	}
 	return true;
@@ -382,7 +405,7 @@ gw_route_match(const char *path, int method, const GwRoute **route, char **raw_i
 	{
 		const char *id = NULL;
 
-		if (!match_one(routes[i].pattern, seg, nseg, &id))
+		if (!match_one(&routes[i], seg, nseg, &id))
 			continue;
 		*route = &routes[i];
 		if (routes[i].kind == GW_ROUTE_UNSUPPORTED)

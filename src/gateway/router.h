@@ -31,6 +31,8 @@ typedef enum GwRouteKind
 	GW_ROUTE_UNSUPPORTED		/* data operation: 406 code 0 */
 } GwRouteKind;
 
+#define GW_ROUTE_MAX_SEGMENTS 16
+
 typedef struct GwRoute
 {
 	const char *pattern;		/* e.g. "/v1/table/{id}/describe" */
@@ -38,6 +40,9 @@ typedef struct GwRoute
 	GwRouteKind kind;
 	const char *function;		/* lance_namespace.<function>(jsonb) */
 	const char *operation;		/* spec operation name, for messages */
+	/* the pattern's segments, split once when the route is added */
+	char	   *seg[GW_ROUTE_MAX_SEGMENTS];
+	int			nseg;
 } GwRoute;
 
 /* The JSON type that a query parameter becomes in the request model. */
