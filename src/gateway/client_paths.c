@@ -18,6 +18,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,9 +48,10 @@ gw_client_manifest_path(const char *location)
 
 /*
  * client_form
- *		Replace version.manifest_path by its object-store path.
+ *		Replace version.manifest_path by its object-store path; true if
+ *		that changed it.
  */
-static void
+static bool
 client_form(json_t *version)
 {
 	json_t	   *jpath = json_object_get(version, "manifest_path");
@@ -60,34 +62,38 @@ client_form(json_t *version)
 		const char *client = gw_client_manifest_path(path);
 
 		if (client != path)
+		{
 			json_object_set_new(version, "manifest_path", json_string(client));
+			return true;
+		}
 	}
+	return false;
 }
 
 /*
  * gw_client_paths
  *		Rewrite the manifest paths of a DescribeTableVersion ("version")
- *		or ListTableVersions ("versions") answer (malloc'd JSON text);
- *		returns the new text (result freed) or result unchanged.
+ *		or ListTableVersions ("versions") answer, res (parsed from result,
+ *		malloc'd JSON text); returns the new text (result freed), or
+ *		result itself when no path changes.
  */
 char *
-gw_client_paths(char *result)
+gw_client_paths(json_t *res, char *result)
 {
-	json_t	   *res = json_loads(result, 0, NULL);
 	json_t	   *versions;
 	json_t	   *v;
 	size_t		i;
+	bool		changed = false;
 	char	   *text;
 
-	if (res == NULL)
-		return result;
 	if (json_is_object(json_object_get(res, "version")))
-		client_form(json_object_get(res, "version"));
+		changed |= client_form(json_object_get(res, "version"));
 	versions = json_object_get(res, "versions");
 	json_array_foreach(versions, i, v)
-		client_form(v);
+		changed |= client_form(v);
+	if (!changed)
+		return result;
 	text = json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(res);
 	if (text == NULL)
 		return result;
 	free(result);

@@ -25,7 +25,7 @@
 #include "pool.h"
 #include "router.h"
 
-static const char *call_statement_name(const char *function);
+static const char *call_statement(const char *function, const char **sql);
 
 typedef enum TxOutcome
 {
@@ -159,15 +159,22 @@ rollback(PGconn *conn)
 
 /*
  * gw_db_call_sql
- *		The call statement of a function (SQL_CALL) into buf, and its
- *		prepared statement's name: a string that lives as long as the
- *		program, or NULL (run it unnamed).
+ *		The prepared statement name of a call and its statement (SQL_CALL)
+ *		into *sql: strings that live as long as the program, made once per
+ *		function (see call_statement).  NULL (run it unnamed, *sql into
+ *		buf) if the table is full.
  */
 const char *
-gw_db_call_sql(const char *function, char *buf, size_t len)
+gw_db_call_sql(const char *function, const char **sql, char *buf, size_t len)
 {
-	snprintf(buf, len, SQL_CALL, function);
-	return call_statement_name(function);
+	const char *name = call_statement(function, sql);
+
+	if (name == NULL)
+	{
+		snprintf(buf, len, SQL_CALL, function);
+		*sql = buf;
+	}
+	return name;
 }
 
 /*
@@ -469,6 +476,8 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	PGconn	   *conn = c->conn;
 	char		sqlstate[6] = "";
 	char		sql[1024];
+	const char *name;
+	const char *call_sql;
 	PGresult   *res = NULL;
 	const char *params[4];
 	char	   *result;
@@ -518,7 +527,8 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	params[1] = info->headers_json;
 	params[2] = info->method;
 	params[3] = info->path;
-	pipe_query(&p, gw_db_call_sql(function, sql, sizeof(sql)), sql, 4, params, &res);
+	name = gw_db_call_sql(function, &call_sql, sql, sizeof(sql));
+	pipe_query(&p, name, call_sql, 4, params, &res);
 	if (commit_in_pipe && !implicit)
 		pipe_query(&p, STMT_COMMIT, "COMMIT", 0, NULL, NULL);
 	/* the Sync of an implicit transaction is its COMMIT */
@@ -610,31 +620,43 @@ backoff(int attempt)
 }
 
 /*
- * call_statement_name
- *		The prepared statement name of a call, "gw_<function>", from a
- *		small table so that it is a string that lives as long as the
- *		program.  NULL (run it unnamed) if the table is full.
+ * call_statement
+ *		The prepared statement name of a call, "gw_<function>", and its
+ *		SQL into *sql, from a small table so that both are strings that
+ *		live as long as the program.  NULL (run it unnamed) if the table is
+ *		full.
  */
 static const char *
-call_statement_name(const char *function)
+call_statement(const char *function, const char **sql)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static char *names[GW_MAX_PREPARED];
+	static char *sqls[GW_MAX_PREPARED];
 	static int	nnames;
-	char	   *found = NULL;
+	int			found = -1;
+	size_t		len = strlen(SQL_CALL) + strlen(function);
 
 	pthread_mutex_lock(&lock);
-	for (int i = 0; i < nnames && found == NULL; i++)
+	for (int i = 0; i < nnames && found < 0; i++)
 		if (strcmp(names[i] + 3, function) == 0)
-			found = names[i];
-	if (found == NULL && nnames < GW_MAX_PREPARED && strlen(function) < 60 &&
-		(found = malloc(strlen(function) + 4)) != NULL)
+			found = i;
+	if (found < 0 && nnames < GW_MAX_PREPARED && strlen(function) < 60 &&
+		(names[nnames] = malloc(strlen(function) + 4)) != NULL)
 	{
-		sprintf(found, "gw_%s", function);
-		names[nnames++] = found;
+		if ((sqls[nnames] = malloc(len)) == NULL)
+			free(names[nnames]);
+		else
+		{
+			sprintf(names[nnames], "gw_%s", function);
+			snprintf(sqls[nnames], len, SQL_CALL, function);
+			found = nnames++;
+		}
 	}
 	pthread_mutex_unlock(&lock);
-	return found;
+	if (found < 0)
+		return NULL;
+	*sql = sqls[found];
+	return names[found];
 }
 
 /*

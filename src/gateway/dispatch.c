@@ -152,7 +152,7 @@ gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
 				   const char *instance, GwResponse *resp)
 {
 	GwError		vend_err;
-
+	json_t	   *res;
 	const char *op = call->route->operation;
 
 	if (result != NULL && (strcmp(op, "DeclareTable") == 0 || strcmp(op, "DescribeTable") == 0))
@@ -164,16 +164,21 @@ gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
 			err = &vend_err;
 	}
 	else if (result != NULL && (strcmp(op, "DescribeTableVersion") == 0 ||
-								strcmp(op, "ListTableVersions") == 0))
+								strcmp(op, "ListTableVersions") == 0) &&
+			 (res = json_loads(result, 0, NULL)) != NULL)
 	{
 		/* a manifest gone from disk: 404, the row retired (table_files.c) */
 		gw_error_clear(&vend_err);
-		if (strcmp(op, "DescribeTableVersion") == 0)
-			result = gw_describe_version_check(call->request, &call->info, result, &vend_err);
-		if (result == NULL)
+		if (strcmp(op, "DescribeTableVersion") == 0 &&
+			!gw_describe_version_check(call->request, &call->info, res, &vend_err))
+		{
+			free(result);
+			result = NULL;
 			err = &vend_err;
+		}
 		else
-			result = gw_client_paths(result);	/* one spelling: client_paths.c */
+			result = gw_client_paths(res, result);	/* one spelling: client_paths.c */
+		json_decref(res);
 	}
 	if (result == NULL)
 		gw_respond_error(resp, err, instance);

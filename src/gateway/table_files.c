@@ -193,16 +193,15 @@ gw_later_manifest(GwStorage *st, const char *dir, int64_t version)
 
 /*
  * gw_describe_version_check
- *		result is rest_describe_table_version's answer (malloc'd, taken
- *		over).  Returns it, or, when the version's local manifest is gone
- *		(see the file header), NULL with err TableVersionNotFound after
- *		retiring the row.
+ *		res is rest_describe_table_version's answer, parsed.  True, or,
+ *		when the version's local manifest is gone (see the file header),
+ *		false with err TableVersionNotFound after retiring the row.  A
+ *		latest manifest lost by a crash is rewritten from the catalog.
  */
-char *
-gw_describe_version_check(json_t *request, const GwRequestInfo *info, char *result,
+bool
+gw_describe_version_check(json_t *request, const GwRequestInfo *info, json_t *res,
 						  GwError *err)
 {
-	json_t	   *res = json_loads(result, 0, NULL);
 	json_t	   *v = json_object_get(res, "version");
 	const char *path = json_string_value(json_object_get(v, "manifest_path"));
 	json_int_t	version = json_integer_value(json_object_get(v, "version"));
@@ -247,11 +246,9 @@ gw_describe_version_check(json_t *request, const GwRequestInfo *info, char *resu
 		gw_error_set(err, GW_ERR_VERSION_NOT_FOUND,
 					 "version %" JSON_INTEGER_FORMAT " not found: its manifest %s is gone "
 					 "from storage (a cleanup of old versions removed it)", version, path);
-		free(result);
-		result = NULL;
+		return false;
 	}
-	json_decref(res);
-	return result;
+	return true;
 }
 
 /* One listed manifest */

@@ -20,8 +20,8 @@ extern bool gw_table_location_inside(const char *dir);
 extern bool gw_table_remove_data(const char *dir, int64_t min_age_ms, long *removed,
 								 GwError *err);
 extern bool gw_later_manifest(GwStorage *st, const char *dir, int64_t version);
-extern char *gw_describe_version_check(json_t *request, const GwRequestInfo *info,
-									   char *result, GwError *err);
+extern bool gw_describe_version_check(json_t *request, const GwRequestInfo *info,
+									  json_t *res, GwError *err);
 extern char *gw_register_table(const char *function, json_t *request,
 							   const GwRequestInfo *info, GwError *err);
 extern char *gw_drop_table(const char *function, json_t *request,
