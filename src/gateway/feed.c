@@ -8,56 +8,58 @@
  *	  log of frames shared by every subscriber, together with the cursor
  *	  that ends each poll: that cursor and the log's head always go
  *	  together.  The log is bounded (--sse-queue frames, --sse-queue-bytes
- *	  bytes); a subscriber is only a position in it.  Its stream thread
- *	  (stream.c) blocks in gw_feed_read() until the log has frames past
- *	  its position or a heartbeat is due.  A subscriber whose position
- *	  falls off the log's tail did not keep up and is closed, so memory
- *	  stays bounded however many subscribe.
+ *	  bytes); a subscriber is only a position in it.  A subscriber whose
+ *	  position falls off the log's tail did not keep up and is closed, so
+ *	  memory stays bounded however many subscribe.
  *
- *	  A subscriber starts in its first gw_feed_read(), once the poller is
- *	  connected and has a cursor: at the cursor and head of when it
- *	  subscribed, or else of now.  A client that resumes (Last-Event-ID,
- *	  since) is first caught up from its cursor with lance_changes() on a
- *	  pooled connection.  The hello, those commits and the cursor as the
- *	  event id go out before the log's frames.
+ *	  A subscriber's stream is a libmicrohttpd callback response, served
+ *	  by its connection's loop like any other: the callback copies what
+ *	  is due (frames past its position, a heartbeat) and, when nothing
+ *	  is, suspends the connection.  Whatever needs the database is done by
+ *	  the poller on its own connection, in gw_feed_serve(), which also
+ *	  resumes the streams that have something to send or are due a look
+ *	  (a heartbeat, a client that went away).
+ *
+ *	  A subscriber starts once the poller is connected and has a cursor:
+ *	  at the cursor and head of when it subscribed, or else of then.  A
+ *	  client that resumes (Last-Event-ID, since) is first caught up from
+ *	  its cursor by the poller with lance_changes().  The hello, those
+ *	  commits and the cursor as the event id go out before the log's
+ *	  frames.
  *
  *	  When the poller loses its connection (PostgreSQL restarted) every
  *	  subscriber is told with an SSE comment; once it is back, an "event:
  *	  reconnected", and the commits made meanwhile follow.
  *
  *	  With --db-auth, a subscription authenticates like any request and
- *	  each (subscriber, table) pair is checked once (cached for a minute)
- *	  with lance_namespace.lance_has_privilege(id, 'read') under the
- *	  subscriber's role; events of tables it may not read are withheld.
+ *	  each (role, table) pair is checked by the poller (cached for a
+ *	  minute) with lance_namespace.lance_has_privilege(id, 'read') under
+ *	  that role; events of tables it may not read are withheld.
  *
  *-------------------------------------------------------------------------
  */
 #define _GNU_SOURCE
 #include <poll.h>
-#include <pthread.h>
 #include <regex.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <jansson.h>
-#include <libpq-fe.h>
-
 #include "feed.h"
 #include "feed_int.h"
 #include "metrics.h"
 #include "pathid.h"
-#include "pool.h"
+#include "server_int.h"
 
-#define PRIV_CACHE_MAX		256
+#define PRIV_CACHE_MAX		4096
 #define PRIV_CACHE_TTL_S	60
 
 #define HELLO "retry: 1000\n: subscribed to the change feed\n\n"
 #define WAITING "retry: 1000\n: the change feed is reconnecting to the database; " \
 	"the stream starts once it is back\n\n"
 #define SLOW ": disconnected: the client did not keep up with the feed\n\n"
+#define HEARTBEAT ": heartbeat\n\n"
 #define RESET(why) "event: reset\ndata: {\"message\":\"" why "\"}\n\n"
 
 /* what a subscriber missed between its cursor and the log's, in order */
@@ -78,13 +80,6 @@ typedef struct Frame
 	char	   *id_json;		/* its text */
 } Frame;
 
-typedef struct PrivEntry
-{
-	char	   *key;			/* id_json */
-	bool		allowed;
-	time_t		at;
-} PrivEntry;
-
 typedef struct FeedSub
 {
 	struct FeedSub *next;
@@ -101,22 +96,32 @@ typedef struct FeedSub
 	json_t	   *ns_filter;		/* namespace id (array), or NULL */
 	json_t	   *table_filter;	/* table id (array), or NULL */
 	char	   *role;			/* --db-auth role, or NULL */
-	PrivEntry  *cache;			/* only its stream thread uses it */
-	int			ncache;
+	bool		asking;			/* waits for the poller to check the frame at pos */
+	bool		answered;		/* the poller checked it: answer */
+	int			answer;			/* 1 may read, 0 may not, -1 unknown */
+	Frame	   *first;			/* its start, made by the poller */
+	bool		busy;			/* the poller works for it without feed_lock */
+	bool		gone;			/* freed while busy: the poller frees it */
+	int			round;			/* the poller's last round of work for it */
+	GwLoop	   *loop;			/* its stream's connection, in that loop */
+	struct MHD_Connection *conn;
 	int			fd;				/* the client's socket, -1 if unknown */
+	bool		suspended;		/* the stream waits for gw_feed_serve */
 	Frame	   *cur;			/* frame being written */
 	size_t		cur_off;
 	struct timespec last_write;
+	struct timespec last_look;	/* the stream last looked for bytes */
 } FeedSub;
 
 static pthread_mutex_t feed_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t feed_cond;	/* the feed changed (CLOCK_MONOTONIC) */
+static pthread_cond_t feed_cond;	/* the poller connected (CLOCK_MONOTONIC) */
 static FeedSub *subs;
 static atomic_int nsubs;		/* linked into subs: read without the lock */
 static bool stopping;
 static bool connected;			/* the poller is connected */
 static bool refused;			/* the database refused the poll */
 static bool started;
+static json_t *privs;			/* "role\nid_json" -> seconds, negative: may not */
 
 /* the log: frames log_tail .. log_head - 1, at their number % queue_max */
 static Frame **log_ring;
@@ -203,6 +208,19 @@ commit_frame(const char *payload)
 }
 
 /*
+ * wake
+ *		Resume the stream of s if it waits (feed_lock held).
+ */
+static void
+wake(FeedSub *s)
+{
+	if (!s->suspended)
+		return;
+	s->suspended = false;
+	gw_loop_resume(s->loop, s->conn);
+}
+
+/*
  * close_sub
  *		Make s end its stream after the comment bye (feed_lock held).
  */
@@ -213,13 +231,14 @@ close_sub(FeedSub *s, const char *bye)
 		return;
 	s->closing = true;
 	s->bye = bye;
-	pthread_cond_broadcast(&feed_cond);
+	wake(s);
 }
 
 /*
  * log_append
  *		Append f (its reference) to the log (feed_lock held), dropping the
- *		oldest frames beyond the bounds.
+ *		oldest frames beyond the bounds, and close the subscribers whose
+ *		position fell off its tail.
  */
 static void
 log_append(Frame *f)
@@ -237,23 +256,12 @@ log_append(Frame *f)
 	}
 	log_ring[log_head++ % queue_max] = f;
 	log_bytes += f->len;
-}
-
-/*
- * log_settle
- *		After the log changed (feed_lock held): close the subscribers whose
- *		position fell off its tail, and wake every stream.
- */
-static void
-log_settle(void)
-{
 	for (FeedSub *s = subs; s; s = s->next)
 		if (s->joined && s->pos < log_tail && !s->closing)
 		{
 			close_sub(s, SLOW);
 			gw_metrics_add(GW_M_SSE_SLOW_DISCONNECTS, 1);
 		}
-	pthread_cond_broadcast(&feed_cond);
 }
 
 /*
@@ -282,7 +290,6 @@ gw_feed_publish(const char *const *payloads, int n, const char *control, const c
 	log_append(frame_new(id, 0));
 	free(log_cursor);
 	log_cursor = copy;			/* NULL (out of memory): no one starts until the next */
-	log_settle();
 	pthread_mutex_unlock(&feed_lock);
 	free(frames);
 }
@@ -334,7 +341,7 @@ gw_feed_set_connected(bool up, const char *text)
 	connected = up;
 	if (text)
 		log_append(frame_new(strdup(text), 0));
-	log_settle();
+	pthread_cond_broadcast(&feed_cond);
 	pthread_mutex_unlock(&feed_lock);
 }
 
@@ -389,7 +396,9 @@ gw_feed_start(void)
 	pthread_cond_init(&feed_cond, &attr);
 	pthread_condattr_destroy(&attr);
 	log_ring = calloc(queue_max, sizeof(Frame *));
-	if (log_ring == NULL || regcomp(&cursor_form, CURSOR_FORM, REG_EXTENDED | REG_NOSUB) != 0 ||
+	privs = json_object();
+	if (log_ring == NULL || privs == NULL ||
+		regcomp(&cursor_form, CURSOR_FORM, REG_EXTENDED | REG_NOSUB) != 0 ||
 		!gw_feed_poller_start(gw_config.feed_poll_ms))
 		return false;
 	started = true;
@@ -418,7 +427,6 @@ gw_feed_stop(void)
 	stopping = true;
 	for (FeedSub *s = subs; s; s = s->next)
 		close_sub(s, ": the gateway is shutting down\n\n");
-	pthread_cond_broadcast(&feed_cond);
 	pthread_mutex_unlock(&feed_lock);
 }
 
@@ -438,48 +446,33 @@ gw_feed_join(void)
 	{
 		free(log_ring);
 		log_ring = NULL;
+		json_decref(privs);
+		privs = NULL;
 		regfree(&cursor_form);
 	}
 }
 
 /*
- * authenticate
- *		--db-auth: the role of the subscription's credentials (malloc'd),
- *		or NULL with err set.
- */
-static char *
-authenticate(json_t *headers, GwError *err)
-{
-	const char *api_key;
-	const char *bearer;
-
-	gw_credentials(headers, &api_key, &bearer);
-	return gw_db_role(api_key, bearer, err);
-}
-
-/*
  * check_privilege
- *		1 if role may read table id_json, 0 if not, -1 if the database
- *		could not say.  A role that bypasses row level security on the
- *		catalog (its owner, a superuser) reads every table, as over REST.
+ *		On the poller's connection: 1 if role may read table id_json, 0 if
+ *		not, -1 if the database could not say.  A role that bypasses row
+ *		level security on the catalog (its owner, a superuser) reads every
+ *		table, as over REST.
  */
 static int
-check_privilege(const char *role, const char *id_json)
+check_privilege(PGconn *conn, const char *role, const char *id_json)
 {
 	GwError		err;
-	GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, &err);
 	PGresult   *res;
 	const char *params[1] = {role};
 	int			answer = -1;
 
-	if (c == NULL)
-		return -1;
-	if (!gw_db_exec(c->conn, "BEGIN READ ONLY", 0, NULL, NULL, NULL, &err) ||
-		!gw_db_exec(c->conn, "SELECT pg_catalog.set_config('role', $1, true)", 1, params,
+	if (!gw_db_exec(conn, "BEGIN READ ONLY", 0, NULL, NULL, NULL, &err) ||
+		!gw_db_exec(conn, "SELECT pg_catalog.set_config('role', $1, true)", 1, params,
 					NULL, NULL, &err))
 		goto done;
 	params[0] = id_json;
-	if (gw_db_exec(c->conn,
+	if (gw_db_exec(conn,
 				   "SELECT NOT pg_catalog.row_security_active('lance_namespace.entries'::pg_catalog.regclass)"
 				   " OR lance_namespace.lance_has_privilege("
 				   "ARRAY(SELECT pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb)), 'read')",
@@ -488,74 +481,75 @@ check_privilege(const char *role, const char *id_json)
 		answer = (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0) ? 1 : 0;
 		PQclear(res);
 	}
-	else if (PQstatus(c->conn) == CONNECTION_OK && err.code == GW_ERR_PERMISSION_DENIED)
+	else if (PQstatus(conn) == CONNECTION_OK && err.code == GW_ERR_PERMISSION_DENIED)
 		answer = 0;				/* e.g. no USAGE on the schema: such a role reads nothing */
 done:
-	if (PQstatus(c->conn) == CONNECTION_OK && PQtransactionStatus(c->conn) != PQTRANS_IDLE)
-		PQclear(PQexec(c->conn, "ROLLBACK"));
-	gw_pool_release(c);
+	if (PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) != PQTRANS_IDLE)
+		PQclear(PQexec(conn, "ROLLBACK"));
 	return answer;
 }
 
 /*
- * cache_slot
- *		A new entry of the privilege cache of s for key, or NULL.
+ * cached
+ *		The cached answer for role and table id_json: 1 may read, 0 may not,
+ *		-1 unknown or too old (feed_lock held).
  */
-static PrivEntry *
-cache_slot(FeedSub *s, const char *key)
+static int
+cached(const char *role, const char *id_json)
 {
-	PrivEntry  *e;
+	char	   *key;
+	json_int_t	at = 0;
 
-	if (s->cache == NULL && (s->cache = calloc(PRIV_CACHE_MAX, sizeof(PrivEntry))) == NULL)
-		return NULL;
-	if (s->ncache == PRIV_CACHE_MAX)
+	if (asprintf(&key, "%s\n%s", role, id_json) >= 0)
 	{
-		for (int i = 0; i < s->ncache; i++)
-			free(s->cache[i].key);
-		s->ncache = 0;
+		at = json_integer_value(json_object_get(privs, key));
+		free(key);
 	}
-	e = &s->cache[s->ncache];
-	if ((e->key = strdup(key)) == NULL)
-		return NULL;
-	s->ncache++;
-	return e;
+	if (at == 0 || time(NULL) - (at > 0 ? at : -at) >= PRIV_CACHE_TTL_S)
+		return -1;
+	return at > 0;
 }
 
 /*
- * may_read
- *		Whether subscriber s may see commit frame f; counts it withheld if
- *		not.  In its stream thread, without feed_lock: the database may
- *		be asked.
+ * remember
+ *		Cache a known answer for role and table id_json (feed_lock held).
  */
-static bool
-may_read(FeedSub *s, Frame *f)
+static void
+remember(const char *role, const char *id_json, int answer)
 {
-	time_t		now = time(NULL);
-	PrivEntry  *e = NULL;
+	char	   *key;
+
+	if (answer < 0 || asprintf(&key, "%s\n%s", role, id_json) < 0)
+		return;
+	if (json_object_size(privs) >= PRIV_CACHE_MAX)
+		json_object_clear(privs);
+	json_object_set_new(privs, key, json_integer(answer ? time(NULL) : -time(NULL)));
+	free(key);
+}
+
+/*
+ * ask
+ *		On the poller's connection: whether role may read the table of f,
+ *		as the cache knows or the database says (fail closed); caches the
+ *		answer.  Takes and gives back feed_lock.
+ */
+static int
+ask(PGconn *conn, const char *role, const Frame *f)
+{
 	int			answer;
 
-	if (s->role == NULL)
-		return true;
-	for (int i = 0; f->id_json && i < s->ncache && e == NULL; i++)
-		if (strcmp(s->cache[i].key, f->id_json) == 0)
-			e = &s->cache[i];
-	if (e != NULL && now - e->at < PRIV_CACHE_TTL_S)
-		answer = e->allowed;
-	else
-	{
-		/* -1: fail closed, and ask again next time */
-		answer = f->id_json ? check_privilege(s->role, f->id_json) : 0;
-		if (answer >= 0 && e == NULL && f->id_json)
-			e = cache_slot(s, f->id_json);
-		if (answer >= 0 && e != NULL)
-		{
-			e->allowed = answer == 1;
-			e->at = now;
-		}
-	}
-	if (answer != 1)
-		gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
-	return answer == 1;
+	if (f->id_json == NULL)
+		return 0;
+	pthread_mutex_lock(&feed_lock);
+	answer = cached(role, f->id_json);
+	pthread_mutex_unlock(&feed_lock);
+	if (answer >= 0)
+		return answer;
+	answer = check_privilege(conn, role, f->id_json);
+	pthread_mutex_lock(&feed_lock);
+	remember(role, f->id_json, answer);
+	pthread_mutex_unlock(&feed_lock);
+	return answer;
 }
 
 /*
@@ -594,19 +588,17 @@ matches(const FeedSub *s, const Frame *f)
 
 /*
  * catch_up
- *		Write to out the commits that s missed between its client's cursor
- *		and s->cursor, counted in *sent, or a reset when they cannot be
- *		sent.  False when the database cannot be asked now.
+ *		On the poller's connection: write to out the commits that s missed
+ *		between its client's cursor and s->cursor, counted in *sent, or a
+ *		reset when they cannot be sent.  False when the connection failed.
  */
 static bool
-catch_up(FeedSub *s, FILE *out, int *sent)
+catch_up(PGconn *conn, FeedSub *s, FILE *out, int *sent)
 {
 	char		limit[16];
 	const char *params[3] = {s->resume, s->cursor, limit};
 	PGresult   *res;
 	GwError		err;
-	GwConn	   *c;
-	bool		lost;
 	int			n;
 
 	if (gw_feed_xmax(s->resume) > gw_feed_xmax(s->cursor))
@@ -615,20 +607,16 @@ catch_up(FeedSub *s, FILE *out, int *sent)
 					"commits may have been missed"), out);
 		return true;
 	}
-	if ((c = gw_pool_acquire(gw_config.pool_wait_ms, &err)) == NULL)
-		return false;
 	snprintf(limit, sizeof(limit), "%d", catch_up_max + 1);
-	if (!gw_db_exec(c->conn, CATCH_UP_SQL, 3, params, &res, NULL, &err))
+	if (!gw_db_exec(conn, CATCH_UP_SQL, 3, params, &res, NULL, &err))
 	{
-		lost = PQstatus(c->conn) != CONNECTION_OK;
-		gw_pool_release(c);
 		/* else the database refused the cursor (it checks more than its form) */
-		if (!lost)
-			fputs(RESET("the database refused the cursor to resume from; "
-						"commits may have been missed"), out);
-		return !lost;
+		if (PQstatus(conn) != CONNECTION_OK)
+			return false;
+		fputs(RESET("the database refused the cursor to resume from; "
+					"commits may have been missed"), out);
+		return true;
 	}
-	gw_pool_release(c);			/* before may_read needs one */
 	n = PQntuples(res);
 	if (n > catch_up_max)
 		fprintf(out, RESET("more than %d commits since the cursor to resume from: "
@@ -637,11 +625,13 @@ catch_up(FeedSub *s, FILE *out, int *sent)
 	{
 		Frame	   *f = commit_frame(PQgetvalue(res, i, 0));
 
-		if (f != NULL && matches(s, f) && may_read(s, f))
+		if (f != NULL && matches(s, f) && (s->role == NULL || ask(conn, s->role, f) == 1))
 		{
 			fputs(f->text, out);
 			(*sent)++;
 		}
+		else if (f != NULL && matches(s, f))
+			gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
 		frame_unref(f);
 	}
 	PQclear(res);
@@ -649,42 +639,47 @@ catch_up(FeedSub *s, FILE *out, int *sent)
 }
 
 /*
- * start
- *		The frame that starts the stream of s (feed_lock held, released
- *		while the database is asked): the hello, the commits since the
- *		client's cursor (or a reset), and the cursor that goes with its
- *		position as the event id.  NULL to try again later.
+ * join
+ *		Give s its position in the log: its head and cursor of now
+ *		(feed_lock held).  False when out of memory.
  */
-static Frame *
-start(FeedSub *s)
+static bool
+join(FeedSub *s)
 {
-	char	   *text = NULL;
-	size_t		len;
-	FILE	   *out;
-	int			sent = 0;
-	bool		ok;
-
-	if (!s->joined)
+	if (!s->joined && log_cursor != NULL && (s->cursor = strdup(log_cursor)) != NULL)
 	{
-		if ((s->cursor = strdup(log_cursor)) == NULL)
-			return NULL;
 		s->pos = log_head;
 		s->joined = true;
 	}
-	pthread_mutex_unlock(&feed_lock);
-	out = open_memstream(&text, &len);
+	return s->joined;
+}
+
+/*
+ * start
+ *		The frame that starts the stream of s: the hello, the commits since
+ *		the client's cursor (or a reset; on conn, the poller's connection,
+ *		without feed_lock) and the cursor that goes with its position as
+ *		the event id.  NULL to try again later.
+ */
+static Frame *
+start(FeedSub *s, PGconn *conn)
+{
+	char	   *text = NULL;
+	size_t		len;
+	FILE	   *out = open_memstream(&text, &len);
+	int			sent = 0;
+	bool		ok;
+
 	ok = out != NULL && fputs(HELLO, out) >= 0 &&
-		(s->resume == NULL || catch_up(s, out, &sent)) &&
+		(s->resume == NULL || catch_up(conn, s, out, &sent)) &&
 		fprintf(out, "id: %s\n\n", s->cursor) > 0;
 	if (out != NULL && fclose(out) != 0)
 		ok = false;
-	pthread_mutex_lock(&feed_lock);
 	if (!ok)
 	{
 		free(text);
 		return NULL;
 	}
-	s->started = true;
 	if (s->resume != NULL)
 		gw_metrics_add(GW_M_SSE_RESUMES, 1);
 	return frame_new(text, sent);
@@ -692,135 +687,220 @@ start(FeedSub *s)
 
 /*
  * next_frame
- *		The next frame s sends (a reference), or NULL if none is due
- *		(feed_lock held, released while the database is asked).
+ *		The next frame s sends (a reference), or NULL if none is due yet
+ *		(feed_lock held).
  */
 static Frame *
 next_frame(FeedSub *s)
 {
-	if (!s->started)
-		return connected && log_cursor != NULL ? start(s) : NULL;
-	/* a position that fell off the tail is closing (log_settle) */
-	while (s->pos >= log_tail && s->pos < log_head)
-	{
-		Frame	   *f = log_ring[s->pos++ % queue_max];
-		bool		ok;
+	Frame	   *f;
 
-		if (!matches(s, f))
-			continue;
-		atomic_fetch_add(&f->refs, 1);
-		if (s->role == NULL || f->commits == 0)
-			return f;
-		pthread_mutex_unlock(&feed_lock);
-		ok = may_read(s, f);
-		pthread_mutex_lock(&feed_lock);
-		if (ok)
-			return f;
-		frame_unref(f);
+	if (s->closing)
+	{
+		if (s->bye_sent || s->bye == NULL)
+			return NULL;
+		s->bye_sent = true;
+		return frame_new(strdup(s->bye), 0);
 	}
+	if (!s->started)
+	{
+		/* a resuming client's start is made by the poller (gw_feed_serve) */
+		f = s->first;
+		if (f == NULL && connected && s->resume == NULL && join(s))
+			f = start(s, NULL);
+		s->first = NULL;
+		if ((s->started = f != NULL))
+			return f;
+		if (!connected && !s->told)
+		{
+			s->told = true;
+			return frame_new(strdup(WAITING), 0);
+		}
+	}
+	/* a position that fell off the tail is closing (log_append) */
+	while (s->started && !s->asking && s->pos >= log_tail && s->pos < log_head)
+	{
+		int			answer = 1;
+
+		f = log_ring[s->pos % queue_max];
+		if (matches(s, f) && s->role != NULL && f->commits > 0)
+		{
+			/* the poller's answer for this frame, else the cache's */
+			answer = s->answered ? s->answer : f->id_json ? cached(s->role, f->id_json) : 0;
+			if (answer < 0 && !s->answered)
+			{
+				/* the poller asks the database, then wakes the stream */
+				s->asking = true;
+				gw_feed_poller_wake();
+				return NULL;
+			}
+			if (answer != 1)
+				gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
+		}
+		s->answered = false;
+		s->pos++;
+		if (answer == 1 && matches(s, f))
+		{
+			atomic_fetch_add(&f->refs, 1);
+			return f;
+		}
+	}
+	if (gw_ms_since(&s->last_write) >= heartbeat_ms)
+		return frame_new(strdup(HEARTBEAT), 0);
 	return NULL;
 }
 
 /*
- * gw_feed_read
- *		The next bytes of a stream: block until frames are due or a
- *		heartbeat is, then copy as much as fits into buf (max must be at
- *		least GW_FEED_READ_MIN).  Returns 0 at the end of the stream
- *		(closing, or the client went away).
+ * read_cb
+ *		libmicrohttpd asks for the stream's next bytes (in its loop): copy
+ *		what is due, or else suspend the connection until gw_feed_serve()
+ *		resumes it.  The end of the stream once it closed or its client
+ *		went away.
  */
-size_t
-gw_feed_read(void *stream, char *buf, size_t max)
+static ssize_t
+read_cb(void *cls, uint64_t pos, char *buf, size_t max)
 {
-	static const char hb[] = ": heartbeat\n\n";
-	FeedSub    *s = stream;
+	FeedSub    *s = cls;
+	struct pollfd p = {s->fd, POLLRDHUP, 0};
 	size_t		n = 0;
 	long		sent = 0;
 
+	(void) pos;
 	pthread_mutex_lock(&feed_lock);
-	for (;;)
+	clock_gettime(CLOCK_MONOTONIC, &s->last_look);
+	while (n < max && (s->cur != NULL || (s->cur = next_frame(s)) != NULL))
 	{
-		struct timespec due;
-		long		idle;
+		size_t		k = s->cur->len - s->cur_off;
 
-		if (s->cur != NULL)
-		{
-			size_t		k = s->cur->len - s->cur_off;
-
-			if (k > max - n)
-				k = max - n;
-			memcpy(buf + n, s->cur->text + s->cur_off, k);
-			n += k;
-			s->cur_off += k;
-			if (s->cur_off < s->cur->len)
-				break;			/* buf is full */
-			sent += s->cur->commits;
-			frame_unref(s->cur);
-			s->cur = NULL;
-			continue;
-		}
-		if (!s->closing && (s->cur = next_frame(s)) != NULL)
-		{
-			s->cur_off = 0;
-			continue;
-		}
-		if (n > 0)
-			break;
-		if (s->closing)
-		{
-			size_t		k = s->bye ? strlen(s->bye) : 0;
-
-			if (!s->bye_sent && k > 0 && k <= max)
-			{
-				s->bye_sent = true;
-				memcpy(buf, s->bye, k);
-				n = k;
-				break;
-			}
-			pthread_mutex_unlock(&feed_lock);
-			return 0;
-		}
-		if (!s->started && !connected && !s->told)
-		{
-			s->told = true;
-			memcpy(buf, WAITING, sizeof(WAITING) - 1);
-			n = sizeof(WAITING) - 1;
-			break;
-		}
-		if ((idle = gw_ms_since(&s->last_write)) >= heartbeat_ms)
-		{
-			memcpy(buf, hb, sizeof(hb) - 1);
-			n = sizeof(hb) - 1;
-			break;
-		}
-		/* wake at least twice a second to notice a client that went away */
-		clock_gettime(CLOCK_MONOTONIC, &due);
-		due = gw_after_ms(due, heartbeat_ms - idle < 500 ? heartbeat_ms - idle : 500);
-		pthread_cond_timedwait(&feed_cond, &feed_lock, &due);
-		if (s->fd >= 0)
-		{
-			struct pollfd p = {s->fd, POLLRDHUP, 0};
-
-			if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
-			{
-				s->closing = true;
-				s->bye_sent = true;
-			}
-		}
+		k = k < max - n ? k : max - n;
+		memcpy(buf + n, s->cur->text + s->cur_off, k);
+		n += k;
+		s->cur_off += k;
+		if (s->cur_off < s->cur->len)
+			break;				/* buf is full */
+		sent += s->cur->commits;
+		frame_unref(s->cur);
+		s->cur = NULL;
+		s->cur_off = 0;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &s->last_write);
+	if (n > 0)
+		s->last_write = s->last_look;
+	else if (s->closing || (s->fd >= 0 && poll(&p, 1, 0) > 0 &&
+							(p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))))
+	{
+		s->closing = s->bye_sent = true;
+		pthread_mutex_unlock(&feed_lock);
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	else
+	{
+		s->suspended = true;
+		MHD_suspend_connection(s->conn);
+	}
 	pthread_mutex_unlock(&feed_lock);
 	if (sent > 0)
 		gw_metrics_add(GW_M_SSE_EVENTS_SENT, sent);
-	return n;
+	return (ssize_t) n;
+}
+
+/*
+ * needs_poller
+ *		The first subscriber that waits for the poller and was not served
+ *		in this round (feed_lock held), or NULL.
+ */
+static FeedSub *
+needs_poller(int round)
+{
+	for (FeedSub *s = subs; s; s = s->next)
+		if (!s->busy && s->round != round &&
+			(s->asking || (!s->started && s->resume && !s->first && connected && join(s))))
+			return s;
+	return NULL;
+}
+
+/*
+ * free_sub
+ *		Free a subscriber that is no longer linked.
+ */
+static void
+free_sub(FeedSub *s)
+{
+	frame_unref(s->cur);
+	frame_unref(s->first);
+	free(s->role);
+	free(s->cursor);
+	free(s->resume);
+	json_decref(s->ns_filter);
+	json_decref(s->table_filter);
+	free(s);
+}
+
+/*
+ * gw_feed_serve
+ *		The poller's round (conn is its connection, NULL while it has
+ *		none): start the resuming subscribers, answer the streams'
+ *		privilege questions, and resume the streams that have something
+ *		to send or are due a look (a heartbeat, a client that went away).
+ */
+void
+gw_feed_serve(PGconn *conn)
+{
+	static int	round;
+	FeedSub    *s;
+
+	pthread_mutex_lock(&feed_lock);
+	round++;
+	while (conn != NULL && (s = needs_poller(round)) != NULL)
+	{
+		bool		asking = s->asking;
+		Frame	   *f = NULL;
+		int			answer = 0;
+
+		s->busy = true;
+		s->round = round;
+		if (asking && s->pos >= log_tail && s->pos < log_head)
+		{
+			f = log_ring[s->pos % queue_max];
+			atomic_fetch_add(&f->refs, 1);
+		}
+		pthread_mutex_unlock(&feed_lock);
+		if (asking && f != NULL)
+			answer = ask(conn, s->role, f);
+		else if (!asking)
+			f = start(s, conn);
+		pthread_mutex_lock(&feed_lock);
+		if (asking)
+		{
+			s->asking = false;
+			s->answered = true;
+			s->answer = answer;
+			frame_unref(f);
+		}
+		else
+			s->first = f;
+		s->busy = false;
+		if (s->gone)
+			free_sub(s);
+	}
+	for (s = subs; s; s = s->next)
+		if (s->closing || s->first || s->answered ||
+			(!s->started && connected && log_cursor && !s->resume) ||
+			(s->started && s->pos < log_head && !s->asking) ||
+			gw_ms_since(&s->last_look) >= GW_FEED_TICK_MS)
+			wake(s);
+	pthread_mutex_unlock(&feed_lock);
 }
 
 /*
  * sub_free
- *		Unlink and free a subscriber.
+ *		Unlink and free a subscriber (or leave it to the poller while it
+ *		works for it).
  */
 static void
 sub_free(FeedSub *s)
 {
+	bool		busy;
+
 	pthread_mutex_lock(&feed_lock);
 	if (s->prev || subs == s)
 		atomic_fetch_sub(&nsubs, 1);
@@ -830,20 +910,47 @@ sub_free(FeedSub *s)
 		subs = s->next;
 	if (s->next)
 		s->next->prev = s->prev;
+	s->suspended = false;
+	busy = s->gone = s->busy;
 	pthread_mutex_unlock(&feed_lock);
 	gw_feed_poller_wake();		/* perhaps the last one: stop reading */
-
 	gw_metrics_add(GW_M_SSE_SUBSCRIBERS, -1);
-	frame_unref(s->cur);
-	for (int i = 0; i < s->ncache; i++)
-		free(s->cache[i].key);
-	free(s->cache);
-	free(s->role);
-	free(s->cursor);
-	free(s->resume);
-	json_decref(s->ns_filter);
-	json_decref(s->table_filter);
-	free(s);
+	if (!busy)
+		free_sub(s);
+}
+
+/*
+ * free_cb
+ *		libmicrohttpd is done with the stream's response.
+ */
+static void
+free_cb(void *cls)
+{
+	sub_free(cls);
+}
+
+/*
+ * gw_stream_response
+ *		The response that streams a subscriber (taken over), or NULL (the
+ *		subscriber is then discarded).
+ */
+struct MHD_Response *
+gw_stream_response(GwReq *r, void *stream)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct MHD_Response *resp;
+	FeedSub    *s = stream;
+
+	ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	pthread_mutex_lock(&feed_lock);
+	s->loop = r->loop;
+	s->conn = r->conn;
+	s->fd = ci != NULL ? ci->connect_fd : -1;
+	pthread_mutex_unlock(&feed_lock);
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_cb, s, free_cb);
+	if (resp == NULL)
+		sub_free(s);
+	return resp;
 }
 
 /*
@@ -915,6 +1022,8 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 {
 	json_t	   *jd = json_object_get(req->query, "delimiter");
 	const char *delimiter = json_is_string(jd) ? json_string_value(jd) : "$";
+	const char *api_key;
+	const char *bearer;
 	FeedSub    *s;
 	GwError		err;
 
@@ -929,11 +1038,11 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 	s->fd = -1;
 	clock_gettime(CLOCK_MONOTONIC, &s->last_write);
 	gw_metrics_add(GW_M_SSE_SUBSCRIBERS, 1);	/* sub_free subtracts */
+	gw_credentials(req->headers, &api_key, &bearer);
 	if (!parse_filter(req->query, "namespace", delimiter, &s->ns_filter, &err) ||
 		!parse_filter(req->query, "table", delimiter, &s->table_filter, &err) ||
-		!parse_resume(req, &s->resume, &err))
-		goto fail;
-	if (gw_config.db_auth && (s->role = authenticate(req->headers, &err)) == NULL)
+		!parse_resume(req, &s->resume, &err) ||
+		(gw_config.db_auth && (s->role = gw_db_role(api_key, bearer, &err)) == NULL))
 		goto fail;
 
 	pthread_mutex_lock(&feed_lock);
@@ -943,11 +1052,8 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 		gw_error_set(&err, GW_ERR_UNAVAILABLE, "the gateway is shutting down");
 		goto fail;
 	}
-	if (s->resume == NULL && log_cursor != NULL && (s->cursor = strdup(log_cursor)) != NULL)
-	{
-		s->pos = log_head;
-		s->joined = true;
-	}
+	if (s->resume == NULL)
+		join(s);
 	s->next = subs;
 	if (subs)
 		subs->prev = s;
@@ -968,38 +1074,8 @@ fail:
 }
 
 /*
- * gw_feed_attach
- *		Tell a stream its client's socket, so that gw_feed_read() notices a
- *		client that went away while the stream is idle.
- */
-void
-gw_feed_attach(void *stream, int fd)
-{
-	pthread_mutex_lock(&feed_lock);
-	((FeedSub *) stream)->fd = fd;
-	pthread_mutex_unlock(&feed_lock);
-}
-
-/*
- * gw_feed_cancel
- *		End a stream whose client is gone: gw_feed_read() returns 0.
- */
-void
-gw_feed_cancel(void *stream)
-{
-	FeedSub    *s = stream;
-
-	pthread_mutex_lock(&feed_lock);
-	s->closing = true;
-	s->bye_sent = true;
-	s->fd = -1;
-	pthread_cond_broadcast(&feed_cond);
-	pthread_mutex_unlock(&feed_lock);
-}
-
-/*
  * gw_feed_discard
- *		Free a stream: after its end, or one that will not be sent.
+ *		Free a stream that will not be sent.
  */
 void
 gw_feed_discard(void *stream)

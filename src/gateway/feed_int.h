@@ -9,7 +9,12 @@
 #ifndef LANCE_GATEWAY_FEED_INT_H
 #define LANCE_GATEWAY_FEED_INT_H
 
+#include <libpq-fe.h>
+
 #include "gateway.h"
+
+/* a waiting stream looks for bytes (a heartbeat, its client gone) this often */
+#define GW_FEED_TICK_MS		500
 
 /* feed.c, for the poller */
 extern bool gw_feed_wanted(void);
@@ -19,6 +24,7 @@ extern void gw_feed_set_refused(void);
 extern void gw_feed_publish(const char *const *payloads, int n, const char *control,
 							const char *cursor);
 extern uint64_t gw_feed_xmax(const char *snap);
+extern void gw_feed_serve(PGconn *conn);
 
 /* feed_poll.c, for feed.c */
 extern bool gw_feed_poller_start(long interval_ms);

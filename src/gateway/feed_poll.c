@@ -201,9 +201,10 @@ poll_once(PGconn *conn)
 
 /*
  * wait_for_work
- *		Sleep until poked, told about subscribers, the poll interval (or,
- *		while no one subscribes, the idle ping) is due, or the connection
- *		has something to say.  Returns true for a timeout.
+ *		Sleep until woken (poked, or a subscriber came, left or asks), the
+ *		poll interval or a stream's look (or, while no one subscribes, the
+ *		idle ping) is due, or the connection has something to say.
+ *		Returns true if woken.
  */
 static bool
 wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
@@ -211,16 +212,16 @@ wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
 	struct pollfd p[2] = {{wake_pipe[0], POLLIN, 0}, {PQsocket(conn), POLLIN, 0}};
 	long		timeout = active ? poll_ms - gw_ms_since(last_poll) : FEED_IDLE_PING_MS;
 	char		drain[64];
-	int			rc;
+	bool		woken;
 
-	if (timeout < 0)
-		timeout = 0;
-	rc = poll(p, 2, (int) timeout);
-	if (rc > 0 && p[1].revents != 0)
+	if (active && timeout > GW_FEED_TICK_MS)
+		timeout = GW_FEED_TICK_MS;
+	if (poll(p, 2, timeout > 0 ? (int) timeout : 0) > 0 && p[1].revents != 0)
 		PQconsumeInput(conn);	/* a notice, or the server closing */
+	woken = p[0].revents != 0;
 	while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
 		;
-	if (rc > 0 && active)
+	if (woken && active)
 	{
 		/* a poke: poll soon, but not more often than every FEED_MIN_GAP_MS */
 		long		gap = FEED_MIN_GAP_MS - gw_ms_since(last_poll);
@@ -229,23 +230,22 @@ wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
 			poll(NULL, 0, (int) gap);
 	}
 	atomic_store(&poke_pending, false);
-	return rc == 0;
+	return woken;
 }
 
 /*
  * serve
- *		Poll on conn while it works and we are not stopping.
+ *		Poll on conn while it works and we are not stopping, and serve the
+ *		subscribers' streams (gw_feed_serve).
  */
 static void
 serve(PGconn *conn)
 {
-	struct timespec last_poll;
+	struct timespec last_poll = {0, 0};
+	bool		woken = true;
 
-	clock_gettime(CLOCK_MONOTONIC, &last_poll);
 	while (!atomic_load(&poller_stop) && PQstatus(conn) == CONNECTION_OK)
 	{
-		bool		timed_out;
-
 		if (cursor != NULL && gw_feed_drop_cursor())
 		{
 			free(cursor);
@@ -256,28 +256,37 @@ serve(PGconn *conn)
 			if (!take_cursor(conn))
 				return;
 		}
-		else if (cursor != NULL)
+		else if (cursor != NULL && (woken || gw_ms_since(&last_poll) >= poll_ms))
 		{
 			clock_gettime(CLOCK_MONOTONIC, &last_poll);
 			if (!poll_once(conn))
 				return;
 		}
-		timed_out = wait_for_work(conn, cursor != NULL, &last_poll);
-		if (timed_out && cursor == NULL)
+		gw_feed_serve(conn);
+		woken = wait_for_work(conn, cursor != NULL, &last_poll);
+		if (!woken && cursor == NULL)
 			PQclear(PQexec(conn, ""));	/* is the connection still alive? */
 	}
 }
 
 /*
  * pause_ms
- *		Sleep, waking early when the poller is told to stop.
+ *		Sleep while the poller has no connection, serving the streams;
+ *		wake early when the poller is told to stop.
  */
 static void
 pause_ms(int ms)
 {
 	struct pollfd p = {wake_pipe[0], POLLIN, 0};
+	char		drain[64];
 
-	poll(&p, 1, ms);
+	for (; ms > 0 && !atomic_load(&poller_stop); ms -= GW_FEED_TICK_MS)
+	{
+		gw_feed_serve(NULL);
+		poll(&p, 1, ms < GW_FEED_TICK_MS ? ms : GW_FEED_TICK_MS);
+		while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
+			;
+	}
 }
 
 /*
@@ -323,6 +332,7 @@ poller_main(void *arg)
 			fprintf(stderr, "%s: change feed: lost the database connection, reconnecting\n", GW_PROGRAM);
 		gw_feed_set_connected(false, atomic_load(&poller_stop) ? NULL :
 							  ": the change feed lost its database connection; reconnecting\n\n");
+		gw_feed_serve(NULL);
 	}
 	free(cursor);
 	cursor = NULL;
