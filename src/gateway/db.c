@@ -110,6 +110,25 @@ gw_db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params
 }
 
 /*
+ * pooled_query
+ *		Run one statement on a pooled connection: its result (to clear)
+ *		or NULL with err set.
+ */
+static PGresult *
+pooled_query(const char *sql, int nparams, const char *const *params, GwError *err)
+{
+	GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, err);
+	PGresult   *res = NULL;
+
+	if (c == NULL)
+		return NULL;
+	if (!gw_db_exec(c->conn, sql, nparams, params, &res, NULL, err))
+		res = NULL;
+	gw_pool_release(c);
+	return res;
+}
+
+/*
  * rollback
  *		End a failed transaction, ignoring errors (the connection is
  *		dropped by the pool if this does not work).  Nothing is sent when
@@ -422,19 +441,11 @@ role_of(PGresult *res, GwError *err)
 char *
 gw_db_role(const char *api_key, const char *bearer, GwError *err)
 {
-	GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, err);
 	const char *params[2] = {api_key, bearer};
-	PGresult   *res;
-	char	   *role = NULL;
+	PGresult   *res = pooled_query(SQL_AUTH, 2, params, err);
+	char	   *role = res ? role_of(res, err) : NULL;
 
-	if (c == NULL)
-		return NULL;
-	if (gw_db_exec(c->conn, SQL_AUTH, 2, params, &res, NULL, err))
-	{
-		role = role_of(res, err);
-		PQclear(res);
-	}
-	gw_pool_release(c);
+	PQclear(res);
 	return role;
 }
 
@@ -534,15 +545,7 @@ run_once(GwConn *c, const char *function, const char *request_json,
 		}
 		goto failed;
 	}
-	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))
-	{
-		/* not reached: the statement raises instead (SQL_CALL) */
-		PQclear(res);
-		gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", function);
-		if (commit_in_pipe)
-			return TX_FAILED;
-		goto failed;
-	}
+	/* one row, never NULL: for a NULL result the statement raises (SQL_CALL) */
 	result = strdup(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	if (result == NULL)
@@ -684,24 +687,19 @@ gw_db_call(const char *function, const char *request_json,
 
 /*
  * gw_db_ping
- *		True if a pooled connection answers SELECT 1.
+ *		True if a pooled connection answers SELECT 1 (a second one if the
+ *		first was lost).
  */
 bool
 gw_db_ping(GwError *err)
 {
 	for (int attempt = 0; attempt < 2; attempt++)
 	{
-		GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, err);
-		char		sqlstate[6] = "";
+		PGresult   *res = pooled_query("SELECT 1", 0, NULL, err);
 
-		if (c == NULL)
-			return false;
-		if (gw_db_exec(c->conn, "SELECT 1", 0, NULL, NULL, sqlstate, err))
-		{
-			gw_pool_release(c);
+		PQclear(res);
+		if (res != NULL)
 			return true;
-		}
-		gw_pool_discard(c);
 	}
 	return false;
 }
@@ -709,41 +707,20 @@ gw_db_ping(GwError *err)
 /*
  * gw_db_check_root
  *		Make sure the catalog's root location is root: set it if the catalog
- *		has none, fail if it has another.  *catalog_root gets the catalog's
- *		value (malloc'd) when it is set.
+ *		has none.  *catalog_root gets the catalog's value (malloc'd), for
+ *		the caller to compare.
  */
 bool
 gw_db_check_root(const char *root, char **catalog_root, GwError *err)
 {
-	GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, err);
-	char		sqlstate[6] = "";
-	PGresult   *res = NULL;
 	const char *params[1] = {root};
-	bool		ok = false;
+	PGresult   *res = pooled_query("SELECT COALESCE(lance_namespace.lance_root_location(),"
+								   " lance_namespace.lance_set_root_location($1), $1)",
+								   1, params, err);
 
-	*catalog_root = NULL;
-	if (c == NULL)
-		return false;
-	if (!gw_db_exec(c->conn, "SELECT lance_namespace.lance_root_location()", 0, NULL,
-				 &res, sqlstate, err))
-		goto done;
-	if (!PQgetisnull(res, 0, 0))
-	{
-		*catalog_root = strdup(PQgetvalue(res, 0, 0));
-		PQclear(res);
-		ok = true;
-		goto done;
-	}
+	*catalog_root = res ? strdup(PQgetvalue(res, 0, 0)) : NULL;
 	PQclear(res);
-	if (!gw_db_exec(c->conn, "SELECT lance_namespace.lance_set_root_location($1)", 1, params,
-				 &res, sqlstate, err))
-		goto done;
-	*catalog_root = strdup(PQgetisnull(res, 0, 0) ? root : PQgetvalue(res, 0, 0));
-	PQclear(res);
-	ok = true;
-done:
-	gw_pool_release(c);
-	return ok;
+	return *catalog_root != NULL;
 }
 
 /*
@@ -756,27 +733,20 @@ done:
 bool
 gw_db_load_routes(GwError *err)
 {
-	GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, err);
-	char		sqlstate[6] = "";
-	PGresult   *res = NULL;
-	bool		ok;
+	PGresult   *res = pooled_query("SELECT path, methods::text, operation, binding, read_only, no_body"
+								   "  FROM lance_namespace.rest_routes ORDER BY path", 0, NULL, err);
+	bool		ok = res != NULL;
 
-	if (c == NULL)
-		return false;
-	ok = gw_db_exec(c->conn, "SELECT path, methods::text, operation, binding, read_only, no_body"
-					"  FROM lance_namespace.rest_routes ORDER BY path", 0, NULL, &res, sqlstate, err);
 	for (int i = 0; ok && i < PQntuples(res); i++)
 		ok = gw_route_add(PQgetvalue(res, i, 0), PQgetvalue(res, i, 1), PQgetvalue(res, i, 2),
 						  PQgetvalue(res, i, 3), PQgetvalue(res, i, 4)[0] == 't',
 						  PQgetvalue(res, i, 5)[0] == 't', err);
 	PQclear(res);
-	res = NULL;
-	if (ok)
-		ok = gw_db_exec(c->conn, "SELECT name, type FROM lance_namespace.rest_query_parameters"
-						" ORDER BY name", 0, NULL, &res, sqlstate, err);
+	res = ok ? pooled_query("SELECT name, type FROM lance_namespace.rest_query_parameters"
+							" ORDER BY name", 0, NULL, err) : NULL;
+	ok = res != NULL;
 	for (int i = 0; ok && i < PQntuples(res); i++)
 		ok = gw_query_parameter_add(PQgetvalue(res, i, 0), PQgetvalue(res, i, 1), err);
 	PQclear(res);
-	gw_pool_release(c);
 	return ok;
 }

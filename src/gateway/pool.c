@@ -93,28 +93,15 @@ gw_pool_connect(GwError *err)
 static bool
 idle_ok(PGconn *conn)
 {
-	struct pollfd pfd;
+	struct pollfd pfd = {PQsocket(conn), POLLIN, 0};
 
-	if (PQstatus(conn) != CONNECTION_OK || PQtransactionStatus(conn) != PQTRANS_IDLE)
+	if (PQstatus(conn) != CONNECTION_OK || PQtransactionStatus(conn) != PQTRANS_IDLE || pfd.fd < 0)
 		return false;
-	pfd.fd = PQsocket(conn);
-	if (pfd.fd < 0)
-		return false;
-	for (int i = 0; i < 4; i++)
-	{
-		PGnotify   *n;
-
-		pfd.events = POLLIN;
-		pfd.revents = 0;
-		if (poll(&pfd, 1, 0) <= 0)
-			return true;
-		/* read it: a FATAL message, then end of file, marks it bad */
+	/* read it: a FATAL message, then end of file, marks it bad */
+	for (int i = 0; i < 4 && poll(&pfd, 1, 0) > 0; i++)
 		if (!PQconsumeInput(conn) || PQstatus(conn) != CONNECTION_OK)
 			return false;
-		while ((n = PQnotifies(conn)) != NULL)
-			PQfreemem(n);
-	}
-	return PQstatus(conn) == CONNECTION_OK;
+	return true;
 }
 
 /*
