@@ -130,28 +130,10 @@ poll_connect(void)
 }
 
 /*
- * take_cursor
- *		Start reading at the current snapshot.  False if the connection
- *		failed.
- */
-static bool
-take_cursor(PGconn *conn)
-{
-	PGresult   *res = PQexec(conn, "SELECT lance_namespace.lance_changes_cursor()::text");
-	bool		ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1;
-
-	if (ok)
-		cursor = strdup(PQgetvalue(res, 0, 0));
-	PQclear(res);
-	if (cursor != NULL)
-		gw_feed_publish(NULL, 0, NULL, cursor);
-	return ok && cursor != NULL;
-}
-
-/*
  * poll_once
  *		Publish the versions committed since the cursor with the cursor
- *		that follows them.  False if the connection failed.
+ *		that follows them; without a cursor, only the current one (where
+ *		the feed starts).  False if the connection failed.
  */
 static bool
 poll_once(PGconn *conn)
@@ -179,7 +161,7 @@ poll_once(PGconn *conn)
 		PQclear(res);
 		return true;			/* try again later from the same cursor */
 	}
-	if (gw_feed_xmax(next) < gw_feed_xmax(cursor))
+	if (cursor != NULL && gw_feed_xmax(next) < gw_feed_xmax(cursor))
 	{
 		/* transaction ids went back: another database (a restore) */
 		fprintf(stderr, "%s: change feed: the database's transaction ids went back; "
@@ -251,12 +233,7 @@ serve(PGconn *conn)
 			free(cursor);
 			cursor = NULL;
 		}
-		else if (cursor == NULL && gw_feed_wanted())
-		{
-			if (!take_cursor(conn))
-				return;
-		}
-		else if (cursor != NULL && (woken || gw_ms_since(&last_poll) >= poll_ms))
+		else if (cursor == NULL ? gw_feed_wanted() : woken || gw_ms_since(&last_poll) >= poll_ms)
 		{
 			clock_gettime(CLOCK_MONOTONIC, &last_poll);
 			if (!poll_once(conn))
