@@ -119,7 +119,6 @@ static FeedSub *subs;
 static atomic_int nsubs;		/* linked into subs: read without the lock */
 static bool stopping;
 static bool connected;			/* the poller is connected */
-static bool refused;			/* the database refused the poll */
 static bool started;
 static json_t *privs;			/* "role\nid_json" -> seconds, negative: may not */
 
@@ -346,21 +345,6 @@ gw_feed_set_connected(bool up, const char *text)
 }
 
 /*
- * gw_feed_set_refused
- *		The database answered but cannot serve the feed (an extension
- *		without lance_changes): the poller retries, and the gateway starts
- *		without waiting for it.
- */
-void
-gw_feed_set_refused(void)
-{
-	pthread_mutex_lock(&feed_lock);
-	refused = true;
-	pthread_cond_broadcast(&feed_cond);
-	pthread_mutex_unlock(&feed_lock);
-}
-
-/*
  * gw_feed_xmax
  *		The xmax of a pg_snapshot text ("xmin:xmax:xip,...").
  */
@@ -406,7 +390,7 @@ gw_feed_start(void)
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += gw_config.startup_wait_s;
 	pthread_mutex_lock(&feed_lock);
-	while (!connected && !refused)
+	while (!connected)
 		if (pthread_cond_timedwait(&feed_cond, &feed_lock, &deadline) != 0)
 			break;
 	if (!connected)

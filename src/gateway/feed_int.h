@@ -20,7 +20,6 @@
 extern bool gw_feed_wanted(void);
 extern bool gw_feed_drop_cursor(void);
 extern void gw_feed_set_connected(bool up, const char *text);
-extern void gw_feed_set_refused(void);
 extern void gw_feed_publish(const char *const *payloads, int n, const char *control,
 							const char *cursor);
 extern uint64_t gw_feed_xmax(const char *snap);

@@ -120,7 +120,6 @@ poll_connect(void)
 	{
 		fprintf(stderr, "%s: change feed: cannot prepare the poll: %s", GW_PROGRAM,
 				PQerrorMessage(conn));
-		gw_feed_set_refused();	/* the gateway need not wait for it to start */
 		PQclear(res);
 		PQfinish(conn);
 		return NULL;
