@@ -7,8 +7,8 @@
  *	  connection and sent as one libpq pipeline: in the common case that
  *	  statement alone, in the implicit transaction that ends at the
  *	  pipeline's Sync (one round trip, one statement).  BEGIN and COMMIT
- *	  are sent only when the transaction spans round trips: manifest files
- *	  to copy before COMMIT, or --db-auth's role switch.
+ *	  are sent only for manifest files to copy before COMMIT (a second
+ *	  round trip) or --db-auth's role switch before the call.
  *	  Serialization failures and deadlocks are retried; a stale connection
  *	  (PostgreSQL restarted) is replaced; errors become Lance error codes.
  *
@@ -36,17 +36,65 @@ typedef enum TxOutcome
 } TxOutcome;
 
 /*
+ * The statements of a request.  Each is prepared once per pooled
+ * connection (lazily, in the same pipeline as its first execution) and
+ * executed by name after that, so it is parsed and planned once per
+ * session instead of once per request.
+ */
+#define STMT_BEGIN "gw_begin"
+#define STMT_COMMIT "gw_commit"
+#define STMT_ROLE "gw_role"
+
+/*
+ * --db-auth: the role of a request's credentials ($1 x-api-key, $2 bearer
+ * token), else the --anon-role ($3), else an error: current_setting() of a
+ * parameter that does not exist (42704), recognised by its name (below).
+ * SQL_ROLE makes it the transaction's role in the same round trip as the
+ * call.
+ */
+#define NO_ROLE_GUC "lance_gateway.no_credentials"
+#define SQL_WHO \
+	"COALESCE(lance_namespace.lance_authenticate($1, $2), $3," \
+	" pg_catalog.current_setting('" NO_ROLE_GUC "'))"
+#define SQL_ROLE "SELECT pg_catalog.set_config('role', " SQL_WHO ", true)"
+
+/*
+ * The call.  The request.* settings come first: they are the output of a
+ * subquery that the planner can neither flatten (OFFSET 0) nor drop
+ * (set_config is volatile), so its row, and with it every set_config, is
+ * computed before the outer target list calls the function.
+ *
+ * A NULL result must roll the transaction back although the end of the
+ * transaction may be in the same pipeline, so it raises an error instead:
+ * current_setting() of a parameter that does not exist (42704), evaluated
+ * only when the result is NULL and recognised by its name in the message.
+ */
+#define NO_RESULT_GUC "lance_gateway.no_result"
+#define SQL_CALL \
+	"SELECT COALESCE(lance_namespace.%s($1::jsonb)::text," \
+	" pg_catalog.current_setting('" NO_RESULT_GUC "'))" \
+	" FROM (SELECT pg_catalog.set_config('request.headers', $2, true)," \
+	" pg_catalog.set_config('request.method', $3, true)," \
+	" pg_catalog.set_config('request.path', $4, true)," \
+	" pg_catalog.set_config('lance_namespace.interface', 'rest', true)" \
+	" OFFSET 0) AS request_settings"
+
+/*
  * set_error_from_result
  *		Fill err from a failed command's result (or the connection's state
- *		if there is no result), and copy the SQLSTATE ("" if none) into
- *		sqlstate_out (6 bytes).
+ *		if there is no result), copy the SQLSTATE ("" if none) into
+ *		sqlstate_out (6 bytes) and count it.  The errors the gateway's own
+ *		statements raise on purpose (NO_RESULT_GUC for the call of function,
+ *		NO_ROLE_GUC) become theirs, with no SQLSTATE.
  */
 static void
-set_error_from_result(PGconn *conn, PGresult *res, char *sqlstate_out, GwError *err)
+set_error_from_result(PGconn *conn, PGresult *res, const char *function,
+					  char *sqlstate_out, GwError *err)
 {
 	const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
 	const char *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
+	bool		own = sqlstate && primary && strcmp(sqlstate, "42704") == 0;
 
 	snprintf(sqlstate_out, 6, "%s", sqlstate ? sqlstate : "");
 
@@ -62,13 +110,24 @@ set_error_from_result(PGconn *conn, PGresult *res, char *sqlstate_out, GwError *
 		gw_error_detail(err, "%s", PQerrorMessage(conn));
 		if (sqlstate == NULL)
 			snprintf(sqlstate_out, 6, "08006");
-		return;
 	}
-	/* the rule of error_rules.c, the one lance_error_code() applies too */
-	gw_error_set(err, lance_code_for_sqlstate(sqlstate), "%s",
-				 primary ? primary : "catalog database error");
-	if (detail)
-		gw_error_detail(err, "%s", detail);
+	else if (own && function && strstr(primary, NO_RESULT_GUC) != NULL)
+		gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", function);
+	else if (own && strstr(primary, NO_ROLE_GUC) != NULL)
+		gw_error_set(err, GW_ERR_UNAUTHENTICATED,
+					 "credentials required: send x-api-key or Authorization: Bearer");
+	else
+	{
+		/* the rule of error_rules.c, the one lance_error_code() applies too */
+		gw_error_set(err, lance_code_for_sqlstate(sqlstate), "%s",
+					 primary ? primary : "catalog database error");
+		if (detail)
+			gw_error_detail(err, "%s", detail);
+		own = false;
+	}
+	if (own)
+		sqlstate_out[0] = '\0';
+	gw_metrics_db_error(sqlstate_out);
 }
 
 /*
@@ -103,8 +162,7 @@ gw_db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params
 			PQclear(res);
 		return true;
 	}
-	set_error_from_result(conn, res, sqlstate, err);
-	gw_metrics_db_error(sqlstate);
+	set_error_from_result(conn, res, NULL, sqlstate, err);
 	PQclear(res);
 	return false;
 }
@@ -143,40 +201,6 @@ rollback(PGconn *conn)
 }
 
 /*
- * The statements of a request.  Each is prepared once per pooled
- * connection (lazily, in the same pipeline as its first execution) and
- * executed by name after that, so it is parsed and planned once per
- * session instead of once per request.
- */
-#define STMT_BEGIN "gw_begin"
-#define STMT_COMMIT "gw_commit"
-#define STMT_AUTH "gw_auth"
-#define SQL_AUTH "SELECT lance_namespace.lance_authenticate($1, $2)"
-#define STMT_ROLE "gw_role"
-#define SQL_ROLE "SELECT pg_catalog.set_config('role', $1, true)"
-
-/*
- * The call.  The request.* settings come first: they are the output of a
- * subquery that the planner can neither flatten (OFFSET 0) nor drop
- * (set_config is volatile), so its row, and with it every set_config, is
- * computed before the outer target list calls the function.
- *
- * A NULL result must roll the transaction back although the end of the
- * transaction may be in the same pipeline, so it raises an error instead:
- * current_setting() of a parameter that does not exist (42704), evaluated
- * only when the result is NULL and recognised by its name in the message.
- */
-#define NO_RESULT_GUC "lance_gateway.no_result"
-#define SQL_CALL \
-	"SELECT COALESCE(lance_namespace.%s($1::jsonb)::text," \
-	" pg_catalog.current_setting('" NO_RESULT_GUC "'))" \
-	" FROM (SELECT pg_catalog.set_config('request.headers', $2, true)," \
-	" pg_catalog.set_config('request.method', $3, true)," \
-	" pg_catalog.set_config('request.path', $4, true)," \
-	" pg_catalog.set_config('lance_namespace.interface', 'rest', true)" \
-	" OFFSET 0) AS request_settings"
-
-/*
  * gw_db_call_sql
  *		The call statement of a function (SQL_CALL) into buf, and its
  *		prepared statement's name: a string that lives as long as the
@@ -190,21 +214,6 @@ gw_db_call_sql(const char *function, char *buf, size_t len)
 }
 
 /*
- * no_result
- *		The error the call statement raises for a NULL result (SQL_CALL):
- *		turn it into "returned no result" (code 18) and clear the SQLSTATE.
- */
-static bool
-no_result(const char *function, char *sqlstate, GwError *err)
-{
-	if (strcmp(sqlstate, "42704") != 0 || strstr(err->message, NO_RESULT_GUC) == NULL)
-		return false;
-	gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", function);
-	sqlstate[0] = '\0';
-	return true;
-}
-
-/*
  * gw_db_call_error
  *		The error of a failed call statement (its result, or the
  *		connection's state if res is NULL), as run_once reports it; the
@@ -214,9 +223,7 @@ void
 gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
 				 char *sqlstate, GwError *err)
 {
-	set_error_from_result(conn, res, sqlstate, err);
-	gw_metrics_db_error(sqlstate);
-	no_result(function, sqlstate, err);
+	set_error_from_result(conn, res, function, sqlstate, err);
 }
 
 /*
@@ -229,6 +236,7 @@ gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
 typedef struct Pipe
 {
 	GwConn	   *c;
+	const char *function;		/* the call's, for its errors */
 	int			n;
 	struct
 	{
@@ -287,9 +295,10 @@ gw_db_forget(GwPrepared *prep, const char *name)
 }
 
 static bool
-pipe_begin(Pipe *p, GwConn *c)
+pipe_begin(Pipe *p, GwConn *c, const char *function)
 {
 	p->c = c;
+	p->function = function;
 	p->n = 0;
 	p->send_failed = false;
 	p->commit_sent = false;
@@ -343,8 +352,7 @@ pipe_run(Pipe *p, char *sqlstate, GwError *err, void (*during) (void *), void *a
 	if (p->send_failed || PQpipelineSync(conn) != 1)
 	{
 		/* nothing more can be trusted on this connection */
-		set_error_from_result(conn, NULL, sqlstate, err);
-		gw_metrics_db_error(sqlstate);
+		set_error_from_result(conn, NULL, p->function, sqlstate, err);
 		return false;
 	}
 	if (during)
@@ -391,8 +399,7 @@ pipe_run(Pipe *p, char *sqlstate, GwError *err, void (*during) (void *), void *a
 			if (st != PGRES_PIPELINE_ABORTED && !failed)
 			{
 				failed = true;
-				set_error_from_result(conn, res, sqlstate, err);
-				gw_metrics_db_error(sqlstate);
+				set_error_from_result(conn, res, p->function, sqlstate, err);
 			}
 		}
 		PQclear(res);
@@ -400,8 +407,7 @@ pipe_run(Pipe *p, char *sqlstate, GwError *err, void (*during) (void *), void *a
 	/* the connection broke, or the protocol went out of step */
 	if (!failed)
 	{
-		set_error_from_result(conn, NULL, sqlstate, err);
-		gw_metrics_db_error(sqlstate);
+		set_error_from_result(conn, NULL, p->function, sqlstate, err);
 	}
 cleanup:
 	for (int k = 0; k < p->n; k++)
@@ -414,36 +420,16 @@ cleanup:
 }
 
 /*
- * role_of
- *		The role lance_authenticate() answered (malloc'd), else the
- *		--anon-role, else NULL with err set (401).
- */
-static char *
-role_of(PGresult *res, GwError *err)
-{
-	char	   *role = NULL;
-
-	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
-		role = strdup(PQgetvalue(res, 0, 0));
-	else if (gw_config.anon_role)
-		role = strdup(gw_config.anon_role);
-	if (role == NULL)
-		gw_error_set(err, GW_ERR_UNAUTHENTICATED,
-					 "credentials required: send x-api-key or Authorization: Bearer");
-	return role;
-}
-
-/*
  * gw_db_role
  *		--db-auth outside a call (the change feed): the role of the
- *		credentials (malloc'd), or NULL with err set.
+ *		credentials (SQL_WHO; malloc'd), or NULL with err set.
  */
 char *
 gw_db_role(const char *api_key, const char *bearer, GwError *err)
 {
-	const char *params[2] = {api_key, bearer};
-	PGresult   *res = pooled_query(SQL_AUTH, 2, params, err);
-	char	   *role = res ? role_of(res, err) : NULL;
+	const char *params[3] = {api_key, bearer, gw_config.anon_role};
+	PGresult   *res = pooled_query("SELECT " SQL_WHO, 3, params, err);
+	char	   *role = res ? strdup(PQgetvalue(res, 0, 0)) : NULL;
 
 	PQclear(res);
 	return role;
@@ -467,9 +453,8 @@ failed_lost(PGconn *conn, const char *sqlstate)
  *		One attempt of the transaction.  Without --db-auth or an after_call
  *		hook it is the call statement alone (request.* settings and
  *		SELECT rest_<op>($1)), one pipeline whose Sync commits it.
- *		Otherwise it is BEGIN; [--db-auth: lance_authenticate(), then, in a
- *		second pipeline because the role needs its answer,
- *		set_config('role')]; the call; COMMIT, where with an after_call
+ *		Otherwise it is BEGIN; [--db-auth: the role of the credentials,
+ *		SQL_ROLE]; the call; COMMIT, one pipeline, where with an after_call
  *		hook (manifest finalization) the COMMIT is sent on its own after
  *		the hook.
  */
@@ -487,42 +472,19 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	bool		implicit = commit_in_pipe && !gw_config.db_auth;
 	Pipe		p;
 
-	if (!pipe_begin(&p, c))
+	if (!pipe_begin(&p, c, function))
 	{
 		gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
 		return TX_STALE;
 	}
 	if (!implicit)
 		pipe_query(&p, STMT_BEGIN, "BEGIN", 0, NULL, NULL);
-
 	if (gw_config.db_auth)
 	{
-		char	   *role;
-
-		/*
-		 * The role depends on lance_authenticate's answer, so this part is
-		 * a round trip of its own: nothing of the call is sent before it.
-		 */
 		params[0] = info->api_key;
 		params[1] = info->bearer;
-		pipe_query(&p, STMT_AUTH, SQL_AUTH, 2, params, &res);
-		if (!pipe_run(&p, sqlstate, err, NULL, NULL))
-			goto failed;
-		role = role_of(res, err);
-		PQclear(res);
-		res = NULL;
-		if (role == NULL)
-			goto failed;
-		if (!pipe_begin(&p, c))
-		{
-			free(role);
-			gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
-			snprintf(sqlstate, sizeof(sqlstate), "08006");
-			goto failed;
-		}
-		params[0] = role;
-		pipe_query(&p, STMT_ROLE, SQL_ROLE, 1, params, NULL);
-		free(role);				/* libpq has copied it into its buffer */
+		params[2] = gw_config.anon_role;
+		pipe_query(&p, STMT_ROLE, SQL_ROLE, 3, params, NULL);
 	}
 
 	params[0] = request_json;
@@ -537,8 +499,7 @@ run_once(GwConn *c, const char *function, const char *request_json,
 		p.commit_sent = !p.send_failed;
 	if (!pipe_run(&p, sqlstate, err, hooks ? hooks->during_call : NULL, hooks ? hooks->arg : NULL))
 	{
-		if (!no_result(function, sqlstate, err) &&
-			p.commit_sent && failed_lost(conn, sqlstate))
+		if (p.commit_sent && failed_lost(conn, sqlstate))
 		{
 			/* Lost with the COMMIT on its way: the outcome is unknown. */
 			return TX_FAILED;
