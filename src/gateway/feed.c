@@ -76,8 +76,7 @@ typedef struct Frame
 	int			commits;		/* commit events in text */
 	char	   *text;			/* the SSE frames */
 	size_t		len;
-	json_t	   *id;				/* a commit's table id (array), NULL if unknown */
-	char	   *id_json;		/* its text */
+	char	   *id_json;		/* a commit's table id (JSON array), NULL if unknown */
 } Frame;
 
 typedef struct FeedSub
@@ -93,8 +92,8 @@ typedef struct FeedSub
 	bool		closing;
 	const char *bye;			/* last comment to send when closing */
 	bool		bye_sent;
-	json_t	   *ns_filter;		/* namespace id (array), or NULL */
-	json_t	   *table_filter;	/* table id (array), or NULL */
+	char	   *ns_prefix;		/* how the ids in the namespace filter begin, or NULL */
+	char	   *table_id;		/* the table filter's id, or NULL */
 	char	   *role;			/* --db-auth role, or NULL */
 	bool		asking;			/* waits for the poller to check the frame at pos */
 	bool		answered;		/* the poller checked it: answer */
@@ -164,7 +163,6 @@ frame_unref(Frame *f)
 {
 	if (f == NULL || atomic_fetch_sub(&f->refs, 1) != 1)
 		return;
-	json_decref(f->id);
 	free(f->id_json);
 	free(f->text);
 	free(f);
@@ -172,8 +170,9 @@ frame_unref(Frame *f)
 
 /*
  * commit_frame
- *		The frame of one lance_changes() payload, with its table id parsed
- *		for filters and privilege checks.
+ *		The frame of one lance_changes() payload, with its table id for
+ *		filters and privilege checks (as the JSON text jansson writes, the
+ *		same for equal ids).
  */
 static Frame *
 commit_frame(const char *payload)
@@ -198,10 +197,7 @@ commit_frame(const char *payload)
 	j = json_loads(payload, 0, NULL);
 	id = json_object_get(j, "id");
 	if (json_is_array(id))
-	{
-		f->id = json_incref(id);
 		f->id_json = json_dumps(id, JSON_COMPACT);
-	}
 	json_decref(j);
 	return f;
 }
@@ -537,37 +533,17 @@ ask(PGconn *conn, const char *role, const Frame *f)
 }
 
 /*
- * id_matches
- *		Whether the frame's table id lies under prefix (whole = exact id).
- */
-static bool
-id_matches(const Frame *f, json_t *filter, bool whole)
-{
-	size_t		n = json_array_size(filter);
-	size_t		k = json_array_size(f->id);
-
-	if (f->id == NULL || (whole ? k != n : k <= n))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!json_equal(json_array_get(f->id, i), json_array_get(filter, i)))
-			return false;
-	return true;
-}
-
-/*
  * matches
  *		Whether frame f passes the filters of s (control frames do).
  */
 static bool
 matches(const FeedSub *s, const Frame *f)
 {
-	if (f->commits == 0)
-		return true;
-	if (s->ns_filter && !id_matches(f, s->ns_filter, false))
-		return false;
-	if (s->table_filter && !id_matches(f, s->table_filter, true))
-		return false;
-	return true;
+	const char *id = f->id_json ? f->id_json : "";
+
+	return f->commits == 0 ||
+		((s->ns_prefix == NULL || strncmp(id, s->ns_prefix, strlen(s->ns_prefix)) == 0) &&
+		 (s->table_id == NULL || strcmp(id, s->table_id) == 0));
 }
 
 /*
@@ -814,8 +790,8 @@ free_sub(FeedSub *s)
 	free(s->role);
 	free(s->cursor);
 	free(s->resume);
-	json_decref(s->ns_filter);
-	json_decref(s->table_filter);
+	free(s->ns_prefix);
+	free(s->table_id);
 	free(s);
 }
 
@@ -939,28 +915,30 @@ gw_stream_response(GwReq *r, void *stream)
 
 /*
  * parse_filter
- *		The query parameter name as an id (JSON array), NULL if absent.
+ *		The query parameter name as an id's JSON text (NULL if absent); of
+ *		the namespace, only how its tables' ids begin.
  */
 static bool
-parse_filter(json_t *query, const char *name, const char *delimiter, json_t **out,
+parse_filter(json_t *query, const char *name, const char *delimiter, char **out,
 			 GwError *err)
 {
 	json_t	   *v = json_object_get(query, name);
+	json_t	   *id;
+	bool		ns = strcmp(name, "namespace") == 0;
 
 	*out = NULL;
 	if (v == NULL)
 		return true;
-	*out = gw_parse_id(json_string_value(v), delimiter, err);
-	if (*out == NULL)
+	if ((id = gw_parse_id(json_string_value(v), delimiter, err)) == NULL)
 		return false;
-	if (strcmp(name, "table") == 0 && json_array_size(*out) == 0)
-	{
+	if (!ns && json_array_size(id) == 0)
 		gw_error_set(err, GW_ERR_INVALID_INPUT, "table must name a table");
-		json_decref(*out);
-		*out = NULL;
-		return false;
-	}
-	return true;
+	else if ((*out = json_dumps(id, JSON_COMPACT)) == NULL)
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+	else if (ns)
+		(*out)[strlen(*out) - 1] = json_array_size(id) > 0 ? ',' : '\0';	/* ["a","b", */
+	json_decref(id);
+	return *out != NULL;
 }
 
 /*
@@ -1023,8 +1001,8 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 	clock_gettime(CLOCK_MONOTONIC, &s->last_write);
 	gw_metrics_add(GW_M_SSE_SUBSCRIBERS, 1);	/* sub_free subtracts */
 	gw_credentials(req->headers, &api_key, &bearer);
-	if (!parse_filter(req->query, "namespace", delimiter, &s->ns_filter, &err) ||
-		!parse_filter(req->query, "table", delimiter, &s->table_filter, &err) ||
+	if (!parse_filter(req->query, "namespace", delimiter, &s->ns_prefix, &err) ||
+		!parse_filter(req->query, "table", delimiter, &s->table_id, &err) ||
 		!parse_resume(req, &s->resume, &err) ||
 		(gw_config.db_auth && (s->role = gw_db_role(api_key, bearer, &err)) == NULL))
 		goto fail;
