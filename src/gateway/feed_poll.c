@@ -40,6 +40,7 @@
 
 #include "feed_int.h"
 #include "metrics.h"
+#include "pool.h"
 
 #define FEED_MIN_GAP_MS		5
 #define FEED_IDLE_PING_MS	30000
@@ -98,37 +99,6 @@ gw_feed_poller_wake(void)
 }
 
 /*
- * poll_connect
- *		Open the poller's connection and prepare its statements, or NULL.
- */
-static PGconn *
-poll_connect(void)
-{
-	const char *keys[] = {"connect_timeout", "fallback_application_name", "keepalives_idle",
-		"keepalives_interval", "keepalives_count", "dbname", NULL};
-	const char *vals[] = {"5", GW_PROGRAM " feed", "30", "10", "3", gw_config.db, NULL};
-	PGconn	   *conn = PQconnectdbParams(keys, vals, 1);
-	PGresult   *res;
-
-	if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
-	{
-		PQfinish(conn);
-		return NULL;
-	}
-	res = PQprepare(conn, "feed_poll", POLL_SQL, 1, NULL);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-	{
-		fprintf(stderr, "%s: change feed: cannot prepare the poll: %s", GW_PROGRAM,
-				PQerrorMessage(conn));
-		PQclear(res);
-		PQfinish(conn);
-		return NULL;
-	}
-	PQclear(res);
-	return conn;
-}
-
-/*
  * poll_once
  *		Publish the versions committed since the cursor with the cursor
  *		that follows them; without a cursor, only the current one (where
@@ -138,7 +108,7 @@ static bool
 poll_once(PGconn *conn)
 {
 	const char *params[1] = {cursor};
-	PGresult   *res = PQexecPrepared(conn, "feed_poll", 1, params, NULL, NULL, 0);
+	PGresult   *res = PQexecParams(conn, POLL_SQL, 1, NULL, params, NULL, NULL, 0);
 	const char *reset = NULL;
 	const char **payloads;
 	int			n = 0;
@@ -280,7 +250,8 @@ poller_main(void *arg)
 	(void) arg;
 	while (!atomic_load(&poller_stop))
 	{
-		PGconn	   *conn = poll_connect();
+		GwError		err;
+		PGconn	   *conn = gw_pool_connect(&err);
 
 		if (conn == NULL)
 		{
