@@ -229,7 +229,8 @@ gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
 /*
  * A pipeline: statements sent together (libpq pipeline mode) with one
  * Sync, so that they cost one network round trip instead of one each.
- * The results are read back in order; the first failure is kept.
+ * The results are read back in order: the call's is kept, and the first
+ * failure.
  */
 #define PIPE_MAX 10
 
@@ -237,12 +238,10 @@ typedef struct Pipe
 {
 	GwConn	   *c;
 	const char *function;		/* the call's, for its errors */
-	int			n;
-	struct
-	{
-		const char *prepare;	/* statement being prepared (forgotten on failure) */
-		PGresult  **keep;		/* where to keep a query's result, or NULL */
-	}			step[PIPE_MAX];
+	int			n;				/* steps sent, Prepares included */
+	const char *prepare[PIPE_MAX];	/* a Prepare's name (forgotten if it fails) */
+	int			call;			/* the step of the call */
+	PGresult   *result;			/* its result */
 	bool		send_failed;
 	bool		commit_sent;	/* a COMMIT is among the statements */
 } Pipe;
@@ -297,21 +296,21 @@ gw_db_forget(GwPrepared *prep, const char *name)
 static bool
 pipe_begin(Pipe *p, GwConn *c, const char *function)
 {
+	memset(p, 0, sizeof(*p));
 	p->c = c;
 	p->function = function;
-	p->n = 0;
-	p->send_failed = false;
-	p->commit_sent = false;
+	p->call = -1;
 	return PQenterPipelineMode(c->conn) == 1;
 }
 
 /*
  * pipe_query
- *		Queue one statement, by name (see gw_db_send) or unnamed (NULL).
+ *		Queue one statement, by name (see gw_db_send) or unnamed (NULL);
+ *		call: it is the call, whose result is kept.
  */
 static void
 pipe_query(Pipe *p, const char *name, const char *sql, int nparams,
-		   const char *const *params, PGresult **keep)
+		   const char *const *params, bool call)
 {
 	const char *preparing;
 
@@ -322,12 +321,10 @@ pipe_query(Pipe *p, const char *name, const char *sql, int nparams,
 		return;
 	}
 	if (preparing != NULL)
-	{
-		p->step[p->n].prepare = preparing;
-		p->step[p->n++].keep = NULL;
-	}
-	p->step[p->n].prepare = NULL;
-	p->step[p->n++].keep = keep;
+		p->prepare[p->n++] = preparing;
+	if (call)
+		p->call = p->n;
+	p->n++;
 }
 
 /*
@@ -335,7 +332,7 @@ pipe_query(Pipe *p, const char *name, const char *sql, int nparams,
  *		Send the Sync, run during(arg) if given while the server works,
  *		read every result and leave pipeline mode.  On failure fill err and
  *		the SQLSTATE buffer from the first failed statement ("08006" when
- *		libpq made the error: a lost connection), clear the kept results
+ *		libpq made the error: a lost connection), clear the call's result
  *		and return false.
  */
 static bool
@@ -346,9 +343,6 @@ pipe_run(Pipe *p, char *sqlstate, GwError *err, void (*during) (void *), void *a
 	bool		got = false;
 	int			i = 0;
 
-	for (int k = 0; k < p->n; k++)
-		if (p->step[k].keep)
-			*p->step[k].keep = NULL;
 	if (p->send_failed || PQpipelineSync(conn) != 1)
 	{
 		/* nothing more can be trusted on this connection */
@@ -386,16 +380,16 @@ pipe_run(Pipe *p, char *sqlstate, GwError *err, void (*during) (void *), void *a
 		got = true;
 		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
 		{
-			if (i < p->n && p->step[i].keep && *p->step[i].keep == NULL)
+			if (i == p->call && p->result == NULL)
 			{
-				*p->step[i].keep = res;
+				p->result = res;
 				continue;
 			}
 		}
 		else
 		{
-			if (i < p->n && p->step[i].prepare)
-				gw_db_forget(&p->c->prep, p->step[i].prepare);
+			if (i < p->n && p->prepare[i])
+				gw_db_forget(&p->c->prep, p->prepare[i]);
 			if (st != PGRES_PIPELINE_ABORTED && !failed)
 			{
 				failed = true;
@@ -406,16 +400,10 @@ pipe_run(Pipe *p, char *sqlstate, GwError *err, void (*during) (void *), void *a
 	}
 	/* the connection broke, or the protocol went out of step */
 	if (!failed)
-	{
 		set_error_from_result(conn, NULL, p->function, sqlstate, err);
-	}
 cleanup:
-	for (int k = 0; k < p->n; k++)
-		if (p->step[k].keep && *p->step[k].keep)
-		{
-			PQclear(*p->step[k].keep);
-			*p->step[k].keep = NULL;
-		}
+	PQclear(p->result);
+	p->result = NULL;
 	return false;
 }
 
@@ -465,7 +453,6 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	PGconn	   *conn = c->conn;
 	char		sqlstate[6] = "";
 	char		sql[1024];
-	PGresult   *res = NULL;
 	const char *params[4];
 	char	   *result;
 	bool		commit_in_pipe = !(hooks && hooks->after_call);
@@ -478,22 +465,22 @@ run_once(GwConn *c, const char *function, const char *request_json,
 		return TX_STALE;
 	}
 	if (!implicit)
-		pipe_query(&p, STMT_BEGIN, "BEGIN", 0, NULL, NULL);
+		pipe_query(&p, STMT_BEGIN, "BEGIN", 0, NULL, false);
 	if (gw_config.db_auth)
 	{
 		params[0] = info->api_key;
 		params[1] = info->bearer;
 		params[2] = gw_config.anon_role;
-		pipe_query(&p, STMT_ROLE, SQL_ROLE, 3, params, NULL);
+		pipe_query(&p, STMT_ROLE, SQL_ROLE, 3, params, false);
 	}
 
 	params[0] = request_json;
 	params[1] = info->headers_json;
 	params[2] = info->method;
 	params[3] = info->path;
-	pipe_query(&p, gw_db_call_sql(function, sql, sizeof(sql)), sql, 4, params, &res);
+	pipe_query(&p, gw_db_call_sql(function, sql, sizeof(sql)), sql, 4, params, true);
 	if (commit_in_pipe && !implicit)
-		pipe_query(&p, STMT_COMMIT, "COMMIT", 0, NULL, NULL);
+		pipe_query(&p, STMT_COMMIT, "COMMIT", 0, NULL, false);
 	/* the Sync of an implicit transaction is its COMMIT */
 	if (commit_in_pipe)
 		p.commit_sent = !p.send_failed;
@@ -507,8 +494,8 @@ run_once(GwConn *c, const char *function, const char *request_json,
 		goto failed;
 	}
 	/* one row, never NULL: for a NULL result the statement raises (SQL_CALL) */
-	result = strdup(PQgetvalue(res, 0, 0));
-	PQclear(res);
+	result = strdup(PQgetvalue(p.result, 0, 0));
+	PQclear(p.result);
 	if (result == NULL)
 	{
 		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
