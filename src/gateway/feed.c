@@ -3,22 +3,35 @@
  * feed.c
  *	  GET /v1/events: the catalog's change feed as Server-Sent Events.
  *
- *	  The poller (feed_poll.c) reads committed table versions from the
- *	  catalog's history with lance_changes() and appends them here to one
- *	  log of frames shared by every subscriber, together with the cursor
- *	  that ends each poll: that cursor and the log's head always go
- *	  together.  The log is bounded (--sse-queue frames, --sse-queue-bytes
- *	  bytes); a subscriber is only a position in it.  A subscriber whose
- *	  position falls off the log's tail did not keep up and is closed, so
- *	  memory stays bounded however many subscribe.
+ *	  The history is an outbox.  The feed's thread, the poller, keeps a
+ *	  cursor, a PostgreSQL snapshot (pg_snapshot text), and asks
+ *	  lance_namespace.lance_changes for the versions whose transactions
+ *	  became visible since; every answer carries the next cursor.  So each
+ *	  committed version is read exactly once, never one that rolled back,
+ *	  and none is lost while the database restarts: the cursor outlives
+ *	  the connection, a connection of the poller's own.  Commits are not
+ *	  serialized by a NOTIFY lock, as they were when the feed was
+ *	  LISTEN/NOTIFY.  The poller holds a cursor only while someone
+ *	  subscribes: with no subscriber it reads nothing and only keeps its
+ *	  connection alive.  It polls every LANCE_GATEWAY_FEED_POLL_MS, and at
+ *	  once (at most every FEED_MIN_GAP_MS) after the gateway committed a
+ *	  version itself (gw_feed_poke()).
+ *
+ *	  Each poll's commits are appended to one log of frames shared by
+ *	  every subscriber, followed by the poll's cursor as the stream's
+ *	  event id: that cursor and the log's head always go together.  The
+ *	  log is bounded (--sse-queue frames, --sse-queue-bytes bytes); a
+ *	  subscriber is only a position in it.  A subscriber whose position
+ *	  falls off the log's tail did not keep up and is closed, so memory
+ *	  stays bounded however many subscribe.
  *
  *	  A subscriber's stream is a libmicrohttpd callback response, served
  *	  by its connection's loop like any other: the callback copies what
  *	  is due (frames past its position, a heartbeat) and, when nothing
  *	  is, suspends the connection.  Whatever needs the database is done by
- *	  the poller on its own connection, in gw_feed_serve(), which also
- *	  resumes the streams that have something to send or are due a look
- *	  (a heartbeat, a client that went away).
+ *	  the poller on its connection (serve_subscribers), which also resumes
+ *	  the streams that have something to send or are due a look (a
+ *	  heartbeat, a client that went away).
  *
  *	  A subscriber starts once the poller is connected and has a cursor:
  *	  at the cursor and head of when it subscribed, or else of then.  A
@@ -39,21 +52,26 @@
  *-------------------------------------------------------------------------
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "feed.h"
-#include "feed_int.h"
 #include "metrics.h"
 #include "pathid.h"
 #include "server_int.h"
 
 #define PRIV_CACHE_MAX		4096
 #define PRIV_CACHE_TTL_S	60
+#define FEED_MIN_GAP_MS		5
+#define FEED_IDLE_PING_MS	30000
+#define TICK_MS				500 /* a waiting stream looks for bytes this often */
 
 #define HELLO "retry: 1000\n: subscribed to the change feed\n\n"
 #define WAITING "retry: 1000\n: the change feed is reconnecting to the database; " \
@@ -61,6 +79,14 @@
 #define SLOW ": disconnected: the client did not keep up with the feed\n\n"
 #define HEARTBEAT ": heartbeat\n\n"
 #define RESET(why) "event: reset\ndata: {\"message\":\"" why "\"}\n\n"
+
+/* the cursor and the versions after it, in the order to send them */
+#define POLL_SQL \
+	"SELECT s.cur::text, c.payload::text" \
+	"  FROM lance_namespace.lance_changes_cursor() AS s(cur)" \
+	"  LEFT JOIN lance_namespace.lance_changes($1::pg_catalog.pg_snapshot)" \
+	"       WITH ORDINALITY AS c ON true" \
+	" ORDER BY c.ordinality"
 
 /* what a subscriber missed between its cursor and the log's, in order */
 #define CATCH_UP_SQL \
@@ -105,7 +131,7 @@ typedef struct FeedSub
 	GwLoop	   *loop;			/* its stream's connection, in that loop */
 	struct MHD_Connection *conn;
 	int			fd;				/* the client's socket, -1 if unknown */
-	bool		suspended;		/* the stream waits for gw_feed_serve */
+	bool		suspended;		/* the stream waits for serve_subscribers */
 	Frame	   *cur;			/* frame being written */
 	size_t		cur_off;
 	struct timespec last_write;
@@ -118,7 +144,11 @@ static FeedSub *subs;
 static atomic_int nsubs;		/* linked into subs: read without the lock */
 static bool stopping;
 static bool connected;			/* the poller is connected */
-static bool started;
+static bool started;			/* the poller runs */
+static pthread_t poller;
+static atomic_bool poller_stop;
+static atomic_bool poke_pending;
+static int	wake_pipe[2] = {-1, -1};
 static json_t *privs;			/* "role\nid_json" -> seconds, negative: may not */
 
 /* the log: frames log_tail .. log_head - 1, at their number % queue_max */
@@ -126,7 +156,7 @@ static Frame **log_ring;
 static uint64_t log_tail;
 static uint64_t log_head;
 static size_t log_bytes;
-static char *log_cursor;		/* the poller's cursor at log_head, or NULL */
+static char *log_cursor;		/* the poller's cursor at log_head; NULL without subscribers */
 
 /* the form of a cursor, a pg_snapshot (the database checks the rest) */
 #define CURSOR_FORM "^[0-9]{1,20}:[0-9]{1,20}:([0-9]{1,20}(,[0-9]{1,20})*)?$"
@@ -166,6 +196,18 @@ frame_unref(Frame *f)
 	free(f->id_json);
 	free(f->text);
 	free(f);
+}
+
+/*
+ * wake_poller
+ *		Make the poller's wait return.
+ */
+static void
+wake_poller(void)
+{
+	/* a full pipe already wakes it */
+	if (started && write(wake_pipe[1], "x", 1) < 0 && errno != EAGAIN)
+		fprintf(stderr, "%s: change feed: cannot wake the poller\n", GW_PROGRAM);
 }
 
 /*
@@ -260,42 +302,12 @@ log_append(Frame *f)
 }
 
 /*
- * gw_feed_publish
- *		The poller read up to cursor: append the control frame (if any),
- *		the commit events of the n payloads and, if there was any, the
- *		cursor as the stream's event id.
- */
-void
-gw_feed_publish(const char *const *payloads, int n, const char *control, const char *cursor)
-{
-	char	   *copy = strdup(cursor);
-	char	   *id = NULL;
-	Frame	  **frames = n > 0 ? calloc(n, sizeof(Frame *)) : NULL;
-
-	for (int i = 0; frames && i < n; i++)
-		frames[i] = commit_frame(payloads[i]);
-	if ((n > 0 || control) && asprintf(&id, "id: %s\n\n", cursor) < 0)
-		id = NULL;
-
-	pthread_mutex_lock(&feed_lock);
-	if (control)
-		log_append(frame_new(strdup(control), 0));
-	for (int i = 0; frames && i < n; i++)
-		log_append(frames[i]);
-	log_append(frame_new(id, 0));
-	free(log_cursor);
-	log_cursor = copy;			/* NULL (out of memory): no one starts until the next */
-	pthread_mutex_unlock(&feed_lock);
-	free(frames);
-}
-
-/*
- * gw_feed_drop_cursor
+ * drop_cursor
  *		The poller would drop its cursor: true (and the log is emptied) if
  *		no one subscribes.
  */
-bool
-gw_feed_drop_cursor(void)
+static bool
+drop_cursor(void)
 {
 	bool		idle;
 
@@ -314,23 +326,12 @@ gw_feed_drop_cursor(void)
 }
 
 /*
- * gw_feed_wanted
- *		Whether anyone subscribes, so that the poller should read.
- */
-bool
-gw_feed_wanted(void)
-{
-	/* on every commit's path (gw_feed_poke): no lock */
-	return atomic_load(&nsubs) > 0;
-}
-
-/*
- * gw_feed_set_connected
+ * set_connected
  *		The poller's connection came up or went down; the comment or event
  *		text (if any) tells the subscribers.
  */
-void
-gw_feed_set_connected(bool up, const char *text)
+static void
+set_connected(bool up, const char *text)
 {
 	pthread_mutex_lock(&feed_lock);
 	connected = up;
@@ -341,95 +342,15 @@ gw_feed_set_connected(bool up, const char *text)
 }
 
 /*
- * gw_feed_xmax
+ * xmax
  *		The xmax of a pg_snapshot text ("xmin:xmax:xip,...").
  */
-uint64_t
-gw_feed_xmax(const char *snap)
+static uint64_t
+xmax(const char *snap)
 {
 	const char *colon = strchr(snap, ':');
 
 	return colon ? strtoull(colon + 1, NULL, 10) : 0;
-}
-
-/*
- * gw_feed_start
- *		Start the poller and wait (up to --startup-timeout) until it is
- *		connected.  False if the thread cannot be started.
- */
-bool
-gw_feed_start(void)
-{
-	pthread_condattr_t attr;
-	struct timespec deadline;
-
-	heartbeat_ms = gw_config.sse_heartbeat_ms;
-	queue_max = gw_config.sse_queue;
-	queue_max_bytes = gw_config.sse_queue_bytes;
-	/* a catch-up is sent at most as long as the log */
-	catch_up_max = queue_max > 3 ? queue_max - 2 : 1;
-	/* an idle stream must write before the HTTP server's idle timeout */
-	if (gw_config.request_timeout_s > 0 && heartbeat_ms > gw_config.request_timeout_s * 500L)
-		heartbeat_ms = gw_config.request_timeout_s * 500L;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&feed_cond, &attr);
-	pthread_condattr_destroy(&attr);
-	log_ring = calloc(queue_max, sizeof(Frame *));
-	privs = json_object();
-	if (log_ring == NULL || privs == NULL ||
-		regcomp(&cursor_form, CURSOR_FORM, REG_EXTENDED | REG_NOSUB) != 0 ||
-		!gw_feed_poller_start(gw_config.feed_poll_ms))
-		return false;
-	started = true;
-
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += gw_config.startup_wait_s;
-	pthread_mutex_lock(&feed_lock);
-	while (!connected)
-		if (pthread_cond_timedwait(&feed_cond, &feed_lock, &deadline) != 0)
-			break;
-	if (!connected)
-		fprintf(stderr, "%s: change feed: not connected yet; retrying in the background\n", GW_PROGRAM);
-	pthread_mutex_unlock(&feed_lock);
-	return true;
-}
-
-/*
- * gw_feed_stop
- *		Refuse new subscribers and end every stream (before the HTTP
- *		server waits for in-flight requests).
- */
-void
-gw_feed_stop(void)
-{
-	pthread_mutex_lock(&feed_lock);
-	stopping = true;
-	for (FeedSub *s = subs; s; s = s->next)
-		close_sub(s, ": the gateway is shutting down\n\n");
-	pthread_mutex_unlock(&feed_lock);
-}
-
-/*
- * gw_feed_join
- *		Stop the poller thread and close its connection.
- */
-void
-gw_feed_join(void)
-{
-	if (!started)
-		return;
-	gw_feed_poller_join();
-	started = false;
-	/* the log, unless a stream outlived the shutdown budget */
-	if (gw_feed_drop_cursor())
-	{
-		free(log_ring);
-		log_ring = NULL;
-		json_decref(privs);
-		privs = NULL;
-		regfree(&cursor_form);
-	}
 }
 
 /*
@@ -561,7 +482,7 @@ catch_up(PGconn *conn, FeedSub *s, FILE *out, int *sent)
 	GwError		err;
 	int			n;
 
-	if (gw_feed_xmax(s->resume) > gw_feed_xmax(s->cursor))
+	if (xmax(s->resume) > xmax(s->cursor))
 	{
 		fputs(RESET("the cursor to resume from is not from this database's past; "
 					"commits may have been missed"), out);
@@ -664,7 +585,7 @@ next_frame(FeedSub *s)
 	}
 	if (!s->started)
 	{
-		/* a resuming client's start is made by the poller (gw_feed_serve) */
+		/* a resuming client's start is made by the poller (serve_subscribers) */
 		f = s->first;
 		if (f == NULL && connected && s->resume == NULL && join(s))
 			f = start(s, NULL);
@@ -691,7 +612,7 @@ next_frame(FeedSub *s)
 			{
 				/* the poller asks the database, then wakes the stream */
 				s->asking = true;
-				gw_feed_poller_wake();
+				wake_poller();
 				return NULL;
 			}
 			if (answer != 1)
@@ -713,7 +634,7 @@ next_frame(FeedSub *s)
 /*
  * read_cb
  *		libmicrohttpd asks for the stream's next bytes (in its loop): copy
- *		what is due, or else suspend the connection until gw_feed_serve()
+ *		what is due, or else suspend the connection until serve_subscribers()
  *		resumes it.  The end of the stream once it closed or its client
  *		went away.
  */
@@ -796,14 +717,14 @@ free_sub(FeedSub *s)
 }
 
 /*
- * gw_feed_serve
+ * serve_subscribers
  *		The poller's round (conn is its connection, NULL while it has
  *		none): start the resuming subscribers, answer the streams'
  *		privilege questions, and resume the streams that have something
  *		to send or are due a look (a heartbeat, a client that went away).
  */
-void
-gw_feed_serve(PGconn *conn)
+static void
+serve_subscribers(PGconn *conn)
 {
 	static int	round;
 	FeedSub    *s;
@@ -846,7 +767,7 @@ gw_feed_serve(PGconn *conn)
 		if (s->closing || s->first || s->answered ||
 			(!s->started && connected && log_cursor && !s->resume) ||
 			(s->started && s->pos < log_head && !s->asking) ||
-			gw_ms_since(&s->last_look) >= GW_FEED_TICK_MS)
+			gw_ms_since(&s->last_look) >= TICK_MS)
 			wake(s);
 	pthread_mutex_unlock(&feed_lock);
 }
@@ -873,7 +794,7 @@ sub_free(FeedSub *s)
 	s->suspended = false;
 	busy = s->gone = s->busy;
 	pthread_mutex_unlock(&feed_lock);
-	gw_feed_poller_wake();		/* perhaps the last one: stop reading */
+	wake_poller();		/* perhaps the last one: stop reading */
 	gw_metrics_add(GW_M_SSE_SUBSCRIBERS, -1);
 	if (!busy)
 		free_sub(s);
@@ -911,6 +832,294 @@ gw_stream_response(GwReq *r, void *stream)
 	if (resp == NULL)
 		sub_free(s);
 	return resp;
+}
+
+/*
+ * poll_once
+ *		Append to the log the versions committed since the cursor, then
+ *		the cursor that follows them as the stream's event id; without a
+ *		cursor, take the current one (where the feed starts).  False if
+ *		the connection failed.
+ */
+static bool
+poll_once(PGconn *conn)
+{
+	const char *params[1] = {log_cursor};	/* only the poller changes it */
+	PGresult   *res = PQexecParams(conn, POLL_SQL, 1, NULL, params, NULL, NULL, 0);
+	Frame	  **frames;
+	char	   *next;
+	char	   *id = NULL;
+	bool		back;
+	int			n = 0;
+
+	gw_metrics_add(GW_M_FEED_POLLS, 1);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) < 1)
+	{
+		if (PQstatus(conn) == CONNECTION_OK)
+			fprintf(stderr, "%s: change feed: poll failed: %s", GW_PROGRAM, PQerrorMessage(conn));
+		PQclear(res);
+		return false;
+	}
+	next = strdup(PQgetvalue(res, 0, 0));
+	frames = calloc(PQntuples(res), sizeof(Frame *));
+	if (next == NULL || frames == NULL)
+	{
+		free(next);
+		PQclear(res);
+		return true;			/* try again later from the same cursor */
+	}
+	/* transaction ids that went back: another database (a restore) */
+	back = log_cursor != NULL && xmax(next) < xmax(log_cursor);
+	if (back)
+		fprintf(stderr, "%s: change feed: the database's transaction ids went back; "
+				"reading from its current snapshot\n", GW_PROGRAM);
+	for (int i = 0; !back && i < PQntuples(res); i++)
+		if (!PQgetisnull(res, i, 1))
+			frames[n++] = commit_frame(PQgetvalue(res, i, 1));
+	gw_metrics_add(GW_M_FEED_COMMITS, n);
+	if ((n > 0 || back) && asprintf(&id, "id: %s\n\n", next) < 0)
+		id = NULL;
+
+	pthread_mutex_lock(&feed_lock);
+	if (back)
+		log_append(frame_new(strdup(RESET("the database's transaction ids went back "
+										  "(a restored database); commits may have been missed")), 0));
+	for (int i = 0; i < n; i++)
+		log_append(frames[i]);
+	log_append(frame_new(id, 0));
+	free(log_cursor);
+	log_cursor = next;
+	pthread_mutex_unlock(&feed_lock);
+	free(frames);
+	PQclear(res);
+	return true;
+}
+
+/*
+ * wait_for_work
+ *		Sleep until woken (poked, or a subscriber came, left or asks), the
+ *		poll interval or a stream's look (or, while no one subscribes, the
+ *		idle ping) is due, or the connection has something to say.
+ *		Returns true if woken.
+ */
+static bool
+wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
+{
+	struct pollfd p[2] = {{wake_pipe[0], POLLIN, 0}, {PQsocket(conn), POLLIN, 0}};
+	long		timeout = active ? gw_config.feed_poll_ms - gw_ms_since(last_poll) : FEED_IDLE_PING_MS;
+	char		drain[64];
+	bool		woken;
+
+	if (active && timeout > TICK_MS)
+		timeout = TICK_MS;
+	if (poll(p, 2, timeout > 0 ? (int) timeout : 0) > 0 && p[1].revents != 0)
+		PQconsumeInput(conn);	/* a notice, or the server closing */
+	woken = p[0].revents != 0;
+	while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
+		;
+	if (woken && active)
+	{
+		/* a poke: poll soon, but not more often than every FEED_MIN_GAP_MS */
+		long		gap = FEED_MIN_GAP_MS - gw_ms_since(last_poll);
+
+		if (gap > 0)
+			poll(NULL, 0, (int) gap);
+	}
+	atomic_store(&poke_pending, false);
+	return woken;
+}
+
+/*
+ * poll_loop
+ *		Poll on conn while it works and we are not stopping, and serve the
+ *		subscribers.
+ */
+static void
+poll_loop(PGconn *conn)
+{
+	struct timespec last_poll = {0, 0};
+	bool		woken = true;
+
+	while (!atomic_load(&poller_stop) && PQstatus(conn) == CONNECTION_OK)
+	{
+		if (log_cursor != NULL && drop_cursor())
+			continue;			/* no one subscribes */
+		if (log_cursor == NULL ? atomic_load(&nsubs) > 0 :
+			woken || gw_ms_since(&last_poll) >= gw_config.feed_poll_ms)
+		{
+			clock_gettime(CLOCK_MONOTONIC, &last_poll);
+			if (!poll_once(conn))
+				return;
+		}
+		serve_subscribers(conn);
+		woken = wait_for_work(conn, log_cursor != NULL, &last_poll);
+		if (!woken && log_cursor == NULL)
+			PQclear(PQexec(conn, ""));	/* is the connection still alive? */
+	}
+}
+
+/*
+ * pause_ms
+ *		Sleep while the poller has no connection, serving the streams;
+ *		wake early when the poller is told to stop.
+ */
+static void
+pause_ms(int ms)
+{
+	struct pollfd p = {wake_pipe[0], POLLIN, 0};
+	char		drain[64];
+
+	for (; ms > 0 && !atomic_load(&poller_stop); ms -= TICK_MS)
+	{
+		serve_subscribers(NULL);
+		poll(&p, 1, ms < TICK_MS ? ms : TICK_MS);
+		while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
+			;
+	}
+}
+
+/*
+ * poller_main
+ *		The poller thread: connect, poll, reconnect with backoff.  The
+ *		cursor is kept across reconnections, so nothing committed in
+ *		between is lost.
+ */
+static void *
+poller_main(void *arg)
+{
+	int			backoff = 100;
+	bool		ever = false;
+
+	(void) arg;
+	while (!atomic_load(&poller_stop))
+	{
+		GwError		err;
+		PGconn	   *conn = gw_pool_connect(&err);
+
+		if (conn == NULL)
+		{
+			pause_ms(backoff);
+			backoff = backoff * 2 > 2000 ? 2000 : backoff * 2;
+			continue;
+		}
+		backoff = 100;
+		gw_metrics_add(GW_M_FEED_CONNECTED, 1);
+		if (ever)
+		{
+			gw_metrics_add(GW_M_FEED_RECONNECTS, 1);
+			fprintf(stderr, "%s: change feed: connected again\n", GW_PROGRAM);
+		}
+		set_connected(true, ever && log_cursor != NULL ?
+					  "event: reconnected\ndata: {\"message\":\"the change feed "
+					  "reconnected to the database; commits made meanwhile follow\"}\n\n" : NULL);
+		ever = true;
+
+		poll_loop(conn);
+
+		gw_metrics_add(GW_M_FEED_CONNECTED, -1);
+		PQfinish(conn);
+		if (!atomic_load(&poller_stop))
+			fprintf(stderr, "%s: change feed: lost the database connection, reconnecting\n", GW_PROGRAM);
+		set_connected(false, atomic_load(&poller_stop) ? NULL :
+					  ": the change feed lost its database connection; reconnecting\n\n");
+		serve_subscribers(NULL);
+	}
+	return NULL;
+}
+
+/*
+ * gw_feed_poke
+ *		The gateway committed versions: poll soon, if anyone subscribes.
+ *		One wake-up covers every poke until the poll it causes.
+ */
+void
+gw_feed_poke(void)
+{
+	if (atomic_load(&nsubs) > 0 && !atomic_exchange(&poke_pending, true))
+		wake_poller();
+}
+
+/*
+ * gw_feed_start
+ *		Start the poller and wait (up to --startup-timeout) until it is
+ *		connected.  False if the thread cannot be started.
+ */
+bool
+gw_feed_start(void)
+{
+	pthread_condattr_t attr;
+	struct timespec deadline;
+
+	heartbeat_ms = gw_config.sse_heartbeat_ms;
+	queue_max = gw_config.sse_queue;
+	queue_max_bytes = gw_config.sse_queue_bytes;
+	/* a catch-up is sent at most as long as the log */
+	catch_up_max = queue_max > 3 ? queue_max - 2 : 1;
+	/* an idle stream must write before the HTTP server's idle timeout */
+	if (gw_config.request_timeout_s > 0 && heartbeat_ms > gw_config.request_timeout_s * 500L)
+		heartbeat_ms = gw_config.request_timeout_s * 500L;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&feed_cond, &attr);
+	pthread_condattr_destroy(&attr);
+	log_ring = calloc(queue_max, sizeof(Frame *));
+	privs = json_object();
+	if (log_ring == NULL || privs == NULL ||
+		regcomp(&cursor_form, CURSOR_FORM, REG_EXTENDED | REG_NOSUB) != 0 ||
+		pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0 ||
+		pthread_create(&poller, NULL, poller_main, NULL) != 0)
+		return false;
+	started = true;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += gw_config.startup_wait_s;
+	pthread_mutex_lock(&feed_lock);
+	while (!connected)
+		if (pthread_cond_timedwait(&feed_cond, &feed_lock, &deadline) != 0)
+			break;
+	if (!connected)
+		fprintf(stderr, "%s: change feed: not connected yet; retrying in the background\n", GW_PROGRAM);
+	pthread_mutex_unlock(&feed_lock);
+	return true;
+}
+
+/*
+ * gw_feed_stop
+ *		Refuse new subscribers and end every stream (before the HTTP
+ *		server waits for in-flight requests).
+ */
+void
+gw_feed_stop(void)
+{
+	pthread_mutex_lock(&feed_lock);
+	stopping = true;
+	for (FeedSub *s = subs; s; s = s->next)
+		close_sub(s, ": the gateway is shutting down\n\n");
+	pthread_mutex_unlock(&feed_lock);
+}
+
+/*
+ * gw_feed_join
+ *		Stop the poller thread and close its connection.
+ */
+void
+gw_feed_join(void)
+{
+	if (!started)
+		return;
+	atomic_store(&poller_stop, true);
+	wake_poller();
+	pthread_join(poller, NULL);
+	started = false;
+	/* the log, unless a stream outlived the shutdown budget */
+	if (drop_cursor())
+	{
+		free(log_ring);
+		log_ring = NULL;
+		json_decref(privs);
+		privs = NULL;
+		regfree(&cursor_form);
+	}
 }
 
 /*
@@ -1023,7 +1232,7 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 	atomic_fetch_add(&nsubs, 1);
 	pthread_mutex_unlock(&feed_lock);
 	/* the first subscriber makes the poller take a cursor */
-	gw_feed_poller_wake();
+	wake_poller();
 
 	resp->status = 200;
 	resp->stream = s;
