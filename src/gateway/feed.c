@@ -280,6 +280,8 @@ close_sub(FeedSub *s, const char *bye)
 static void
 log_append(Frame *f)
 {
+	uint64_t	tail = log_tail;
+
 	if (f == NULL)
 		return;
 	while (log_head > log_tail &&
@@ -293,7 +295,7 @@ log_append(Frame *f)
 	}
 	log_ring[log_head++ % queue_max] = f;
 	log_bytes += f->len;
-	for (FeedSub *s = subs; s; s = s->next)
+	for (FeedSub *s = subs; log_tail != tail && s; s = s->next)
 		if (s->joined && s->pos < log_tail && !s->closing)
 		{
 			close_sub(s, SLOW);
