@@ -80,16 +80,17 @@ typedef enum TxOutcome
 	" OFFSET 0) AS request_settings"
 
 /*
- * set_error_from_result
+ * gw_db_call_error
  *		Fill err from a failed command's result (or the connection's state
- *		if there is no result), copy the SQLSTATE ("" if none) into
- *		sqlstate_out (6 bytes) and count it.  The errors the gateway's own
- *		statements raise on purpose (NO_RESULT_GUC for the call of function,
- *		NO_ROLE_GUC) become theirs, with no SQLSTATE.
+ *		if there is no result), copy the SQLSTATE ("" if none; "08006" for
+ *		a lost connection) into sqlstate_out (6 bytes) and count it.  The
+ *		errors the gateway's own statements raise on purpose (NO_RESULT_GUC
+ *		for the call of function, NULL if it is not a call; NO_ROLE_GUC)
+ *		become theirs, with no SQLSTATE.
  */
-static void
-set_error_from_result(PGconn *conn, PGresult *res, const char *function,
-					  char *sqlstate_out, GwError *err)
+void
+gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
+				 char *sqlstate_out, GwError *err)
 {
 	const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
@@ -162,7 +163,7 @@ gw_db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params
 			PQclear(res);
 		return true;
 	}
-	set_error_from_result(conn, res, NULL, sqlstate, err);
+	gw_db_call_error(conn, res, NULL, sqlstate, err);
 	PQclear(res);
 	return false;
 }
@@ -211,19 +212,6 @@ gw_db_call_sql(const char *function, char *buf, size_t len)
 {
 	snprintf(buf, len, SQL_CALL, function);
 	return call_statement_name(function);
-}
-
-/*
- * gw_db_call_error
- *		The error of a failed call statement (its result, or the
- *		connection's state if res is NULL), as run_once reports it; the
- *		SQLSTATE ("08006" for a lost connection) into sqlstate (6 bytes).
- */
-void
-gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
-				 char *sqlstate, GwError *err)
-{
-	set_error_from_result(conn, res, function, sqlstate, err);
 }
 
 /*
@@ -346,7 +334,7 @@ pipe_run(Pipe *p, char *sqlstate, GwError *err, void (*during) (void *), void *a
 	if (p->send_failed || PQpipelineSync(conn) != 1)
 	{
 		/* nothing more can be trusted on this connection */
-		set_error_from_result(conn, NULL, p->function, sqlstate, err);
+		gw_db_call_error(conn, NULL, p->function, sqlstate, err);
 		return false;
 	}
 	if (during)
@@ -393,14 +381,14 @@ pipe_run(Pipe *p, char *sqlstate, GwError *err, void (*during) (void *), void *a
 			if (st != PGRES_PIPELINE_ABORTED && !failed)
 			{
 				failed = true;
-				set_error_from_result(conn, res, p->function, sqlstate, err);
+				gw_db_call_error(conn, res, p->function, sqlstate, err);
 			}
 		}
 		PQclear(res);
 	}
 	/* the connection broke, or the protocol went out of step */
 	if (!failed)
-		set_error_from_result(conn, NULL, p->function, sqlstate, err);
+		gw_db_call_error(conn, NULL, p->function, sqlstate, err);
 cleanup:
 	PQclear(p->result);
 	p->result = NULL;
