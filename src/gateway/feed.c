@@ -867,6 +867,7 @@ poll_once(PGconn *conn)
 	if (next == NULL || frames == NULL)
 	{
 		free(next);
+		free(frames);
 		PQclear(res);
 		return true;			/* try again later from the same cursor */
 	}
