@@ -14,7 +14,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +23,6 @@
 #include "metrics.h"
 #include "pool.h"
 #include "router.h"
-
-static const char *call_statement_name(const char *function);
 
 typedef enum TxOutcome
 {
@@ -204,14 +201,15 @@ rollback(PGconn *conn)
 /*
  * gw_db_call_sql
  *		The call statement of a function (SQL_CALL) into buf, and its
- *		prepared statement's name: a string that lives as long as the
- *		program, or NULL (run it unnamed).
+ *		prepared statement's name: the function's own (a route's binding,
+ *		which lives as long as the program; no statement of the gateway's
+ *		is named rest_*).
  */
 const char *
 gw_db_call_sql(const char *function, char *buf, size_t len)
 {
 	snprintf(buf, len, SQL_CALL, function);
-	return call_statement_name(function);
+	return function;
 }
 
 /*
@@ -546,34 +544,6 @@ backoff(int attempt)
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = (ms % 1000) * 1000000L;
 	nanosleep(&ts, NULL);
-}
-
-/*
- * call_statement_name
- *		The prepared statement name of a call, "gw_<function>", from a
- *		small table so that it is a string that lives as long as the
- *		program.  NULL (run it unnamed) if the table is full.
- */
-static const char *
-call_statement_name(const char *function)
-{
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static char *names[GW_MAX_PREPARED];
-	static int	nnames;
-	char	   *found = NULL;
-
-	pthread_mutex_lock(&lock);
-	for (int i = 0; i < nnames && found == NULL; i++)
-		if (strcmp(names[i] + 3, function) == 0)
-			found = names[i];
-	if (found == NULL && nnames < GW_MAX_PREPARED && strlen(function) < 60 &&
-		(found = malloc(strlen(function) + 4)) != NULL)
-	{
-		sprintf(found, "gw_%s", function);
-		names[nnames++] = found;
-	}
-	pthread_mutex_unlock(&lock);
-	return found;
 }
 
 /*

@@ -40,6 +40,7 @@ typedef struct GwTxHooks
 	void	   *arg;
 } GwTxHooks;
 
+/* function: a route's binding (it names the session's prepared statement) */
 extern char *gw_db_call(const char *function, const char *request_json,
 						const GwRequestInfo *info, const GwTxHooks *hooks,
 						GwError *err);
