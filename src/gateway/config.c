@@ -246,17 +246,12 @@ set_listen(const char *name, const char *value)
 static bool
 is_choice(const char *choices, const char *value)
 {
-	size_t		n = strlen(value);
+	char		all[64];
+	char		one[64];
 
-	for (const char *p = choices; p != NULL; p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL)
-	{
-		const char *end = strchr(p, '|');
-		size_t		len = end ? (size_t) (end - p) : strlen(p);
-
-		if (len == n && strncmp(p, value, n) == 0)
-			return true;
-	}
-	return false;
+	snprintf(all, sizeof(all), "|%s|", choices);
+	snprintf(one, sizeof(one), "|%s|", value);
+	return strlen(value) < sizeof(one) - 2 && strstr(all, one) != NULL;
 }
 
 /*

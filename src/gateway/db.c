@@ -7,14 +7,13 @@
  *	  connection and sent as one libpq pipeline: in the common case that
  *	  statement alone, in the implicit transaction that ends at the
  *	  pipeline's Sync (one round trip, one statement).  BEGIN and COMMIT
- *	  are sent only when the transaction spans round trips: manifest files
- *	  to copy before COMMIT, or --db-auth's role switch.
+ *	  are sent only for manifest files to copy before COMMIT (a second
+ *	  round trip) or --db-auth's role switch before the call.
  *	  Serialization failures and deadlocks are retried; a stale connection
  *	  (PostgreSQL restarted) is replaced; errors become Lance error codes.
  *
  *-------------------------------------------------------------------------
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +24,6 @@
 #include "pool.h"
 #include "router.h"
 
-static const char *call_statement(const char *function, const char **sql);
-
 typedef enum TxOutcome
 {
 	TX_OK,
@@ -36,17 +33,66 @@ typedef enum TxOutcome
 } TxOutcome;
 
 /*
- * set_error_from_result
- *		Fill err from a failed command's result (or the connection's state
- *		if there is no result), and copy the SQLSTATE ("" if none) into
- *		sqlstate_out (6 bytes).
+ * The statements of a request.  Each is prepared once per pooled
+ * connection (lazily, in the same pipeline as its first execution) and
+ * executed by name after that, so it is parsed and planned once per
+ * session instead of once per request.
  */
-static void
-set_error_from_result(PGconn *conn, PGresult *res, char *sqlstate_out, GwError *err)
+#define STMT_BEGIN "gw_begin"
+#define STMT_COMMIT "gw_commit"
+#define STMT_ROLE "gw_role"
+
+/*
+ * --db-auth: the role of a request's credentials ($1 x-api-key, $2 bearer
+ * token), else the --anon-role ($3), else an error: current_setting() of a
+ * parameter that does not exist (42704), recognised by its name (below).
+ * SQL_ROLE makes it the transaction's role in the same round trip as the
+ * call.
+ */
+#define NO_ROLE_GUC "lance_gateway.no_credentials"
+#define SQL_WHO \
+	"COALESCE(lance_namespace.lance_authenticate($1, $2), $3," \
+	" pg_catalog.current_setting('" NO_ROLE_GUC "'))"
+#define SQL_ROLE "SELECT pg_catalog.set_config('role', " SQL_WHO ", true)"
+
+/*
+ * The call.  The request.* settings come first: they are the output of a
+ * subquery that the planner can neither flatten (OFFSET 0) nor drop
+ * (set_config is volatile), so its row, and with it every set_config, is
+ * computed before the outer target list calls the function.
+ *
+ * A NULL result must roll the transaction back although the end of the
+ * transaction may be in the same pipeline, so it raises an error instead:
+ * current_setting() of a parameter that does not exist (42704), evaluated
+ * only when the result is NULL and recognised by its name in the message.
+ */
+#define NO_RESULT_GUC "lance_gateway.no_result"
+#define SQL_CALL \
+	"SELECT COALESCE(lance_namespace.%s($1::jsonb)::text," \
+	" pg_catalog.current_setting('" NO_RESULT_GUC "'))" \
+	" FROM (SELECT pg_catalog.set_config('request.headers', $2, true)," \
+	" pg_catalog.set_config('request.method', $3, true)," \
+	" pg_catalog.set_config('request.path', $4, true)," \
+	" pg_catalog.set_config('lance_namespace.interface', 'rest', true)" \
+	" OFFSET 0) AS request_settings"
+
+/*
+ * gw_db_call_error
+ *		Fill err from a failed command's result (or the connection's state
+ *		if there is no result), copy the SQLSTATE ("" if none; "08006" for
+ *		a lost connection) into sqlstate_out (6 bytes) and count it.  The
+ *		errors the gateway's own statements raise on purpose (NO_RESULT_GUC
+ *		for the call of function, NULL if it is not a call; NO_ROLE_GUC)
+ *		become theirs, with no SQLSTATE.
+ */
+void
+gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
+				 char *sqlstate_out, GwError *err)
 {
 	const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
 	const char *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
+	bool		own = sqlstate && primary && strcmp(sqlstate, "42704") == 0;
 
 	snprintf(sqlstate_out, 6, "%s", sqlstate ? sqlstate : "");
 
@@ -62,13 +108,24 @@ set_error_from_result(PGconn *conn, PGresult *res, char *sqlstate_out, GwError *
 		gw_error_detail(err, "%s", PQerrorMessage(conn));
 		if (sqlstate == NULL)
 			snprintf(sqlstate_out, 6, "08006");
-		return;
 	}
-	/* the rule of error_rules.c, the one lance_error_code() applies too */
-	gw_error_set(err, lance_code_for_sqlstate(sqlstate), "%s",
-				 primary ? primary : "catalog database error");
-	if (detail)
-		gw_error_detail(err, "%s", detail);
+	else if (own && function && strstr(primary, NO_RESULT_GUC) != NULL)
+		gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", function);
+	else if (own && strstr(primary, NO_ROLE_GUC) != NULL)
+		gw_error_set(err, GW_ERR_UNAUTHENTICATED,
+					 "credentials required: send x-api-key or Authorization: Bearer");
+	else
+	{
+		/* the rule of error_rules.c, the one lance_error_code() applies too */
+		gw_error_set(err, lance_code_for_sqlstate(sqlstate), "%s",
+					 primary ? primary : "catalog database error");
+		if (detail)
+			gw_error_detail(err, "%s", detail);
+		own = false;
+	}
+	if (own)
+		sqlstate_out[0] = '\0';
+	gw_metrics_db_error(sqlstate_out);
 }
 
 /*
@@ -103,10 +160,28 @@ gw_db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params
 			PQclear(res);
 		return true;
 	}
-	set_error_from_result(conn, res, sqlstate, err);
-	gw_metrics_db_error(sqlstate);
+	gw_db_call_error(conn, res, NULL, sqlstate, err);
 	PQclear(res);
 	return false;
+}
+
+/*
+ * pooled_query
+ *		Run one statement on a pooled connection: its result (to clear)
+ *		or NULL with err set.
+ */
+static PGresult *
+pooled_query(const char *sql, int nparams, const char *const *params, GwError *err)
+{
+	GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, err);
+	PGresult   *res = NULL;
+
+	if (c == NULL)
+		return NULL;
+	if (!gw_db_exec(c->conn, sql, nparams, params, &res, NULL, err))
+		res = NULL;
+	gw_pool_release(c);
+	return res;
 }
 
 /*
@@ -124,105 +199,35 @@ rollback(PGconn *conn)
 }
 
 /*
- * The statements of a request.  Each is prepared once per pooled
- * connection (lazily, in the same pipeline as its first execution) and
- * executed by name after that, so it is parsed and planned once per
- * session instead of once per request.
- */
-#define STMT_BEGIN "gw_begin"
-#define STMT_COMMIT "gw_commit"
-#define STMT_AUTH "gw_auth"
-#define SQL_AUTH "SELECT lance_namespace.lance_authenticate($1, $2)"
-#define STMT_ROLE "gw_role"
-#define SQL_ROLE "SELECT pg_catalog.set_config('role', $1, true)"
-
-/*
- * The call.  The request.* settings come first: they are the output of a
- * subquery that the planner can neither flatten (OFFSET 0) nor drop
- * (set_config is volatile), so its row, and with it every set_config, is
- * computed before the outer target list calls the function.
- *
- * A NULL result must roll the transaction back although the end of the
- * transaction may be in the same pipeline, so it raises an error instead:
- * current_setting() of a parameter that does not exist (42704), evaluated
- * only when the result is NULL and recognised by its name in the message.
- */
-#define NO_RESULT_GUC "lance_gateway.no_result"
-#define SQL_CALL \
-	"SELECT COALESCE(lance_namespace.%s($1::jsonb)::text," \
-	" pg_catalog.current_setting('" NO_RESULT_GUC "'))" \
-	" FROM (SELECT pg_catalog.set_config('request.headers', $2, true)," \
-	" pg_catalog.set_config('request.method', $3, true)," \
-	" pg_catalog.set_config('request.path', $4, true)," \
-	" pg_catalog.set_config('lance_namespace.interface', 'rest', true)" \
-	" OFFSET 0) AS request_settings"
-
-/*
  * gw_db_call_sql
- *		The prepared statement name of a call and its statement (SQL_CALL)
- *		into *sql: strings that live as long as the program, made once per
- *		function (see call_statement).  NULL (run it unnamed, *sql into
- *		buf) if the table is full.
+ *		The call statement of a function (SQL_CALL) into buf, and its
+ *		prepared statement's name: the function's own (a route's binding,
+ *		which lives as long as the program; no statement of the gateway's
+ *		is named rest_*).
  */
 const char *
-gw_db_call_sql(const char *function, const char **sql, char *buf, size_t len)
+gw_db_call_sql(const char *function, char *buf, size_t len)
 {
-	const char *name = call_statement(function, sql);
-
-	if (name == NULL)
-	{
-		snprintf(buf, len, SQL_CALL, function);
-		*sql = buf;
-	}
-	return name;
-}
-
-/*
- * no_result
- *		The error the call statement raises for a NULL result (SQL_CALL):
- *		turn it into "returned no result" (code 18) and clear the SQLSTATE.
- */
-static bool
-no_result(const char *function, char *sqlstate, GwError *err)
-{
-	if (strcmp(sqlstate, "42704") != 0 || strstr(err->message, NO_RESULT_GUC) == NULL)
-		return false;
-	gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", function);
-	sqlstate[0] = '\0';
-	return true;
-}
-
-/*
- * gw_db_call_error
- *		The error of a failed call statement (its result, or the
- *		connection's state if res is NULL), as run_once reports it; the
- *		SQLSTATE ("08006" for a lost connection) into sqlstate (6 bytes).
- */
-void
-gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
-				 char *sqlstate, GwError *err)
-{
-	set_error_from_result(conn, res, sqlstate, err);
-	gw_metrics_db_error(sqlstate);
-	no_result(function, sqlstate, err);
+	snprintf(buf, len, SQL_CALL, function);
+	return function;
 }
 
 /*
  * A pipeline: statements sent together (libpq pipeline mode) with one
  * Sync, so that they cost one network round trip instead of one each.
- * The results are read back in order; the first failure is kept.
+ * The results are read back in order: the call's is kept, and the first
+ * failure.
  */
 #define PIPE_MAX 10
 
 typedef struct Pipe
 {
 	GwConn	   *c;
-	int			n;
-	struct
-	{
-		const char *prepare;	/* statement being prepared (forgotten on failure) */
-		PGresult  **keep;		/* where to keep a query's result, or NULL */
-	}			step[PIPE_MAX];
+	const char *function;		/* the call's, for its errors */
+	int			n;				/* steps sent, Prepares included */
+	const char *prepare[PIPE_MAX];	/* a Prepare's name (forgotten if it fails) */
+	int			call;			/* the step of the call */
+	PGresult   *result;			/* its result */
 	bool		send_failed;
 	bool		commit_sent;	/* a COMMIT is among the statements */
 } Pipe;
@@ -275,22 +280,23 @@ gw_db_forget(GwPrepared *prep, const char *name)
 }
 
 static bool
-pipe_begin(Pipe *p, GwConn *c)
+pipe_begin(Pipe *p, GwConn *c, const char *function)
 {
+	memset(p, 0, sizeof(*p));
 	p->c = c;
-	p->n = 0;
-	p->send_failed = false;
-	p->commit_sent = false;
+	p->function = function;
+	p->call = -1;
 	return PQenterPipelineMode(c->conn) == 1;
 }
 
 /*
  * pipe_query
- *		Queue one statement, by name (see gw_db_send) or unnamed (NULL).
+ *		Queue one statement, by name (see gw_db_send) or unnamed (NULL);
+ *		call: it is the call, whose result is kept.
  */
 static void
 pipe_query(Pipe *p, const char *name, const char *sql, int nparams,
-		   const char *const *params, PGresult **keep)
+		   const char *const *params, bool call)
 {
 	const char *preparing;
 
@@ -301,12 +307,10 @@ pipe_query(Pipe *p, const char *name, const char *sql, int nparams,
 		return;
 	}
 	if (preparing != NULL)
-	{
-		p->step[p->n].prepare = preparing;
-		p->step[p->n++].keep = NULL;
-	}
-	p->step[p->n].prepare = NULL;
-	p->step[p->n++].keep = keep;
+		p->prepare[p->n++] = preparing;
+	if (call)
+		p->call = p->n;
+	p->n++;
 }
 
 /*
@@ -314,7 +318,7 @@ pipe_query(Pipe *p, const char *name, const char *sql, int nparams,
  *		Send the Sync, run during(arg) if given while the server works,
  *		read every result and leave pipeline mode.  On failure fill err and
  *		the SQLSTATE buffer from the first failed statement ("08006" when
- *		libpq made the error: a lost connection), clear the kept results
+ *		libpq made the error: a lost connection), clear the call's result
  *		and return false.
  */
 static bool
@@ -325,14 +329,10 @@ pipe_run(Pipe *p, char *sqlstate, GwError *err, void (*during) (void *), void *a
 	bool		got = false;
 	int			i = 0;
 
-	for (int k = 0; k < p->n; k++)
-		if (p->step[k].keep)
-			*p->step[k].keep = NULL;
 	if (p->send_failed || PQpipelineSync(conn) != 1)
 	{
 		/* nothing more can be trusted on this connection */
-		set_error_from_result(conn, NULL, sqlstate, err);
-		gw_metrics_db_error(sqlstate);
+		gw_db_call_error(conn, NULL, p->function, sqlstate, err);
 		return false;
 	}
 	if (during)
@@ -366,82 +366,46 @@ pipe_run(Pipe *p, char *sqlstate, GwError *err, void (*during) (void *), void *a
 		got = true;
 		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
 		{
-			if (i < p->n && p->step[i].keep && *p->step[i].keep == NULL)
+			if (i == p->call && p->result == NULL)
 			{
-				*p->step[i].keep = res;
+				p->result = res;
 				continue;
 			}
 		}
 		else
 		{
-			if (i < p->n && p->step[i].prepare)
-				gw_db_forget(&p->c->prep, p->step[i].prepare);
+			if (i < p->n && p->prepare[i])
+				gw_db_forget(&p->c->prep, p->prepare[i]);
 			if (st != PGRES_PIPELINE_ABORTED && !failed)
 			{
 				failed = true;
-				set_error_from_result(conn, res, sqlstate, err);
-				gw_metrics_db_error(sqlstate);
+				gw_db_call_error(conn, res, p->function, sqlstate, err);
 			}
 		}
 		PQclear(res);
 	}
 	/* the connection broke, or the protocol went out of step */
 	if (!failed)
-	{
-		set_error_from_result(conn, NULL, sqlstate, err);
-		gw_metrics_db_error(sqlstate);
-	}
+		gw_db_call_error(conn, NULL, p->function, sqlstate, err);
 cleanup:
-	for (int k = 0; k < p->n; k++)
-		if (p->step[k].keep && *p->step[k].keep)
-		{
-			PQclear(*p->step[k].keep);
-			*p->step[k].keep = NULL;
-		}
+	PQclear(p->result);
+	p->result = NULL;
 	return false;
-}
-
-/*
- * role_of
- *		The role lance_authenticate() answered (malloc'd), else the
- *		--anon-role, else NULL with err set (401).
- */
-static char *
-role_of(PGresult *res, GwError *err)
-{
-	char	   *role = NULL;
-
-	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
-		role = strdup(PQgetvalue(res, 0, 0));
-	else if (gw_config.anon_role)
-		role = strdup(gw_config.anon_role);
-	if (role == NULL)
-		gw_error_set(err, GW_ERR_UNAUTHENTICATED,
-					 "credentials required: send x-api-key or Authorization: Bearer");
-	return role;
 }
 
 /*
  * gw_db_role
  *		--db-auth outside a call (the change feed): the role of the
- *		credentials (malloc'd), or NULL with err set.
+ *		credentials (SQL_WHO; malloc'd), or NULL with err set.
  */
 char *
 gw_db_role(const char *api_key, const char *bearer, GwError *err)
 {
-	GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, err);
-	const char *params[2] = {api_key, bearer};
-	PGresult   *res;
-	char	   *role = NULL;
+	const char *params[3] = {api_key, bearer, gw_config.anon_role};
+	PGresult   *res = pooled_query("SELECT " SQL_WHO, 3, params, err);
+	char	   *role = res ? strdup(PQgetvalue(res, 0, 0)) : NULL;
 
-	if (c == NULL)
-		return NULL;
-	if (gw_db_exec(c->conn, SQL_AUTH, 2, params, &res, NULL, err))
-	{
-		role = role_of(res, err);
-		PQclear(res);
-	}
-	gw_pool_release(c);
+	PQclear(res);
 	return role;
 }
 
@@ -463,9 +427,8 @@ failed_lost(PGconn *conn, const char *sqlstate)
  *		One attempt of the transaction.  Without --db-auth or an after_call
  *		hook it is the call statement alone (request.* settings and
  *		SELECT rest_<op>($1)), one pipeline whose Sync commits it.
- *		Otherwise it is BEGIN; [--db-auth: lance_authenticate(), then, in a
- *		second pipeline because the role needs its answer,
- *		set_config('role')]; the call; COMMIT, where with an after_call
+ *		Otherwise it is BEGIN; [--db-auth: the role of the credentials,
+ *		SQL_ROLE]; the call; COMMIT, one pipeline, where with an after_call
  *		hook (manifest finalization) the COMMIT is sent on its own after
  *		the hook.
  */
@@ -476,85 +439,49 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	PGconn	   *conn = c->conn;
 	char		sqlstate[6] = "";
 	char		sql[1024];
-	const char *name;
-	const char *call_sql;
-	PGresult   *res = NULL;
 	const char *params[4];
 	char	   *result;
 	bool		commit_in_pipe = !(hooks && hooks->after_call);
 	bool		implicit = commit_in_pipe && !gw_config.db_auth;
 	Pipe		p;
 
-	if (!pipe_begin(&p, c))
+	if (!pipe_begin(&p, c, function))
 	{
 		gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
 		return TX_STALE;
 	}
 	if (!implicit)
-		pipe_query(&p, STMT_BEGIN, "BEGIN", 0, NULL, NULL);
-
+		pipe_query(&p, STMT_BEGIN, "BEGIN", 0, NULL, false);
 	if (gw_config.db_auth)
 	{
-		char	   *role;
-
-		/*
-		 * The role depends on lance_authenticate's answer, so this part is
-		 * a round trip of its own: nothing of the call is sent before it.
-		 */
 		params[0] = info->api_key;
 		params[1] = info->bearer;
-		pipe_query(&p, STMT_AUTH, SQL_AUTH, 2, params, &res);
-		if (!pipe_run(&p, sqlstate, err, NULL, NULL))
-			goto failed;
-		role = role_of(res, err);
-		PQclear(res);
-		res = NULL;
-		if (role == NULL)
-			goto failed;
-		if (!pipe_begin(&p, c))
-		{
-			free(role);
-			gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
-			snprintf(sqlstate, sizeof(sqlstate), "08006");
-			goto failed;
-		}
-		params[0] = role;
-		pipe_query(&p, STMT_ROLE, SQL_ROLE, 1, params, NULL);
-		free(role);				/* libpq has copied it into its buffer */
+		params[2] = gw_config.anon_role;
+		pipe_query(&p, STMT_ROLE, SQL_ROLE, 3, params, false);
 	}
 
 	params[0] = request_json;
 	params[1] = info->headers_json;
 	params[2] = info->method;
 	params[3] = info->path;
-	name = gw_db_call_sql(function, &call_sql, sql, sizeof(sql));
-	pipe_query(&p, name, call_sql, 4, params, &res);
+	pipe_query(&p, gw_db_call_sql(function, sql, sizeof(sql)), sql, 4, params, true);
 	if (commit_in_pipe && !implicit)
-		pipe_query(&p, STMT_COMMIT, "COMMIT", 0, NULL, NULL);
+		pipe_query(&p, STMT_COMMIT, "COMMIT", 0, NULL, false);
 	/* the Sync of an implicit transaction is its COMMIT */
 	if (commit_in_pipe)
 		p.commit_sent = !p.send_failed;
 	if (!pipe_run(&p, sqlstate, err, hooks ? hooks->during_call : NULL, hooks ? hooks->arg : NULL))
 	{
-		if (!no_result(function, sqlstate, err) &&
-			p.commit_sent && failed_lost(conn, sqlstate))
+		if (p.commit_sent && failed_lost(conn, sqlstate))
 		{
 			/* Lost with the COMMIT on its way: the outcome is unknown. */
 			return TX_FAILED;
 		}
 		goto failed;
 	}
-	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))
-	{
-		/* not reached: the statement raises instead (SQL_CALL) */
-		PQclear(res);
-		gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", function);
-		if (commit_in_pipe)
-			return TX_FAILED;
-		goto failed;
-	}
-	result = strdup(PQgetvalue(res, 0, 0));
-	PQclear(res);
+	/* one row, never NULL: for a NULL result the statement raises (SQL_CALL) */
+	result = strdup(PQgetvalue(p.result, 0, 0));
+	PQclear(p.result);
 	if (result == NULL)
 	{
 		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
@@ -620,46 +547,6 @@ backoff(int attempt)
 }
 
 /*
- * call_statement
- *		The prepared statement name of a call, "gw_<function>", and its
- *		SQL into *sql, from a small table so that both are strings that
- *		live as long as the program.  NULL (run it unnamed) if the table is
- *		full.
- */
-static const char *
-call_statement(const char *function, const char **sql)
-{
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static char *names[GW_MAX_PREPARED];
-	static char *sqls[GW_MAX_PREPARED];
-	static int	nnames;
-	int			found = -1;
-	size_t		len = strlen(SQL_CALL) + strlen(function);
-
-	pthread_mutex_lock(&lock);
-	for (int i = 0; i < nnames && found < 0; i++)
-		if (strcmp(names[i] + 3, function) == 0)
-			found = i;
-	if (found < 0 && nnames < GW_MAX_PREPARED && strlen(function) < 60 &&
-		(names[nnames] = malloc(strlen(function) + 4)) != NULL)
-	{
-		if ((sqls[nnames] = malloc(len)) == NULL)
-			free(names[nnames]);
-		else
-		{
-			sprintf(names[nnames], "gw_%s", function);
-			snprintf(sqls[nnames], len, SQL_CALL, function);
-			found = nnames++;
-		}
-	}
-	pthread_mutex_unlock(&lock);
-	if (found < 0)
-		return NULL;
-	*sql = sqls[found];
-	return names[found];
-}
-
-/*
  * gw_db_call
  *		Run lance_namespace.<function>(request) in its own transaction and
  *		return its JSON result text (malloc'd), or NULL with err set.
@@ -706,24 +593,19 @@ gw_db_call(const char *function, const char *request_json,
 
 /*
  * gw_db_ping
- *		True if a pooled connection answers SELECT 1.
+ *		True if a pooled connection answers SELECT 1 (a second one if the
+ *		first was lost).
  */
 bool
 gw_db_ping(GwError *err)
 {
 	for (int attempt = 0; attempt < 2; attempt++)
 	{
-		GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, err);
-		char		sqlstate[6] = "";
+		PGresult   *res = pooled_query("SELECT 1", 0, NULL, err);
 
-		if (c == NULL)
-			return false;
-		if (gw_db_exec(c->conn, "SELECT 1", 0, NULL, NULL, sqlstate, err))
-		{
-			gw_pool_release(c);
+		PQclear(res);
+		if (res != NULL)
 			return true;
-		}
-		gw_pool_discard(c);
 	}
 	return false;
 }
@@ -731,41 +613,20 @@ gw_db_ping(GwError *err)
 /*
  * gw_db_check_root
  *		Make sure the catalog's root location is root: set it if the catalog
- *		has none, fail if it has another.  *catalog_root gets the catalog's
- *		value (malloc'd) when it is set.
+ *		has none.  *catalog_root gets the catalog's value (malloc'd), for
+ *		the caller to compare.
  */
 bool
 gw_db_check_root(const char *root, char **catalog_root, GwError *err)
 {
-	GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, err);
-	char		sqlstate[6] = "";
-	PGresult   *res = NULL;
 	const char *params[1] = {root};
-	bool		ok = false;
+	PGresult   *res = pooled_query("SELECT COALESCE(lance_namespace.lance_root_location(),"
+								   " lance_namespace.lance_set_root_location($1), $1)",
+								   1, params, err);
 
-	*catalog_root = NULL;
-	if (c == NULL)
-		return false;
-	if (!gw_db_exec(c->conn, "SELECT lance_namespace.lance_root_location()", 0, NULL,
-				 &res, sqlstate, err))
-		goto done;
-	if (!PQgetisnull(res, 0, 0))
-	{
-		*catalog_root = strdup(PQgetvalue(res, 0, 0));
-		PQclear(res);
-		ok = true;
-		goto done;
-	}
+	*catalog_root = res ? strdup(PQgetvalue(res, 0, 0)) : NULL;
 	PQclear(res);
-	if (!gw_db_exec(c->conn, "SELECT lance_namespace.lance_set_root_location($1)", 1, params,
-				 &res, sqlstate, err))
-		goto done;
-	*catalog_root = strdup(PQgetisnull(res, 0, 0) ? root : PQgetvalue(res, 0, 0));
-	PQclear(res);
-	ok = true;
-done:
-	gw_pool_release(c);
-	return ok;
+	return *catalog_root != NULL;
 }
 
 /*
@@ -778,27 +639,20 @@ done:
 bool
 gw_db_load_routes(GwError *err)
 {
-	GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, err);
-	char		sqlstate[6] = "";
-	PGresult   *res = NULL;
-	bool		ok;
+	PGresult   *res = pooled_query("SELECT path, methods::text, operation, binding, read_only, no_body"
+								   "  FROM lance_namespace.rest_routes ORDER BY path", 0, NULL, err);
+	bool		ok = res != NULL;
 
-	if (c == NULL)
-		return false;
-	ok = gw_db_exec(c->conn, "SELECT path, methods::text, operation, binding, read_only, no_body"
-					"  FROM lance_namespace.rest_routes ORDER BY path", 0, NULL, &res, sqlstate, err);
 	for (int i = 0; ok && i < PQntuples(res); i++)
 		ok = gw_route_add(PQgetvalue(res, i, 0), PQgetvalue(res, i, 1), PQgetvalue(res, i, 2),
 						  PQgetvalue(res, i, 3), PQgetvalue(res, i, 4)[0] == 't',
 						  PQgetvalue(res, i, 5)[0] == 't', err);
 	PQclear(res);
-	res = NULL;
-	if (ok)
-		ok = gw_db_exec(c->conn, "SELECT name, type FROM lance_namespace.rest_query_parameters"
-						" ORDER BY name", 0, NULL, &res, sqlstate, err);
+	res = ok ? pooled_query("SELECT name, type FROM lance_namespace.rest_query_parameters"
+							" ORDER BY name", 0, NULL, err) : NULL;
+	ok = res != NULL;
 	for (int i = 0; ok && i < PQntuples(res); i++)
 		ok = gw_query_parameter_add(PQgetvalue(res, i, 0), PQgetvalue(res, i, 1), err);
 	PQclear(res);
-	gw_pool_release(c);
 	return ok;
 }

@@ -40,6 +40,7 @@ typedef struct GwTxHooks
 	void	   *arg;
 } GwTxHooks;
 
+/* function: a route's binding (it names the session's prepared statement) */
 extern char *gw_db_call(const char *function, const char *request_json,
 						const GwRequestInfo *info, const GwTxHooks *hooks,
 						GwError *err);
@@ -50,8 +51,7 @@ extern bool gw_db_exec(PGconn *conn, const char *sql, int nparams,
 extern char *gw_db_role(const char *api_key, const char *bearer, GwError *err);
 
 /* the call statement, for a loop's own pipeline (pipeline.c) */
-extern const char *gw_db_call_sql(const char *function, const char **sql, char *buf,
-								  size_t len);
+extern const char *gw_db_call_sql(const char *function, char *buf, size_t len);
 extern bool gw_db_send(PGconn *conn, GwPrepared *prep, const char *name,
 					   const char *sql, int nparams, const char *const *params,
 					   const char **preparing);

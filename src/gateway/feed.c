@@ -3,62 +3,90 @@
  * feed.c
  *	  GET /v1/events: the catalog's change feed as Server-Sent Events.
  *
- *	  The poller (feed_poll.c) reads committed table versions from the
- *	  catalog's history with lance_changes() and appends them here to one
- *	  log of frames shared by every subscriber, together with the cursor
- *	  that ends each poll: that cursor and the log's head always go
- *	  together.  The log is bounded (--sse-queue frames, --sse-queue-bytes
- *	  bytes); a subscriber is only a position in it.  Its stream thread
- *	  (stream.c) blocks in gw_feed_read() until the log has frames past
- *	  its position or a heartbeat is due.  A subscriber whose position
+ *	  The history is an outbox.  The feed's thread, the poller, keeps a
+ *	  cursor, a PostgreSQL snapshot (pg_snapshot text), and asks
+ *	  lance_namespace.lance_changes for the versions whose transactions
+ *	  became visible since; every answer carries the next cursor.  So each
+ *	  committed version is read exactly once, never one that rolled back,
+ *	  and none is lost while the database restarts: the cursor outlives
+ *	  the connection, a connection of the poller's own.  Commits are not
+ *	  serialized by a NOTIFY lock, as they were when the feed was
+ *	  LISTEN/NOTIFY.  The poller holds a cursor only while someone
+ *	  subscribes: with no subscriber it reads nothing and only keeps its
+ *	  connection alive.  It polls every LANCE_GATEWAY_FEED_POLL_MS, and at
+ *	  once (at most every FEED_MIN_GAP_MS) after the gateway committed a
+ *	  version itself (gw_feed_poke()).
+ *
+ *	  Each poll's commits are appended to one log of frames shared by
+ *	  every subscriber, followed by the poll's cursor as the stream's
+ *	  event id: that cursor and the log's head always go together.  The
+ *	  log is bounded (--sse-queue frames, --sse-queue-bytes bytes); a
+ *	  subscriber is only a position in it.  A subscriber whose position
  *	  falls off the log's tail did not keep up and is closed, so memory
  *	  stays bounded however many subscribe.
  *
- *	  A subscriber starts in its first gw_feed_read(), once the poller is
- *	  connected and has a cursor: at the cursor and head of when it
- *	  subscribed, or else of now.  A client that resumes (Last-Event-ID,
- *	  since) is first caught up from its cursor with lance_changes() on a
- *	  pooled connection.  The hello, those commits and the cursor as the
- *	  event id go out before the log's frames.
+ *	  A subscriber's stream is a libmicrohttpd callback response, served
+ *	  by its connection's loop like any other: the callback copies what
+ *	  is due (frames past its position, a heartbeat) and, when nothing
+ *	  is, suspends the connection.  Whatever needs the database is done by
+ *	  the poller on its connection (serve_subscribers), which also resumes
+ *	  the streams that have something to send or are due a look (a
+ *	  heartbeat, a client that went away).
+ *
+ *	  A subscriber starts once the poller is connected and has a cursor:
+ *	  at the cursor and head of when it subscribed, or else of then.  A
+ *	  client that resumes (Last-Event-ID, since) is first caught up from
+ *	  its cursor by the poller with lance_changes().  The hello, those
+ *	  commits and the cursor as the event id go out before the log's
+ *	  frames.
  *
  *	  When the poller loses its connection (PostgreSQL restarted) every
  *	  subscriber is told with an SSE comment; once it is back, an "event:
  *	  reconnected", and the commits made meanwhile follow.
  *
  *	  With --db-auth, a subscription authenticates like any request and
- *	  each (subscriber, table) pair is checked once (cached for a minute)
- *	  with lance_namespace.lance_has_privilege(id, 'read') under the
- *	  subscriber's role; events of tables it may not read are withheld.
+ *	  each (role, table) pair is checked by the poller (cached for a
+ *	  minute) with lance_namespace.lance_has_privilege(id, 'read') under
+ *	  that role; events of tables it may not read are withheld.
  *
  *-------------------------------------------------------------------------
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <regex.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#include <jansson.h>
-#include <libpq-fe.h>
+#include <unistd.h>
 
 #include "feed.h"
-#include "feed_int.h"
 #include "metrics.h"
 #include "pathid.h"
-#include "pool.h"
+#include "server_int.h"
 
-#define PRIV_CACHE_MAX		256
+#define PRIV_CACHE_MAX		4096
 #define PRIV_CACHE_TTL_S	60
+#define FEED_MIN_GAP_MS		5
+#define FEED_IDLE_PING_MS	30000
+#define TICK_MS				500 /* a waiting stream looks for bytes this often */
 
 #define HELLO "retry: 1000\n: subscribed to the change feed\n\n"
 #define WAITING "retry: 1000\n: the change feed is reconnecting to the database; " \
 	"the stream starts once it is back\n\n"
 #define SLOW ": disconnected: the client did not keep up with the feed\n\n"
+#define HEARTBEAT ": heartbeat\n\n"
 #define RESET(why) "event: reset\ndata: {\"message\":\"" why "\"}\n\n"
+
+/* the cursor and the versions after it, in the order to send them */
+#define POLL_SQL \
+	"SELECT s.cur::text, c.payload::text" \
+	"  FROM lance_namespace.lance_changes_cursor() AS s(cur)" \
+	"  LEFT JOIN lance_namespace.lance_changes($1::pg_catalog.pg_snapshot)" \
+	"       WITH ORDINALITY AS c ON true" \
+	" ORDER BY c.ordinality"
 
 /* what a subscriber missed between its cursor and the log's, in order */
 #define CATCH_UP_SQL \
@@ -74,16 +102,8 @@ typedef struct Frame
 	int			commits;		/* commit events in text */
 	char	   *text;			/* the SSE frames */
 	size_t		len;
-	json_t	   *id;				/* a commit's table id (array), NULL if unknown */
-	char	   *id_json;		/* its text */
+	char	   *id_json;		/* a commit's table id (JSON array), NULL if unknown */
 } Frame;
-
-typedef struct PrivEntry
-{
-	char	   *key;			/* id_json */
-	bool		allowed;
-	time_t		at;
-} PrivEntry;
 
 typedef struct FeedSub
 {
@@ -98,32 +118,45 @@ typedef struct FeedSub
 	bool		closing;
 	const char *bye;			/* last comment to send when closing */
 	bool		bye_sent;
-	json_t	   *ns_filter;		/* namespace id (array), or NULL */
-	json_t	   *table_filter;	/* table id (array), or NULL */
+	char	   *ns_prefix;		/* how the ids in the namespace filter begin, or NULL */
+	char	   *table_id;		/* the table filter's id, or NULL */
 	char	   *role;			/* --db-auth role, or NULL */
-	PrivEntry  *cache;			/* only its stream thread uses it */
-	int			ncache;
+	bool		asking;			/* waits for the poller to check the frame at pos */
+	bool		answered;		/* the poller checked it: answer */
+	int			answer;			/* 1 may read, 0 may not, -1 unknown */
+	Frame	   *first;			/* its start, made by the poller */
+	bool		busy;			/* the poller works for it without feed_lock */
+	bool		gone;			/* freed while busy: the poller frees it */
+	int			round;			/* the poller's last round of work for it */
+	GwLoop	   *loop;			/* its stream's connection, in that loop */
+	struct MHD_Connection *conn;
 	int			fd;				/* the client's socket, -1 if unknown */
+	bool		suspended;		/* the stream waits for serve_subscribers */
 	Frame	   *cur;			/* frame being written */
 	size_t		cur_off;
 	struct timespec last_write;
+	struct timespec last_look;	/* the stream last looked for bytes */
 } FeedSub;
 
 static pthread_mutex_t feed_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t feed_cond;	/* the feed changed (CLOCK_MONOTONIC) */
+static pthread_cond_t feed_cond;	/* the poller connected (CLOCK_MONOTONIC) */
 static FeedSub *subs;
 static atomic_int nsubs;		/* linked into subs: read without the lock */
 static bool stopping;
 static bool connected;			/* the poller is connected */
-static bool refused;			/* the database refused the poll */
-static bool started;
+static bool started;			/* the poller runs */
+static pthread_t poller;
+static atomic_bool poller_stop;
+static atomic_bool poke_pending;
+static int	wake_pipe[2] = {-1, -1};
+static json_t *privs;			/* "role\nid_json" -> seconds, negative: may not */
 
 /* the log: frames log_tail .. log_head - 1, at their number % queue_max */
 static Frame **log_ring;
 static uint64_t log_tail;
 static uint64_t log_head;
 static size_t log_bytes;
-static char *log_cursor;		/* the poller's cursor at log_head, or NULL */
+static char *log_cursor;		/* the poller's cursor at log_head; NULL without subscribers */
 
 /* the form of a cursor, a pg_snapshot (the database checks the rest) */
 #define CURSOR_FORM "^[0-9]{1,20}:[0-9]{1,20}:([0-9]{1,20}(,[0-9]{1,20})*)?$"
@@ -160,16 +193,28 @@ frame_unref(Frame *f)
 {
 	if (f == NULL || atomic_fetch_sub(&f->refs, 1) != 1)
 		return;
-	json_decref(f->id);
 	free(f->id_json);
 	free(f->text);
 	free(f);
 }
 
 /*
+ * wake_poller
+ *		Make the poller's wait return.
+ */
+static void
+wake_poller(void)
+{
+	/* a full pipe already wakes it */
+	if (started && write(wake_pipe[1], "x", 1) < 0 && errno != EAGAIN)
+		fprintf(stderr, "%s: change feed: cannot wake the poller\n", GW_PROGRAM);
+}
+
+/*
  * commit_frame
- *		The frame of one lance_changes() payload, with its table id parsed
- *		for filters and privilege checks.
+ *		The frame of one lance_changes() payload, with its table id for
+ *		filters and privilege checks (as the JSON text jansson writes, the
+ *		same for equal ids).
  */
 static Frame *
 commit_frame(const char *payload)
@@ -194,12 +239,22 @@ commit_frame(const char *payload)
 	j = json_loads(payload, 0, NULL);
 	id = json_object_get(j, "id");
 	if (json_is_array(id))
-	{
-		f->id = json_incref(id);
 		f->id_json = json_dumps(id, JSON_COMPACT);
-	}
 	json_decref(j);
 	return f;
+}
+
+/*
+ * wake
+ *		Resume the stream of s if it waits (feed_lock held).
+ */
+static void
+wake(FeedSub *s)
+{
+	if (!s->suspended)
+		return;
+	s->suspended = false;
+	gw_loop_resume(s->loop, s->conn);
 }
 
 /*
@@ -213,17 +268,20 @@ close_sub(FeedSub *s, const char *bye)
 		return;
 	s->closing = true;
 	s->bye = bye;
-	pthread_cond_broadcast(&feed_cond);
+	wake(s);
 }
 
 /*
  * log_append
  *		Append f (its reference) to the log (feed_lock held), dropping the
- *		oldest frames beyond the bounds.
+ *		oldest frames beyond the bounds, and close the subscribers whose
+ *		position fell off its tail.
  */
 static void
 log_append(Frame *f)
 {
+	uint64_t	tail = log_tail;
+
 	if (f == NULL)
 		return;
 	while (log_head > log_tail &&
@@ -237,63 +295,21 @@ log_append(Frame *f)
 	}
 	log_ring[log_head++ % queue_max] = f;
 	log_bytes += f->len;
-}
-
-/*
- * log_settle
- *		After the log changed (feed_lock held): close the subscribers whose
- *		position fell off its tail, and wake every stream.
- */
-static void
-log_settle(void)
-{
-	for (FeedSub *s = subs; s; s = s->next)
+	for (FeedSub *s = subs; log_tail != tail && s; s = s->next)
 		if (s->joined && s->pos < log_tail && !s->closing)
 		{
 			close_sub(s, SLOW);
 			gw_metrics_add(GW_M_SSE_SLOW_DISCONNECTS, 1);
 		}
-	pthread_cond_broadcast(&feed_cond);
 }
 
 /*
- * gw_feed_publish
- *		The poller read up to cursor: append the control frame (if any),
- *		the commit events of the n payloads and, if there was any, the
- *		cursor as the stream's event id.
- */
-void
-gw_feed_publish(const char *const *payloads, int n, const char *control, const char *cursor)
-{
-	char	   *copy = strdup(cursor);
-	char	   *id = NULL;
-	Frame	  **frames = n > 0 ? calloc(n, sizeof(Frame *)) : NULL;
-
-	for (int i = 0; frames && i < n; i++)
-		frames[i] = commit_frame(payloads[i]);
-	if ((n > 0 || control) && asprintf(&id, "id: %s\n\n", cursor) < 0)
-		id = NULL;
-
-	pthread_mutex_lock(&feed_lock);
-	if (control)
-		log_append(frame_new(strdup(control), 0));
-	for (int i = 0; frames && i < n; i++)
-		log_append(frames[i]);
-	log_append(frame_new(id, 0));
-	free(log_cursor);
-	log_cursor = copy;			/* NULL (out of memory): no one starts until the next */
-	log_settle();
-	pthread_mutex_unlock(&feed_lock);
-	free(frames);
-}
-
-/*
- * gw_feed_drop_cursor
+ * drop_cursor
  *		The poller would drop its cursor: true (and the log is emptied) if
  *		no one subscribes.
  */
-bool
-gw_feed_drop_cursor(void)
+static bool
+drop_cursor(void)
 {
 	bool		idle;
 
@@ -312,57 +328,718 @@ gw_feed_drop_cursor(void)
 }
 
 /*
- * gw_feed_wanted
- *		Whether anyone subscribes, so that the poller should read.
- */
-bool
-gw_feed_wanted(void)
-{
-	/* on every commit's path (gw_feed_poke): no lock */
-	return atomic_load(&nsubs) > 0;
-}
-
-/*
- * gw_feed_set_connected
+ * set_connected
  *		The poller's connection came up or went down; the comment or event
  *		text (if any) tells the subscribers.
  */
-void
-gw_feed_set_connected(bool up, const char *text)
+static void
+set_connected(bool up, const char *text)
 {
 	pthread_mutex_lock(&feed_lock);
 	connected = up;
 	if (text)
 		log_append(frame_new(strdup(text), 0));
-	log_settle();
-	pthread_mutex_unlock(&feed_lock);
-}
-
-/*
- * gw_feed_set_refused
- *		The database answered but cannot serve the feed (an extension
- *		without lance_changes): the poller retries, and the gateway starts
- *		without waiting for it.
- */
-void
-gw_feed_set_refused(void)
-{
-	pthread_mutex_lock(&feed_lock);
-	refused = true;
 	pthread_cond_broadcast(&feed_cond);
 	pthread_mutex_unlock(&feed_lock);
 }
 
 /*
- * gw_feed_xmax
+ * xmax
  *		The xmax of a pg_snapshot text ("xmin:xmax:xip,...").
  */
-uint64_t
-gw_feed_xmax(const char *snap)
+static uint64_t
+xmax(const char *snap)
 {
 	const char *colon = strchr(snap, ':');
 
 	return colon ? strtoull(colon + 1, NULL, 10) : 0;
+}
+
+/*
+ * check_privilege
+ *		On the poller's connection: 1 if role may read table id_json, 0 if
+ *		not, -1 if the database could not say.  A role that bypasses row
+ *		level security on the catalog (its owner, a superuser) reads every
+ *		table, as over REST.
+ */
+static int
+check_privilege(PGconn *conn, const char *role, const char *id_json)
+{
+	GwError		err;
+	PGresult   *res;
+	const char *params[1] = {role};
+	int			answer = -1;
+
+	if (!gw_db_exec(conn, "BEGIN READ ONLY", 0, NULL, NULL, NULL, &err) ||
+		!gw_db_exec(conn, "SELECT pg_catalog.set_config('role', $1, true)", 1, params,
+					NULL, NULL, &err))
+		goto done;
+	params[0] = id_json;
+	if (gw_db_exec(conn,
+				   "SELECT NOT pg_catalog.row_security_active('lance_namespace.entries'::pg_catalog.regclass)"
+				   " OR lance_namespace.lance_has_privilege("
+				   "ARRAY(SELECT pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb)), 'read')",
+				   1, params, &res, NULL, &err))
+	{
+		answer = (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0) ? 1 : 0;
+		PQclear(res);
+	}
+	else if (PQstatus(conn) == CONNECTION_OK && err.code == GW_ERR_PERMISSION_DENIED)
+		answer = 0;				/* e.g. no USAGE on the schema: such a role reads nothing */
+done:
+	if (PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) != PQTRANS_IDLE)
+		PQclear(PQexec(conn, "ROLLBACK"));
+	return answer;
+}
+
+/*
+ * cached
+ *		The cached answer for role and table id_json: 1 may read, 0 may not,
+ *		-1 unknown or too old (feed_lock held).
+ */
+static int
+cached(const char *role, const char *id_json)
+{
+	char	   *key;
+	json_int_t	at = 0;
+
+	if (asprintf(&key, "%s\n%s", role, id_json) >= 0)
+	{
+		at = json_integer_value(json_object_get(privs, key));
+		free(key);
+	}
+	if (at == 0 || time(NULL) - (at > 0 ? at : -at) >= PRIV_CACHE_TTL_S)
+		return -1;
+	return at > 0;
+}
+
+/*
+ * remember
+ *		Cache a known answer for role and table id_json (feed_lock held).
+ */
+static void
+remember(const char *role, const char *id_json, int answer)
+{
+	char	   *key;
+
+	if (answer < 0 || asprintf(&key, "%s\n%s", role, id_json) < 0)
+		return;
+	if (json_object_size(privs) >= PRIV_CACHE_MAX)
+		json_object_clear(privs);
+	json_object_set_new(privs, key, json_integer(answer ? time(NULL) : -time(NULL)));
+	free(key);
+}
+
+/*
+ * ask
+ *		On the poller's connection: whether role may read the table of f,
+ *		as the cache knows or the database says (fail closed); caches the
+ *		answer.  Takes and gives back feed_lock.
+ */
+static int
+ask(PGconn *conn, const char *role, const Frame *f)
+{
+	int			answer;
+
+	if (f->id_json == NULL)
+		return 0;
+	pthread_mutex_lock(&feed_lock);
+	answer = cached(role, f->id_json);
+	pthread_mutex_unlock(&feed_lock);
+	if (answer >= 0)
+		return answer;
+	answer = check_privilege(conn, role, f->id_json);
+	pthread_mutex_lock(&feed_lock);
+	remember(role, f->id_json, answer);
+	pthread_mutex_unlock(&feed_lock);
+	return answer;
+}
+
+/*
+ * matches
+ *		Whether frame f passes the filters of s (control frames do).
+ */
+static bool
+matches(const FeedSub *s, const Frame *f)
+{
+	const char *id = f->id_json ? f->id_json : "";
+
+	return f->commits == 0 ||
+		((s->ns_prefix == NULL || strncmp(id, s->ns_prefix, strlen(s->ns_prefix)) == 0) &&
+		 (s->table_id == NULL || strcmp(id, s->table_id) == 0));
+}
+
+/*
+ * catch_up
+ *		On the poller's connection: write to out the commits that s missed
+ *		between its client's cursor and s->cursor, counted in *sent, or a
+ *		reset when they cannot be sent.  False when the connection failed.
+ */
+static bool
+catch_up(PGconn *conn, FeedSub *s, FILE *out, int *sent)
+{
+	char		limit[16];
+	const char *params[3] = {s->resume, s->cursor, limit};
+	PGresult   *res;
+	GwError		err;
+	int			n;
+
+	if (xmax(s->resume) > xmax(s->cursor))
+	{
+		fputs(RESET("the cursor to resume from is not from this database's past; "
+					"commits may have been missed"), out);
+		return true;
+	}
+	snprintf(limit, sizeof(limit), "%d", catch_up_max + 1);
+	if (!gw_db_exec(conn, CATCH_UP_SQL, 3, params, &res, NULL, &err))
+	{
+		/* else the database refused the cursor (it checks more than its form) */
+		if (PQstatus(conn) != CONNECTION_OK)
+			return false;
+		fputs(RESET("the database refused the cursor to resume from; "
+					"commits may have been missed"), out);
+		return true;
+	}
+	n = PQntuples(res);
+	if (n > catch_up_max)
+		fprintf(out, RESET("more than %d commits since the cursor to resume from: "
+						   "re-read the tables; the stream goes on from here"), catch_up_max);
+	for (int i = 0; i < n && n <= catch_up_max; i++)
+	{
+		Frame	   *f = commit_frame(PQgetvalue(res, i, 0));
+
+		if (f != NULL && matches(s, f) && (s->role == NULL || ask(conn, s->role, f) == 1))
+		{
+			fputs(f->text, out);
+			(*sent)++;
+		}
+		else if (f != NULL && matches(s, f))
+			gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
+		frame_unref(f);
+	}
+	PQclear(res);
+	return true;
+}
+
+/*
+ * join
+ *		Give s its position in the log: its head and cursor of now
+ *		(feed_lock held).  False when out of memory.
+ */
+static bool
+join(FeedSub *s)
+{
+	if (!s->joined && log_cursor != NULL && (s->cursor = strdup(log_cursor)) != NULL)
+	{
+		s->pos = log_head;
+		s->joined = true;
+	}
+	return s->joined;
+}
+
+/*
+ * start
+ *		The frame that starts the stream of s: the hello, the commits since
+ *		the client's cursor (or a reset; on conn, the poller's connection,
+ *		without feed_lock) and the cursor that goes with its position as
+ *		the event id.  NULL to try again later.
+ */
+static Frame *
+start(FeedSub *s, PGconn *conn)
+{
+	char	   *text = NULL;
+	size_t		len;
+	FILE	   *out = open_memstream(&text, &len);
+	int			sent = 0;
+	bool		ok;
+
+	ok = out != NULL && fputs(HELLO, out) >= 0 &&
+		(s->resume == NULL || catch_up(conn, s, out, &sent)) &&
+		fprintf(out, "id: %s\n\n", s->cursor) > 0;
+	if (out != NULL && fclose(out) != 0)
+		ok = false;
+	if (!ok)
+	{
+		free(text);
+		return NULL;
+	}
+	if (s->resume != NULL)
+		gw_metrics_add(GW_M_SSE_RESUMES, 1);
+	return frame_new(text, sent);
+}
+
+/*
+ * next_frame
+ *		The next frame s sends (a reference), or NULL if none is due yet
+ *		(feed_lock held).
+ */
+static Frame *
+next_frame(FeedSub *s)
+{
+	Frame	   *f;
+
+	if (s->closing)
+	{
+		if (s->bye_sent || s->bye == NULL)
+			return NULL;
+		s->bye_sent = true;
+		return frame_new(strdup(s->bye), 0);
+	}
+	if (!s->started)
+	{
+		/* a resuming client's start is made by the poller (serve_subscribers) */
+		f = s->first;
+		if (f == NULL && connected && s->resume == NULL && join(s))
+			f = start(s, NULL);
+		s->first = NULL;
+		if ((s->started = f != NULL))
+			return f;
+		if (!connected && !s->told)
+		{
+			s->told = true;
+			return frame_new(strdup(WAITING), 0);
+		}
+	}
+	/* a position that fell off the tail is closing (log_append) */
+	while (s->started && !s->asking && s->pos >= log_tail && s->pos < log_head)
+	{
+		int			answer = 1;
+
+		f = log_ring[s->pos % queue_max];
+		if (matches(s, f) && s->role != NULL && f->commits > 0)
+		{
+			/* the poller's answer for this frame, else the cache's */
+			answer = s->answered ? s->answer : f->id_json ? cached(s->role, f->id_json) : 0;
+			if (answer < 0 && !s->answered)
+			{
+				/* the poller asks the database, then wakes the stream */
+				s->asking = true;
+				wake_poller();
+				return NULL;
+			}
+			if (answer != 1)
+				gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
+		}
+		s->answered = false;
+		s->pos++;
+		if (answer == 1 && matches(s, f))
+		{
+			atomic_fetch_add(&f->refs, 1);
+			return f;
+		}
+	}
+	if (gw_ms_since(&s->last_write) >= heartbeat_ms)
+		return frame_new(strdup(HEARTBEAT), 0);
+	return NULL;
+}
+
+/*
+ * read_cb
+ *		libmicrohttpd asks for the stream's next bytes (in its loop): copy
+ *		what is due, or else suspend the connection until serve_subscribers()
+ *		resumes it.  The end of the stream once it closed or its client
+ *		went away.
+ */
+static ssize_t
+read_cb(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	FeedSub    *s = cls;
+	struct pollfd p = {s->fd, POLLRDHUP, 0};
+	size_t		n = 0;
+	long		sent = 0;
+
+	(void) pos;
+	pthread_mutex_lock(&feed_lock);
+	clock_gettime(CLOCK_MONOTONIC, &s->last_look);
+	while (n < max && (s->cur != NULL || (s->cur = next_frame(s)) != NULL))
+	{
+		size_t		k = s->cur->len - s->cur_off;
+
+		k = k < max - n ? k : max - n;
+		memcpy(buf + n, s->cur->text + s->cur_off, k);
+		n += k;
+		s->cur_off += k;
+		if (s->cur_off < s->cur->len)
+			break;				/* buf is full */
+		sent += s->cur->commits;
+		frame_unref(s->cur);
+		s->cur = NULL;
+		s->cur_off = 0;
+	}
+	if (n > 0)
+		s->last_write = s->last_look;
+	else if (s->closing || (s->fd >= 0 && poll(&p, 1, 0) > 0 &&
+							(p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))))
+	{
+		s->closing = s->bye_sent = true;
+		pthread_mutex_unlock(&feed_lock);
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	else
+	{
+		s->suspended = true;
+		MHD_suspend_connection(s->conn);
+	}
+	pthread_mutex_unlock(&feed_lock);
+	if (sent > 0)
+		gw_metrics_add(GW_M_SSE_EVENTS_SENT, sent);
+	return (ssize_t) n;
+}
+
+/*
+ * needs_poller
+ *		The first subscriber that waits for the poller and was not served
+ *		in this round (feed_lock held), or NULL.
+ */
+static FeedSub *
+needs_poller(int round)
+{
+	for (FeedSub *s = subs; s; s = s->next)
+		if (!s->busy && s->round != round &&
+			(s->asking || (!s->started && s->resume && !s->first && connected && join(s))))
+			return s;
+	return NULL;
+}
+
+/*
+ * free_sub
+ *		Free a subscriber that is no longer linked.
+ */
+static void
+free_sub(FeedSub *s)
+{
+	frame_unref(s->cur);
+	frame_unref(s->first);
+	free(s->role);
+	free(s->cursor);
+	free(s->resume);
+	free(s->ns_prefix);
+	free(s->table_id);
+	free(s);
+}
+
+/*
+ * serve_subscribers
+ *		The poller's round (conn is its connection, NULL while it has
+ *		none): start the resuming subscribers, answer the streams'
+ *		privilege questions, and resume the streams that have something
+ *		to send or are due a look (a heartbeat, a client that went away).
+ */
+static void
+serve_subscribers(PGconn *conn)
+{
+	static int	round;
+	FeedSub    *s;
+
+	pthread_mutex_lock(&feed_lock);
+	round++;
+	while (conn != NULL && (s = needs_poller(round)) != NULL)
+	{
+		bool		asking = s->asking;
+		Frame	   *f = NULL;
+		int			answer = 0;
+
+		s->busy = true;
+		s->round = round;
+		if (asking && s->pos >= log_tail && s->pos < log_head)
+		{
+			f = log_ring[s->pos % queue_max];
+			atomic_fetch_add(&f->refs, 1);
+		}
+		pthread_mutex_unlock(&feed_lock);
+		if (asking && f != NULL)
+			answer = ask(conn, s->role, f);
+		else if (!asking)
+			f = start(s, conn);
+		pthread_mutex_lock(&feed_lock);
+		if (asking)
+		{
+			s->asking = false;
+			s->answered = true;
+			s->answer = answer;
+			frame_unref(f);
+		}
+		else
+			s->first = f;
+		s->busy = false;
+		if (s->gone)
+			free_sub(s);
+	}
+	for (s = subs; s; s = s->next)
+		if (s->closing || s->first || s->answered ||
+			(!s->started && connected && log_cursor && !s->resume) ||
+			(s->started && s->pos < log_head && !s->asking) ||
+			gw_ms_since(&s->last_look) >= TICK_MS)
+			wake(s);
+	pthread_mutex_unlock(&feed_lock);
+}
+
+/*
+ * sub_free
+ *		Unlink and free a subscriber (or leave it to the poller while it
+ *		works for it).
+ */
+static void
+sub_free(FeedSub *s)
+{
+	bool		busy;
+
+	pthread_mutex_lock(&feed_lock);
+	if (s->prev || subs == s)
+		atomic_fetch_sub(&nsubs, 1);
+	if (s->prev)
+		s->prev->next = s->next;
+	else if (subs == s)
+		subs = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	s->suspended = false;
+	busy = s->gone = s->busy;
+	pthread_mutex_unlock(&feed_lock);
+	wake_poller();		/* perhaps the last one: stop reading */
+	gw_metrics_add(GW_M_SSE_SUBSCRIBERS, -1);
+	if (!busy)
+		free_sub(s);
+}
+
+/*
+ * free_cb
+ *		libmicrohttpd is done with the stream's response.
+ */
+static void
+free_cb(void *cls)
+{
+	sub_free(cls);
+}
+
+/*
+ * gw_stream_response
+ *		The response that streams a subscriber (taken over), or NULL (the
+ *		subscriber is then discarded).
+ */
+struct MHD_Response *
+gw_stream_response(GwReq *r, void *stream)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct MHD_Response *resp;
+	FeedSub    *s = stream;
+
+	ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	pthread_mutex_lock(&feed_lock);
+	s->loop = r->loop;
+	s->conn = r->conn;
+	s->fd = ci != NULL ? ci->connect_fd : -1;
+	pthread_mutex_unlock(&feed_lock);
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_cb, s, free_cb);
+	if (resp == NULL)
+		sub_free(s);
+	return resp;
+}
+
+/*
+ * poll_once
+ *		Append to the log the versions committed since the cursor, then
+ *		the cursor that follows them as the stream's event id; without a
+ *		cursor, take the current one (where the feed starts).  False if
+ *		the connection failed.
+ */
+static bool
+poll_once(PGconn *conn)
+{
+	const char *params[1] = {log_cursor};	/* only the poller changes it */
+	PGresult   *res = PQexecParams(conn, POLL_SQL, 1, NULL, params, NULL, NULL, 0);
+	Frame	  **frames;
+	char	   *next;
+	char	   *id = NULL;
+	bool		back;
+	int			n = 0;
+
+	gw_metrics_add(GW_M_FEED_POLLS, 1);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) < 1)
+	{
+		if (PQstatus(conn) == CONNECTION_OK)
+			fprintf(stderr, "%s: change feed: poll failed: %s", GW_PROGRAM, PQerrorMessage(conn));
+		PQclear(res);
+		return false;
+	}
+	next = strdup(PQgetvalue(res, 0, 0));
+	frames = calloc(PQntuples(res), sizeof(Frame *));
+	if (next == NULL || frames == NULL)
+	{
+		free(next);
+		free(frames);
+		PQclear(res);
+		return true;			/* try again later from the same cursor */
+	}
+	/* transaction ids that went back: another database (a restore) */
+	back = log_cursor != NULL && xmax(next) < xmax(log_cursor);
+	if (back)
+		fprintf(stderr, "%s: change feed: the database's transaction ids went back; "
+				"reading from its current snapshot\n", GW_PROGRAM);
+	for (int i = 0; !back && i < PQntuples(res); i++)
+		if (!PQgetisnull(res, i, 1))
+			frames[n++] = commit_frame(PQgetvalue(res, i, 1));
+	gw_metrics_add(GW_M_FEED_COMMITS, n);
+	if ((n > 0 || back) && asprintf(&id, "id: %s\n\n", next) < 0)
+		id = NULL;
+
+	pthread_mutex_lock(&feed_lock);
+	if (back)
+		log_append(frame_new(strdup(RESET("the database's transaction ids went back "
+										  "(a restored database); commits may have been missed")), 0));
+	for (int i = 0; i < n; i++)
+		log_append(frames[i]);
+	log_append(frame_new(id, 0));
+	free(log_cursor);
+	log_cursor = next;
+	pthread_mutex_unlock(&feed_lock);
+	free(frames);
+	PQclear(res);
+	return true;
+}
+
+/*
+ * wait_for_work
+ *		Sleep until woken (poked, or a subscriber came, left or asks), the
+ *		poll interval or a stream's look (or, while no one subscribes, the
+ *		idle ping) is due, or the connection has something to say.
+ *		Returns true if woken.
+ */
+static bool
+wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
+{
+	struct pollfd p[2] = {{wake_pipe[0], POLLIN, 0}, {PQsocket(conn), POLLIN, 0}};
+	long		timeout = active ? gw_config.feed_poll_ms - gw_ms_since(last_poll) : FEED_IDLE_PING_MS;
+	char		drain[64];
+	bool		woken;
+
+	if (active && timeout > TICK_MS)
+		timeout = TICK_MS;
+	if (poll(p, 2, timeout > 0 ? (int) timeout : 0) > 0 && p[1].revents != 0)
+		PQconsumeInput(conn);	/* a notice, or the server closing */
+	woken = p[0].revents != 0;
+	while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
+		;
+	if (woken && active)
+	{
+		/* a poke: poll soon, but not more often than every FEED_MIN_GAP_MS */
+		long		gap = FEED_MIN_GAP_MS - gw_ms_since(last_poll);
+
+		if (gap > 0)
+			poll(NULL, 0, (int) gap);
+	}
+	atomic_store(&poke_pending, false);
+	return woken;
+}
+
+/*
+ * poll_loop
+ *		Poll on conn while it works and we are not stopping, and serve the
+ *		subscribers.
+ */
+static void
+poll_loop(PGconn *conn)
+{
+	struct timespec last_poll = {0, 0};
+	bool		woken = true;
+
+	while (!atomic_load(&poller_stop) && PQstatus(conn) == CONNECTION_OK)
+	{
+		if (log_cursor != NULL && drop_cursor())
+			continue;			/* no one subscribes */
+		if (log_cursor == NULL ? atomic_load(&nsubs) > 0 :
+			woken || gw_ms_since(&last_poll) >= gw_config.feed_poll_ms)
+		{
+			clock_gettime(CLOCK_MONOTONIC, &last_poll);
+			if (!poll_once(conn))
+				return;
+		}
+		serve_subscribers(conn);
+		woken = wait_for_work(conn, log_cursor != NULL, &last_poll);
+		if (!woken && log_cursor == NULL)
+			PQclear(PQexec(conn, ""));	/* is the connection still alive? */
+	}
+}
+
+/*
+ * pause_ms
+ *		Sleep while the poller has no connection, serving the streams;
+ *		wake early when the poller is told to stop.
+ */
+static void
+pause_ms(int ms)
+{
+	struct pollfd p = {wake_pipe[0], POLLIN, 0};
+	char		drain[64];
+
+	for (; ms > 0 && !atomic_load(&poller_stop); ms -= TICK_MS)
+	{
+		serve_subscribers(NULL);
+		poll(&p, 1, ms < TICK_MS ? ms : TICK_MS);
+		while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
+			;
+	}
+}
+
+/*
+ * poller_main
+ *		The poller thread: connect, poll, reconnect with backoff.  The
+ *		cursor is kept across reconnections, so nothing committed in
+ *		between is lost.
+ */
+static void *
+poller_main(void *arg)
+{
+	int			backoff = 100;
+	bool		ever = false;
+
+	(void) arg;
+	while (!atomic_load(&poller_stop))
+	{
+		GwError		err;
+		PGconn	   *conn = gw_pool_connect(&err);
+
+		if (conn == NULL)
+		{
+			pause_ms(backoff);
+			backoff = backoff * 2 > 2000 ? 2000 : backoff * 2;
+			continue;
+		}
+		backoff = 100;
+		gw_metrics_add(GW_M_FEED_CONNECTED, 1);
+		if (ever)
+		{
+			gw_metrics_add(GW_M_FEED_RECONNECTS, 1);
+			fprintf(stderr, "%s: change feed: connected again\n", GW_PROGRAM);
+		}
+		set_connected(true, ever && log_cursor != NULL ?
+					  "event: reconnected\ndata: {\"message\":\"the change feed "
+					  "reconnected to the database; commits made meanwhile follow\"}\n\n" : NULL);
+		ever = true;
+
+		poll_loop(conn);
+
+		gw_metrics_add(GW_M_FEED_CONNECTED, -1);
+		PQfinish(conn);
+		if (!atomic_load(&poller_stop))
+			fprintf(stderr, "%s: change feed: lost the database connection, reconnecting\n", GW_PROGRAM);
+		set_connected(false, atomic_load(&poller_stop) ? NULL :
+					  ": the change feed lost its database connection; reconnecting\n\n");
+		serve_subscribers(NULL);
+	}
+	return NULL;
+}
+
+/*
+ * gw_feed_poke
+ *		The gateway committed versions: poll soon, if anyone subscribes.
+ *		One wake-up covers every poke until the poll it causes.
+ */
+void
+gw_feed_poke(void)
+{
+	if (atomic_load(&nsubs) > 0 && !atomic_exchange(&poke_pending, true))
+		wake_poller();
 }
 
 /*
@@ -389,15 +1066,18 @@ gw_feed_start(void)
 	pthread_cond_init(&feed_cond, &attr);
 	pthread_condattr_destroy(&attr);
 	log_ring = calloc(queue_max, sizeof(Frame *));
-	if (log_ring == NULL || regcomp(&cursor_form, CURSOR_FORM, REG_EXTENDED | REG_NOSUB) != 0 ||
-		!gw_feed_poller_start(gw_config.feed_poll_ms))
+	privs = json_object();
+	if (log_ring == NULL || privs == NULL ||
+		regcomp(&cursor_form, CURSOR_FORM, REG_EXTENDED | REG_NOSUB) != 0 ||
+		pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0 ||
+		pthread_create(&poller, NULL, poller_main, NULL) != 0)
 		return false;
 	started = true;
 
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += gw_config.startup_wait_s;
 	pthread_mutex_lock(&feed_lock);
-	while (!connected && !refused)
+	while (!connected)
 		if (pthread_cond_timedwait(&feed_cond, &feed_lock, &deadline) != 0)
 			break;
 	if (!connected)
@@ -418,7 +1098,6 @@ gw_feed_stop(void)
 	stopping = true;
 	for (FeedSub *s = subs; s; s = s->next)
 		close_sub(s, ": the gateway is shutting down\n\n");
-	pthread_cond_broadcast(&feed_cond);
 	pthread_mutex_unlock(&feed_lock);
 }
 
@@ -431,445 +1110,47 @@ gw_feed_join(void)
 {
 	if (!started)
 		return;
-	gw_feed_poller_join();
+	atomic_store(&poller_stop, true);
+	wake_poller();
+	pthread_join(poller, NULL);
 	started = false;
 	/* the log, unless a stream outlived the shutdown budget */
-	if (gw_feed_drop_cursor())
+	if (drop_cursor())
 	{
 		free(log_ring);
 		log_ring = NULL;
+		json_decref(privs);
+		privs = NULL;
 		regfree(&cursor_form);
 	}
 }
 
 /*
- * authenticate
- *		--db-auth: the role of the subscription's credentials (malloc'd),
- *		or NULL with err set.
- */
-static char *
-authenticate(json_t *headers, GwError *err)
-{
-	const char *api_key;
-	const char *bearer;
-
-	gw_credentials(headers, &api_key, &bearer);
-	return gw_db_role(api_key, bearer, err);
-}
-
-/*
- * check_privilege
- *		1 if role may read table id_json, 0 if not, -1 if the database
- *		could not say.  A role that bypasses row level security on the
- *		catalog (its owner, a superuser) reads every table, as over REST.
- */
-static int
-check_privilege(const char *role, const char *id_json)
-{
-	GwError		err;
-	GwConn	   *c = gw_pool_acquire(gw_config.pool_wait_ms, &err);
-	PGresult   *res;
-	const char *params[1] = {role};
-	int			answer = -1;
-
-	if (c == NULL)
-		return -1;
-	if (!gw_db_exec(c->conn, "BEGIN READ ONLY", 0, NULL, NULL, NULL, &err) ||
-		!gw_db_exec(c->conn, "SELECT pg_catalog.set_config('role', $1, true)", 1, params,
-					NULL, NULL, &err))
-		goto done;
-	params[0] = id_json;
-	if (gw_db_exec(c->conn,
-				   "SELECT NOT pg_catalog.row_security_active('lance_namespace.entries'::pg_catalog.regclass)"
-				   " OR lance_namespace.lance_has_privilege("
-				   "ARRAY(SELECT pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb)), 'read')",
-				   1, params, &res, NULL, &err))
-	{
-		answer = (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0) ? 1 : 0;
-		PQclear(res);
-	}
-	else if (PQstatus(c->conn) == CONNECTION_OK && err.code == GW_ERR_PERMISSION_DENIED)
-		answer = 0;				/* e.g. no USAGE on the schema: such a role reads nothing */
-done:
-	if (PQstatus(c->conn) == CONNECTION_OK && PQtransactionStatus(c->conn) != PQTRANS_IDLE)
-		PQclear(PQexec(c->conn, "ROLLBACK"));
-	gw_pool_release(c);
-	return answer;
-}
-
-/*
- * cache_slot
- *		A new entry of the privilege cache of s for key, or NULL.
- */
-static PrivEntry *
-cache_slot(FeedSub *s, const char *key)
-{
-	PrivEntry  *e;
-
-	if (s->cache == NULL && (s->cache = calloc(PRIV_CACHE_MAX, sizeof(PrivEntry))) == NULL)
-		return NULL;
-	if (s->ncache == PRIV_CACHE_MAX)
-	{
-		for (int i = 0; i < s->ncache; i++)
-			free(s->cache[i].key);
-		s->ncache = 0;
-	}
-	e = &s->cache[s->ncache];
-	if ((e->key = strdup(key)) == NULL)
-		return NULL;
-	s->ncache++;
-	return e;
-}
-
-/*
- * may_read
- *		Whether subscriber s may see commit frame f; counts it withheld if
- *		not.  In its stream thread, without feed_lock: the database may
- *		be asked.
- */
-static bool
-may_read(FeedSub *s, Frame *f)
-{
-	time_t		now = time(NULL);
-	PrivEntry  *e = NULL;
-	int			answer;
-
-	if (s->role == NULL)
-		return true;
-	for (int i = 0; f->id_json && i < s->ncache && e == NULL; i++)
-		if (strcmp(s->cache[i].key, f->id_json) == 0)
-			e = &s->cache[i];
-	if (e != NULL && now - e->at < PRIV_CACHE_TTL_S)
-		answer = e->allowed;
-	else
-	{
-		/* -1: fail closed, and ask again next time */
-		answer = f->id_json ? check_privilege(s->role, f->id_json) : 0;
-		if (answer >= 0 && e == NULL && f->id_json)
-			e = cache_slot(s, f->id_json);
-		if (answer >= 0 && e != NULL)
-		{
-			e->allowed = answer == 1;
-			e->at = now;
-		}
-	}
-	if (answer != 1)
-		gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
-	return answer == 1;
-}
-
-/*
- * id_matches
- *		Whether the frame's table id lies under prefix (whole = exact id).
- */
-static bool
-id_matches(const Frame *f, json_t *filter, bool whole)
-{
-	size_t		n = json_array_size(filter);
-	size_t		k = json_array_size(f->id);
-
-	if (f->id == NULL || (whole ? k != n : k <= n))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!json_equal(json_array_get(f->id, i), json_array_get(filter, i)))
-			return false;
-	return true;
-}
-
-/*
- * matches
- *		Whether frame f passes the filters of s (control frames do).
- */
-static bool
-matches(const FeedSub *s, const Frame *f)
-{
-	if (f->commits == 0)
-		return true;
-	if (s->ns_filter && !id_matches(f, s->ns_filter, false))
-		return false;
-	if (s->table_filter && !id_matches(f, s->table_filter, true))
-		return false;
-	return true;
-}
-
-/*
- * catch_up
- *		Write to out the commits that s missed between its client's cursor
- *		and s->cursor, counted in *sent, or a reset when they cannot be
- *		sent.  False when the database cannot be asked now.
- */
-static bool
-catch_up(FeedSub *s, FILE *out, int *sent)
-{
-	char		limit[16];
-	const char *params[3] = {s->resume, s->cursor, limit};
-	PGresult   *res;
-	GwError		err;
-	GwConn	   *c;
-	bool		lost;
-	int			n;
-
-	if (gw_feed_xmax(s->resume) > gw_feed_xmax(s->cursor))
-	{
-		fputs(RESET("the cursor to resume from is not from this database's past; "
-					"commits may have been missed"), out);
-		return true;
-	}
-	if ((c = gw_pool_acquire(gw_config.pool_wait_ms, &err)) == NULL)
-		return false;
-	snprintf(limit, sizeof(limit), "%d", catch_up_max + 1);
-	if (!gw_db_exec(c->conn, CATCH_UP_SQL, 3, params, &res, NULL, &err))
-	{
-		lost = PQstatus(c->conn) != CONNECTION_OK;
-		gw_pool_release(c);
-		/* else the database refused the cursor (it checks more than its form) */
-		if (!lost)
-			fputs(RESET("the database refused the cursor to resume from; "
-						"commits may have been missed"), out);
-		return !lost;
-	}
-	gw_pool_release(c);			/* before may_read needs one */
-	n = PQntuples(res);
-	if (n > catch_up_max)
-		fprintf(out, RESET("more than %d commits since the cursor to resume from: "
-						   "re-read the tables; the stream goes on from here"), catch_up_max);
-	for (int i = 0; i < n && n <= catch_up_max; i++)
-	{
-		Frame	   *f = commit_frame(PQgetvalue(res, i, 0));
-
-		if (f != NULL && matches(s, f) && may_read(s, f))
-		{
-			fputs(f->text, out);
-			(*sent)++;
-		}
-		frame_unref(f);
-	}
-	PQclear(res);
-	return true;
-}
-
-/*
- * start
- *		The frame that starts the stream of s (feed_lock held, released
- *		while the database is asked): the hello, the commits since the
- *		client's cursor (or a reset), and the cursor that goes with its
- *		position as the event id.  NULL to try again later.
- */
-static Frame *
-start(FeedSub *s)
-{
-	char	   *text = NULL;
-	size_t		len;
-	FILE	   *out;
-	int			sent = 0;
-	bool		ok;
-
-	if (!s->joined)
-	{
-		if ((s->cursor = strdup(log_cursor)) == NULL)
-			return NULL;
-		s->pos = log_head;
-		s->joined = true;
-	}
-	pthread_mutex_unlock(&feed_lock);
-	out = open_memstream(&text, &len);
-	ok = out != NULL && fputs(HELLO, out) >= 0 &&
-		(s->resume == NULL || catch_up(s, out, &sent)) &&
-		fprintf(out, "id: %s\n\n", s->cursor) > 0;
-	if (out != NULL && fclose(out) != 0)
-		ok = false;
-	pthread_mutex_lock(&feed_lock);
-	if (!ok)
-	{
-		free(text);
-		return NULL;
-	}
-	s->started = true;
-	if (s->resume != NULL)
-		gw_metrics_add(GW_M_SSE_RESUMES, 1);
-	return frame_new(text, sent);
-}
-
-/*
- * next_frame
- *		The next frame s sends (a reference), or NULL if none is due
- *		(feed_lock held, released while the database is asked).
- */
-static Frame *
-next_frame(FeedSub *s)
-{
-	if (!s->started)
-		return connected && log_cursor != NULL ? start(s) : NULL;
-	/* a position that fell off the tail is closing (log_settle) */
-	while (s->pos >= log_tail && s->pos < log_head)
-	{
-		Frame	   *f = log_ring[s->pos++ % queue_max];
-		bool		ok;
-
-		if (!matches(s, f))
-			continue;
-		atomic_fetch_add(&f->refs, 1);
-		if (s->role == NULL || f->commits == 0)
-			return f;
-		pthread_mutex_unlock(&feed_lock);
-		ok = may_read(s, f);
-		pthread_mutex_lock(&feed_lock);
-		if (ok)
-			return f;
-		frame_unref(f);
-	}
-	return NULL;
-}
-
-/*
- * gw_feed_read
- *		The next bytes of a stream: block until frames are due or a
- *		heartbeat is, then copy as much as fits into buf (max must be at
- *		least GW_FEED_READ_MIN).  Returns 0 at the end of the stream
- *		(closing, or the client went away).
- */
-size_t
-gw_feed_read(void *stream, char *buf, size_t max)
-{
-	static const char hb[] = ": heartbeat\n\n";
-	FeedSub    *s = stream;
-	size_t		n = 0;
-	long		sent = 0;
-
-	pthread_mutex_lock(&feed_lock);
-	for (;;)
-	{
-		struct timespec due;
-		long		idle;
-
-		if (s->cur != NULL)
-		{
-			size_t		k = s->cur->len - s->cur_off;
-
-			if (k > max - n)
-				k = max - n;
-			memcpy(buf + n, s->cur->text + s->cur_off, k);
-			n += k;
-			s->cur_off += k;
-			if (s->cur_off < s->cur->len)
-				break;			/* buf is full */
-			sent += s->cur->commits;
-			frame_unref(s->cur);
-			s->cur = NULL;
-			continue;
-		}
-		if (!s->closing && (s->cur = next_frame(s)) != NULL)
-		{
-			s->cur_off = 0;
-			continue;
-		}
-		if (n > 0)
-			break;
-		if (s->closing)
-		{
-			size_t		k = s->bye ? strlen(s->bye) : 0;
-
-			if (!s->bye_sent && k > 0 && k <= max)
-			{
-				s->bye_sent = true;
-				memcpy(buf, s->bye, k);
-				n = k;
-				break;
-			}
-			pthread_mutex_unlock(&feed_lock);
-			return 0;
-		}
-		if (!s->started && !connected && !s->told)
-		{
-			s->told = true;
-			memcpy(buf, WAITING, sizeof(WAITING) - 1);
-			n = sizeof(WAITING) - 1;
-			break;
-		}
-		if ((idle = gw_ms_since(&s->last_write)) >= heartbeat_ms)
-		{
-			memcpy(buf, hb, sizeof(hb) - 1);
-			n = sizeof(hb) - 1;
-			break;
-		}
-		/* wake at least twice a second to notice a client that went away */
-		clock_gettime(CLOCK_MONOTONIC, &due);
-		due = gw_after_ms(due, heartbeat_ms - idle < 500 ? heartbeat_ms - idle : 500);
-		pthread_cond_timedwait(&feed_cond, &feed_lock, &due);
-		if (s->fd >= 0)
-		{
-			struct pollfd p = {s->fd, POLLRDHUP, 0};
-
-			if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
-			{
-				s->closing = true;
-				s->bye_sent = true;
-			}
-		}
-	}
-	clock_gettime(CLOCK_MONOTONIC, &s->last_write);
-	pthread_mutex_unlock(&feed_lock);
-	if (sent > 0)
-		gw_metrics_add(GW_M_SSE_EVENTS_SENT, sent);
-	return n;
-}
-
-/*
- * sub_free
- *		Unlink and free a subscriber.
- */
-static void
-sub_free(FeedSub *s)
-{
-	pthread_mutex_lock(&feed_lock);
-	if (s->prev || subs == s)
-		atomic_fetch_sub(&nsubs, 1);
-	if (s->prev)
-		s->prev->next = s->next;
-	else if (subs == s)
-		subs = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
-	pthread_mutex_unlock(&feed_lock);
-	gw_feed_poller_wake();		/* perhaps the last one: stop reading */
-
-	gw_metrics_add(GW_M_SSE_SUBSCRIBERS, -1);
-	frame_unref(s->cur);
-	for (int i = 0; i < s->ncache; i++)
-		free(s->cache[i].key);
-	free(s->cache);
-	free(s->role);
-	free(s->cursor);
-	free(s->resume);
-	json_decref(s->ns_filter);
-	json_decref(s->table_filter);
-	free(s);
-}
-
-/*
  * parse_filter
- *		The query parameter name as an id (JSON array), NULL if absent.
+ *		The query parameter name as an id's JSON text (NULL if absent); of
+ *		the namespace, only how its tables' ids begin.
  */
 static bool
-parse_filter(json_t *query, const char *name, const char *delimiter, json_t **out,
+parse_filter(json_t *query, const char *name, const char *delimiter, char **out,
 			 GwError *err)
 {
 	json_t	   *v = json_object_get(query, name);
+	json_t	   *id;
+	bool		ns = strcmp(name, "namespace") == 0;
 
 	*out = NULL;
 	if (v == NULL)
 		return true;
-	*out = gw_parse_id(json_string_value(v), delimiter, err);
-	if (*out == NULL)
+	if ((id = gw_parse_id(json_string_value(v), delimiter, err)) == NULL)
 		return false;
-	if (strcmp(name, "table") == 0 && json_array_size(*out) == 0)
-	{
+	if (!ns && json_array_size(id) == 0)
 		gw_error_set(err, GW_ERR_INVALID_INPUT, "table must name a table");
-		json_decref(*out);
-		*out = NULL;
-		return false;
-	}
-	return true;
+	else if ((*out = json_dumps(id, JSON_COMPACT)) == NULL)
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+	else if (ns)
+		(*out)[strlen(*out) - 1] = json_array_size(id) > 0 ? ',' : '\0';	/* ["a","b", */
+	json_decref(id);
+	return *out != NULL;
 }
 
 /*
@@ -915,6 +1196,8 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 {
 	json_t	   *jd = json_object_get(req->query, "delimiter");
 	const char *delimiter = json_is_string(jd) ? json_string_value(jd) : "$";
+	const char *api_key;
+	const char *bearer;
 	FeedSub    *s;
 	GwError		err;
 
@@ -929,11 +1212,11 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 	s->fd = -1;
 	clock_gettime(CLOCK_MONOTONIC, &s->last_write);
 	gw_metrics_add(GW_M_SSE_SUBSCRIBERS, 1);	/* sub_free subtracts */
-	if (!parse_filter(req->query, "namespace", delimiter, &s->ns_filter, &err) ||
-		!parse_filter(req->query, "table", delimiter, &s->table_filter, &err) ||
-		!parse_resume(req, &s->resume, &err))
-		goto fail;
-	if (gw_config.db_auth && (s->role = authenticate(req->headers, &err)) == NULL)
+	gw_credentials(req->headers, &api_key, &bearer);
+	if (!parse_filter(req->query, "namespace", delimiter, &s->ns_prefix, &err) ||
+		!parse_filter(req->query, "table", delimiter, &s->table_id, &err) ||
+		!parse_resume(req, &s->resume, &err) ||
+		(gw_config.db_auth && (s->role = gw_db_role(api_key, bearer, &err)) == NULL))
 		goto fail;
 
 	pthread_mutex_lock(&feed_lock);
@@ -943,11 +1226,8 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 		gw_error_set(&err, GW_ERR_UNAVAILABLE, "the gateway is shutting down");
 		goto fail;
 	}
-	if (s->resume == NULL && log_cursor != NULL && (s->cursor = strdup(log_cursor)) != NULL)
-	{
-		s->pos = log_head;
-		s->joined = true;
-	}
+	if (s->resume == NULL)
+		join(s);
 	s->next = subs;
 	if (subs)
 		subs->prev = s;
@@ -955,7 +1235,7 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 	atomic_fetch_add(&nsubs, 1);
 	pthread_mutex_unlock(&feed_lock);
 	/* the first subscriber makes the poller take a cursor */
-	gw_feed_poller_wake();
+	wake_poller();
 
 	resp->status = 200;
 	resp->stream = s;
@@ -968,38 +1248,8 @@ fail:
 }
 
 /*
- * gw_feed_attach
- *		Tell a stream its client's socket, so that gw_feed_read() notices a
- *		client that went away while the stream is idle.
- */
-void
-gw_feed_attach(void *stream, int fd)
-{
-	pthread_mutex_lock(&feed_lock);
-	((FeedSub *) stream)->fd = fd;
-	pthread_mutex_unlock(&feed_lock);
-}
-
-/*
- * gw_feed_cancel
- *		End a stream whose client is gone: gw_feed_read() returns 0.
- */
-void
-gw_feed_cancel(void *stream)
-{
-	FeedSub    *s = stream;
-
-	pthread_mutex_lock(&feed_lock);
-	s->closing = true;
-	s->bye_sent = true;
-	s->fd = -1;
-	pthread_cond_broadcast(&feed_cond);
-	pthread_mutex_unlock(&feed_lock);
-}
-
-/*
  * gw_feed_discard
- *		Free a stream: after its end, or one that will not be sent.
+ *		Free a stream that will not be sent.
  */
 void
 gw_feed_discard(void *stream)

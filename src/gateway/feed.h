@@ -12,8 +12,6 @@
 
 #include "dispatch.h"
 
-/* the smallest buffer gw_feed_read() fills */
-#define GW_FEED_READ_MIN	1024
 /* the longest cursor (event id) accepted to resume from */
 #define GW_FEED_CURSOR_MAX	65536
 
@@ -21,9 +19,6 @@ extern bool gw_feed_start(void);
 extern void gw_feed_stop(void);
 extern void gw_feed_join(void);
 extern void gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp);
-extern void gw_feed_attach(void *stream, int fd);
-extern size_t gw_feed_read(void *stream, char *buf, size_t max);
-extern void gw_feed_cancel(void *stream);
 extern void gw_feed_discard(void *stream);
 extern void gw_feed_poke(void);
 

@@ -21,6 +21,9 @@
 #define N_STATUS		501		/* 0 = none, 1..500 = HTTP 100..599 */
 #define N_SQLCLASS		(36 * 36)
 
+/* the characters of a SQLSTATE class, in the order of db_errors' index */
+static const char sqlclass_digits[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
 /* Latency histogram bucket upper bounds, in seconds. */
 static const double buckets[] = {
 	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
@@ -90,43 +93,19 @@ gw_metrics_request(const struct GwRoute *route, int status, double seconds,
 }
 
 /*
- * class_index
- *		Index of a two-character SQLSTATE class ([0-9A-Z]{2}), or -1.
- */
-static int
-class_index(const char *sqlstate)
-{
-	int			v = 0;
-
-	for (int i = 0; i < 2; i++)
-	{
-		char		c = sqlstate[i];
-
-		if (c >= '0' && c <= '9')
-			v = v * 36 + (c - '0');
-		else if (c >= 'A' && c <= 'Z')
-			v = v * 36 + 10 + (c - 'A');
-		else
-			return -1;
-	}
-	return v;
-}
-
-/*
  * gw_metrics_db_error
- *		Count a failed database command by its SQLSTATE class ("" counts
- *		as class "XX" would not: it is skipped).
+ *		Count a failed database command by its SQLSTATE class ([0-9A-Z]{2};
+ *		anything else, "" included, is skipped).
  */
 void
 gw_metrics_db_error(const char *sqlstate)
 {
-	int			i;
+	const char *hi = sqlstate && sqlstate[0] ? strchr(sqlclass_digits, sqlstate[0]) : NULL;
+	const char *lo = hi && sqlstate[1] ? strchr(sqlclass_digits, sqlstate[1]) : NULL;
 
-	if (sqlstate == NULL || strlen(sqlstate) < 2)
-		return;
-	i = class_index(sqlstate);
-	if (i >= 0)
-		atomic_fetch_add_explicit(&db_errors[i], 1, memory_order_relaxed);
+	if (lo != NULL)
+		atomic_fetch_add_explicit(&db_errors[(hi - sqlclass_digits) * 36 + (lo - sqlclass_digits)],
+								  1, memory_order_relaxed);
 }
 
 static unsigned long
@@ -164,7 +143,6 @@ gw_metrics_render(void)
 		GW_METRICS(GW_METRIC_INFO)
 #undef GW_METRIC_INFO
 	};
-	static const char digits[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 	int			nroutes = gw_route_count();
 	char	   *text = NULL;
 	size_t		len;
@@ -228,7 +206,7 @@ gw_metrics_render(void)
 
 		if (v > 0)
 			fprintf(b, "lance_gateway_db_errors_total{class=\"%c%c\"} %lu\n",
-					digits[i / 36], digits[i % 36], v);
+					sqlclass_digits[i / 36], sqlclass_digits[i % 36], v);
 	}
 
 	for (int m = 0; m < GW_M__COUNT; m++)

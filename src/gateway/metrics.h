@@ -22,8 +22,8 @@
 	X(POOL_WAITS, "pool_waits_total", "counter", "Requests that had to wait for a free connection.") \
 	X(POOL_WAIT_US, "pool_wait_seconds_total", "counter", "Total time requests waited for a free connection.") \
 	X(POOL_TIMEOUTS, "pool_timeouts_total", "counter", "Requests that found no free connection in time (503).") \
-	X(DB_CONNECTS, "db_connects_total", "counter", "PostgreSQL connections opened by the pool.") \
-	X(DB_CONNECT_FAILURES, "db_connect_failures_total", "counter", "Failed attempts to open a pooled connection.") \
+	X(DB_CONNECTS, "db_connects_total", "counter", "PostgreSQL connections opened by the gateway.") \
+	X(DB_CONNECT_FAILURES, "db_connect_failures_total", "counter", "Failed attempts to open a PostgreSQL connection.") \
 	X(DB_RECONNECTS, "db_reconnects_total", "counter", "Pooled connections found broken and dropped (reopened on next use).") \
 	X(SSE_SUBSCRIBERS, "sse_subscribers", "gauge", "Open change-feed (Server-Sent Events) streams.") \
 	X(SSE_EVENTS_SENT, "sse_events_sent_total", "counter", "Commit events written to change-feed streams.") \

@@ -50,15 +50,18 @@ gw_pool_init(const char *conninfo, int size)
 
 /*
  * gw_pool_connect
- *		Open one connection.  The user's conninfo comes last so that it can
+ *		Open one connection (the pool's, a loop's, the publisher's, the
+ *		change feed's).  The user's conninfo comes last so that it can
  *		override the defaults set here; multi-host strings and
- *		target_session_attrs pass through to libpq unchanged.
+ *		target_session_attrs pass through to libpq unchanged.  Keepalives
+ *		find a server that went away without a word.
  */
 PGconn *
 gw_pool_connect(GwError *err)
 {
-	const char *keys[] = {"connect_timeout", "fallback_application_name", "dbname", NULL};
-	const char *vals[] = {"5", GW_PROGRAM, pool_conninfo, NULL};
+	const char *keys[] = {"connect_timeout", "fallback_application_name", "keepalives_idle",
+		"keepalives_interval", "keepalives_count", "dbname", NULL};
+	const char *vals[] = {"5", GW_PROGRAM, "30", "10", "3", pool_conninfo, NULL};
 	PGconn	   *conn = PQconnectdbParams(keys, vals, 1);
 
 	if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
@@ -93,28 +96,15 @@ gw_pool_connect(GwError *err)
 static bool
 idle_ok(PGconn *conn)
 {
-	struct pollfd pfd;
+	struct pollfd pfd = {PQsocket(conn), POLLIN, 0};
 
-	if (PQstatus(conn) != CONNECTION_OK || PQtransactionStatus(conn) != PQTRANS_IDLE)
+	if (PQstatus(conn) != CONNECTION_OK || PQtransactionStatus(conn) != PQTRANS_IDLE || pfd.fd < 0)
 		return false;
-	pfd.fd = PQsocket(conn);
-	if (pfd.fd < 0)
-		return false;
-	for (int i = 0; i < 4; i++)
-	{
-		PGnotify   *n;
-
-		pfd.events = POLLIN;
-		pfd.revents = 0;
-		if (poll(&pfd, 1, 0) <= 0)
-			return true;
-		/* read it: a FATAL message, then end of file, marks it bad */
+	/* read it: a FATAL message, then end of file, marks it bad */
+	for (int i = 0; i < 4 && poll(&pfd, 1, 0) > 0; i++)
 		if (!PQconsumeInput(conn) || PQstatus(conn) != CONNECTION_OK)
 			return false;
-		while ((n = PQnotifies(conn)) != NULL)
-			PQfreemem(n);
-	}
-	return PQstatus(conn) == CONNECTION_OK;
+	return true;
 }
 
 /*

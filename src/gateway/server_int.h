@@ -116,7 +116,7 @@ extern void gw_pipe_close(GwLoop *L);
 extern void gw_worker_submit(GwReq *r);
 extern void gw_worker_stop(void);
 
-/* stream.c */
+/* feed.c */
 extern struct MHD_Response *gw_stream_response(GwReq *r, void *stream);
 
 #endif							/* LANCE_GATEWAY_SERVER_INT_H */
