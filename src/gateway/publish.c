@@ -69,14 +69,29 @@
 	" FROM pg_catalog.pg_class c" \
 	" WHERE c.oid = pg_catalog.to_regclass('lance_namespace.publications')), false)"
 
+/*
+ * The next PASS_ROWS pending rows after a key, read from publications'
+ * primary key and only then joined to their versions: O(rows returned),
+ * whatever the number of versions (joined the other way round, every pass
+ * walked all the versions to find the few pending ones).
+ */
 #define SQL_PENDING \
 	"SELECT p.table_id, p.branch, p.version, v.manifest_path, p.manifest" \
-	" FROM lance_namespace.publications p" \
+	" FROM (SELECT table_id, branch, version, manifest FROM lance_namespace.publications" \
+	"  WHERE (table_id, branch, version) > ($1::bigint, $2::text COLLATE \"C\", $3::bigint)" \
+	"  ORDER BY table_id, branch, version LIMIT " GW_STR(PASS_ROWS) ") p" \
 	" JOIN lance_namespace.versions v USING (table_id, branch, version)" \
-	" WHERE ($1::text IS NULL OR v.manifest_path = $1 OR v.manifest_path = 'file://' || $1)" \
-	" AND (p.table_id, p.branch, p.version) > ($2::bigint, $3::text COLLATE \"C\", $4::bigint)" \
-	" ORDER BY p.table_id, p.branch, p.version LIMIT " GW_STR(PASS_ROWS)
+	" ORDER BY p.table_id, p.branch, p.version"
 
+/* The pending row of one manifest: each pending key looked up in versions */
+#define SQL_PENDING_ONE \
+	"SELECT p.table_id, p.branch, p.version, v.manifest_path, p.manifest" \
+	" FROM (SELECT table_id, branch, version FROM lance_namespace.publications OFFSET 0) k" \
+	" JOIN lance_namespace.versions v USING (table_id, branch, version)" \
+	" JOIN lance_namespace.publications p USING (table_id, branch, version)" \
+	" WHERE v.manifest_path = $1 OR v.manifest_path = 'file://' || $1"
+
+/* What publications hold (the backlog) */
 #define SQL_PRUNE \
 	"DELETE FROM lance_namespace.publications p" \
 	" USING ROWS FROM (pg_catalog.unnest($1::bigint[]), pg_catalog.unnest($2::text[])," \
@@ -259,8 +274,10 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 
 	for (;;)
 	{
-		const char *params[4] = {manifest_path, after_table, after_branch, after_version};
-		PGresult   *res = PQexecParams(conn, SQL_PENDING, 4, NULL, params, NULL, NULL, 0);
+		const char *params[3] = {after_table, after_branch, after_version};
+		PGresult   *res = manifest_path != NULL ?
+			PQexecParams(conn, SQL_PENDING_ONE, 1, NULL, &manifest_path, NULL, NULL, 0) :
+			PQexecParams(conn, SQL_PENDING, 3, NULL, params, NULL, NULL, 0);
 		int			n;
 		bool	   *ok;
 		const char **paths;
