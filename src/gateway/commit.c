@@ -20,9 +20,10 @@
  *	  the catalog keeps them in the version's transaction, the canonical
  *	  name is given without any fsync, and COMMIT's WAL flush is the only
  *	  flush; the publisher makes the files durable in groups later.
- *	  Otherwise (a manifest over GW_HOLD_MAX, or no publisher) the staging
- *	  file is fsync'd during the call and the canonical name and its
- *	  directory before COMMIT.
+ *	  Otherwise (a manifest over LANCE_MAX_HELD_MANIFEST_BYTES, or more than
+ *	  LANCE_MAX_HELD_REQUEST_BYTES in one request, the limits the catalog
+ *	  enforces; no publisher) the staging file is fsync'd during the call
+ *	  and the canonical name and its directory before COMMIT.
  *
  *	  Tables in buckets ("s3://BUCKET/KEY" locations) take the same path
  *	  through the S3 backend (storage_s3.c, which describes the protocol):
@@ -46,14 +47,6 @@
 #include "commit.h"
 #include "publish.h"
 #include "s3.h"
-
-/*
- * The largest staged manifest whose bytes go to the catalog (publish.c);
- * a larger one is flushed before COMMIT.
- */
-#define GW_HOLD_MAX (1024 * 1024)
-/* ... and the most a request sends; its other manifests are flushed */
-#define GW_HOLD_REQUEST_MAX (8 * 1024 * 1024)
 
 typedef struct CommitEntry
 {
@@ -161,10 +154,17 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 	st = gw_storage_for(ce->staging, &ce->error);
 	errno = EINVAL;
 	if (st != NULL && st->read_staging != NULL && gw_publish_holds() &&
-		ctx->held < GW_HOLD_REQUEST_MAX)
+		ctx->held < LANCE_MAX_HELD_REQUEST_BYTES)
 	{
-		/* one flush per create (publish.c), unless the manifest is large */
-		if (st->read_staging(st, ce->staging, GW_HOLD_MAX, &ce->staged, &ce->error))
+		/*
+		 * One flush per create (publish.c), unless the manifest is large or
+		 * the request's others took what the catalog holds for one request.
+		 */
+		size_t		max = LANCE_MAX_HELD_REQUEST_BYTES - ctx->held;
+
+		if (max > LANCE_MAX_HELD_MANIFEST_BYTES)
+			max = LANCE_MAX_HELD_MANIFEST_BYTES;
+		if (st->read_staging(st, ce->staging, max, &ce->staged, &ce->error))
 		{
 			if (!hold_entry(entry, ce, err))
 				return false;
