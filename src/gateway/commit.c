@@ -22,8 +22,9 @@
  *	  flush; the publisher makes the files durable in groups later.
  *	  Otherwise (a manifest over LANCE_MAX_HELD_MANIFEST_BYTES, or more than
  *	  LANCE_MAX_HELD_REQUEST_BYTES in one request, the limits the catalog
- *	  enforces; no publisher) the staging file is fsync'd during the call
- *	  and the canonical name and its directory before COMMIT.
+ *	  enforces; a backlog at --publish-backlog; no publisher) the staging
+ *	  file is fsync'd during the call and the canonical name and its
+ *	  directory before COMMIT.
  *
  *	  Tables in buckets ("s3://BUCKET/KEY" locations) take the same path
  *	  through the S3 backend (storage_s3.c, which describes the protocol):
@@ -61,6 +62,7 @@ typedef struct CommitEntry
 	GwError		error;
 	bool		skip;			/* batch-commit operation other than a version */
 	bool		held;			/* staged holds the bytes the catalog keeps */
+	bool		reserved;		/* room in the backlog for them (publish.c) */
 } CommitEntry;
 
 typedef struct CommitCtx
@@ -157,8 +159,9 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 		ctx->held < LANCE_MAX_HELD_REQUEST_BYTES)
 	{
 		/*
-		 * One flush per create (publish.c), unless the manifest is large or
-		 * the request's others took what the catalog holds for one request.
+		 * One flush per create (publish.c), unless the manifest is large,
+		 * the request's others took what the catalog holds for one request,
+		 * or the backlog is full.
 		 */
 		size_t		max = LANCE_MAX_HELD_REQUEST_BYTES - ctx->held;
 
@@ -166,9 +169,18 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 			max = LANCE_MAX_HELD_MANIFEST_BYTES;
 		if (st->read_staging(st, ce->staging, max, &ce->staged, &ce->error))
 		{
-			if (!hold_entry(entry, ce, err))
-				return false;
-			ctx->held += ce->staged.len;
+			if (gw_publish_reserve(ce->staged.len))
+			{
+				ce->reserved = true;
+				if (!hold_entry(entry, ce, err))
+					return false;
+				ctx->held += ce->staged.len;
+			}
+			else
+			{
+				free(ce->staged.bytes);
+				memset(&ce->staged, 0, sizeof(ce->staged));
+			}
 		}
 		else if (errno != E2BIG)
 		{
@@ -479,6 +491,8 @@ call_and_release(const char *function, json_t *request, const GwRequestInfo *inf
 	}
 	for (int i = 0; i < ctx->n; i++)
 	{
+		if (ctx->e[i].reserved)
+			gw_publish_release(ctx->e[i].staged.len);
 		free(ctx->e[i].staging);
 		free(ctx->e[i].canonical);
 		free(ctx->e[i].staged.bytes);
