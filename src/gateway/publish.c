@@ -141,7 +141,7 @@ typedef struct Backlog
 static Backlog backlog;			/* held or reserved (mu) */
 static Backlog reserved;		/* ever reserved: only grows (mu) */
 static Backlog inflight;		/* reserved by creates still running (mu) */
-static bool overflowing;		/* the last reservation was refused (mu) */
+static time_t overflow_said;	/* when the last refusal was logged (mu) */
 
 /* the publisher's own connection, also used by gw_publish_repair */
 static pthread_mutex_t conn_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -581,7 +581,6 @@ gw_publish_stop(void)
 	privileged = false;
 	pthread_mutex_lock(&mu);
 	backlog = (Backlog) {0, 0};
-	overflowing = false;
 	pthread_mutex_unlock(&mu);
 	pthread_mutex_lock(&conn_mu);
 	if (pconn != NULL)
@@ -630,14 +629,17 @@ gw_publish_reserve(size_t len)
 	}
 	else
 	{
-		if (!overflowing)
+		/* said at most every 10 s: under a sustained load it comes and goes */
+		if (time(NULL) >= overflow_said + 10)
+		{
+			overflow_said = time(NULL);
 			fprintf(stderr, "%s: publications: %ld pending (%ld bytes), at --publish-backlog: "
 					"creates flush their manifests until the publisher catches up\n",
 					GW_PROGRAM, backlog.rows, backlog.bytes);
+		}
 		if (commits++ == 0)
 			pthread_cond_signal(&cv);
 	}
-	overflowing = !ok;
 	pthread_mutex_unlock(&mu);
 	return ok;
 }
