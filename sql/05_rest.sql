@@ -191,6 +191,39 @@ SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1
 SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": 3, "manifest_path": "/s/3", "branch": "dev"}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "gone"], "version": 3, "manifest_path": "/s/3"}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": "notarray", "version": 3, "manifest_path": "/s/3"}')$$);
+-- manifest_base64, the staged bytes a gateway sends for the catalog to hold
+-- until the file is durable: at most max_held_manifest_bytes for one
+-- manifest and max_held_request_bytes for one request (lance_limits.h,
+-- which the configuration view reports), else LN013
+SELECT value AS held_max FROM lance_namespace.configuration WHERE name = 'max_held_manifest_bytes' \gset
+SELECT value AS held_request_max FROM lance_namespace.configuration WHERE name = 'max_held_request_bytes' \gset
+SELECT :held_request_max / :held_max AS manifests_at_limit_per_request;
+SELECT lance_namespace.rest_declare_table('{"id": ["r1", "held"]}') ? 'location' AS declared;
+CREATE TEMP TABLE held_b64 AS
+  SELECT translate(encode(decode(repeat('ab', :held_max), 'hex'), 'base64'), E'\n', '') AS at_limit,
+         translate(encode(decode(repeat('ab', :held_max + 1), 'hex'), 'base64'), E'\n', '') AS over;
+SELECT r->'version'->'version' AS version
+  FROM held_b64, lance_namespace.rest_create_table_version(jsonb_build_object('id', ARRAY['r1', 'held'],
+       'version', 1, 'manifest_path', '/s/h1', 'manifest_base64', at_limit)) r;
+SELECT count(*) AS held, min(octet_length(manifest)) = :held_max AS at_limit FROM lance_namespace.publications;
+SELECT lance_try(format($$SELECT lance_namespace.rest_create_table_version(%L)$$,
+       jsonb_build_object('id', ARRAY['r1', 'held'], 'version', 2, 'manifest_path', '/s/h2',
+                          'manifest_base64', over))) FROM held_b64;
+-- one manifest at the limit more than a request may send, in a batch of
+-- versions and in a batch commit
+SELECT lance_try(format($$SELECT lance_namespace.rest_batch_create_table_versions(%L)$$,
+       jsonb_build_object('entries', (SELECT jsonb_agg(jsonb_build_object('id', ARRAY['r1', 'held'],
+         'version', v, 'manifest_path', '/s/h' || v, 'manifest_base64', at_limit))
+         FROM generate_series(2, 2 + :held_request_max / :held_max) v)))) FROM held_b64;
+SELECT lance_try(format($$SELECT lance_namespace.rest_batch_commit_tables(%L)$$,
+       jsonb_build_object('operations', (SELECT jsonb_agg(jsonb_build_object('create_table_version',
+         jsonb_build_object('id', ARRAY['r1', 'held'], 'version', v, 'manifest_path', '/s/h' || v,
+           'manifest_base64', at_limit)))
+         FROM generate_series(2, 2 + :held_request_max / :held_max) v)))) FROM held_b64;
+SELECT string_agg(version::text, ',') AS versions FROM lance_namespace.table_versions WHERE id = '{r1,held}';
+SELECT lance_namespace.rest_drop_table('{"id": ["r1", "held"]}') ? 'id' AS dropped;
+SELECT count(*) AS held_left FROM lance_namespace.publications;
+DROP TABLE held_b64;
 SELECT (r->'version') - 'timestamp_millis' FROM lance_namespace.rest_describe_table_version('{"id": ["r1", "t"]}') r;
 SELECT (r->'version') - 'timestamp_millis' FROM lance_namespace.rest_describe_table_version('{"id": ["r1", "t"], "version": 1}') r;
 SELECT lance_try($$SELECT lance_namespace.rest_describe_table_version('{"id": ["r1", "t"], "version": "1"}')$$);

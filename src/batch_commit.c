@@ -39,10 +39,10 @@ static const CommitOperation commit_operations[] = {
 /*
  * run_operation
  *		Run one CommitTableOperation object; append its CommitTableResult
- *		to buf.
+ *		to buf.  *held counts the manifest bytes of the request's creates.
  */
 static void
-run_operation(const char *op, int position, Jsonb *operation, StringInfo buf)
+run_operation(const char *op, int position, Jsonb *operation, StringInfo buf, int64 *held)
 {
 	const CommitOperation *chosen = NULL;
 	Jsonb	   *request = NULL;
@@ -71,6 +71,14 @@ run_operation(const char *op, int position, Jsonb *operation, StringInfo buf)
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("%s: operation %d sets none of declare_table, create_table_version, delete_table_versions, deregister_table",
 						   op, position));
+	/* the request's limit on held manifest bytes, over all its operations */
+	if (chosen->plan == PLAN_REST_CREATE_TABLE_VERSION)
+	{
+		bytea	   *bytes = lance_json_manifest_bytes(request, op, held);
+
+		if (bytes != NULL)
+			pfree(bytes);
+	}
 	values[0] = JsonbPGetDatum(request);
 	if (lance_exec(chosen->plan, values, NULL, false, 1) != 1)
 		elog(ERROR, "%s: operation %d returned no result", op, position);
@@ -96,6 +104,7 @@ lance_batch_commit_tables(PG_FUNCTION_ARGS)
 	JsonbIteratorToken tok;
 	StringInfoData buf;
 	int			n = 0;
+	int64		held = 0;
 	Datum		result;
 	MemoryContext old;
 
@@ -119,7 +128,7 @@ lance_batch_commit_tables(PG_FUNCTION_ARGS)
 		if (v.type != jbvBinary || !JsonContainerIsObject(v.val.binary.data))
 			lance_error(LANCE_INVALID_INPUT,
 						errmsg("%s: operation %d must be a JSON object", op, n));
-		run_operation(op, n, JsonbValueToJsonb(&v), &buf);
+		run_operation(op, n, JsonbValueToJsonb(&v), &buf, &held);
 		n++;
 	}
 	appendStringInfoChar(&buf, ']');

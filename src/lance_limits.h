@@ -23,4 +23,13 @@
 /* Most entries, ranges or operations in one batch request. */
 #define LANCE_MAX_BATCH_ENTRIES 10000
 
+/*
+ * Most bytes of a staged manifest that a create may send for the catalog to
+ * hold until its file is durable ("manifest_base64", kept in
+ * lance_namespace.publications), and most for all the manifests of one
+ * request.  The gateway sends larger ones' files flushed instead.
+ */
+#define LANCE_MAX_HELD_MANIFEST_BYTES	1048576 /* 1 MiB */
+#define LANCE_MAX_HELD_REQUEST_BYTES	8388608 /* 8 MiB */
+
 #endif							/* LANCE_LIMITS_H */

@@ -270,7 +270,7 @@ extern void lance_validate_version_request(const char *op, LanceVersionRequest *
 extern char *lance_canonical_manifest_path(const char *location, const char *scheme,
 										   int64 version);
 extern void lance_create_version_spi(const char *op, LanceVersionRequest *req);
-extern bytea *lance_json_manifest_bytes(Jsonb *obj, const char *op);
+extern bytea *lance_json_manifest_bytes(Jsonb *obj, const char *op, int64 *held);
 extern HeapTuple lance_create_version_core(const char *op, LanceVersionRequest *req,
 										   TupleDesc tupdesc, MemoryContext outcxt);
 

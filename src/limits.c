@@ -37,6 +37,10 @@ static const LanceLimit lance_limits[] = {
 	"Longest namespace, table, branch or tag name"},
 	{"max_id_depth", LIMIT_STR(LANCE_MAX_ID_DEPTH),
 	"Most levels in an identifier"},
+	{"max_held_manifest_bytes", LIMIT_STR(LANCE_MAX_HELD_MANIFEST_BYTES),
+	"Most bytes of one manifest a create may send to be held (manifest_base64)"},
+	{"max_held_request_bytes", LIMIT_STR(LANCE_MAX_HELD_REQUEST_BYTES),
+	"Most manifest_base64 bytes of one request"},
 	{"notify_channel", LANCE_NOTIFY_CHANNEL,
 	"LISTEN/NOTIFY channel for committed versions (with notify_commits on)"},
 };

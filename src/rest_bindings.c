@@ -120,6 +120,7 @@ lance_rest_create_table_version(PG_FUNCTION_ARGS)
 	MemoryContext outer = CurrentMemoryContext;
 	Jsonb	   *request = request_arg(fcinfo);
 	LanceVersionRequest req;
+	int64		held = 0;
 
 	lance_check_execute(lance_function_oid(&create_ref));
 	req.id = lance_request_text_array(request, "id");
@@ -130,7 +131,7 @@ lance_rest_create_table_version(PG_FUNCTION_ARGS)
 	req.metadata = lance_request_json(request, "metadata");
 	req.naming_scheme = lance_request_text(request, "naming_scheme");
 	req.branch = lance_request_text(request, "branch");
-	req.manifest = lance_json_manifest_bytes(request, op);
+	req.manifest = lance_json_manifest_bytes(request, op, &held);
 	req.id = lance_require_id(op, "id", req.id, false);
 
 	SPI_connect();

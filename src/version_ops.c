@@ -146,10 +146,13 @@ same_manifest(LanceVersionRequest *req)
  *		The "manifest_base64" field of a version request: the staged
  *		manifest's bytes, which a gateway sends so that the catalog keeps
  *		them until the canonical file is durable (publications); NULL when
- *		absent.
+ *		absent.  At most LANCE_MAX_HELD_MANIFEST_BYTES, and with *held (the
+ *		bytes the request's earlier entries sent, updated) at most
+ *		LANCE_MAX_HELD_REQUEST_BYTES: a larger manifest's file is to be
+ *		flushed by its writer instead.
  */
 bytea *
-lance_json_manifest_bytes(Jsonb *obj, const char *op)
+lance_json_manifest_bytes(Jsonb *obj, const char *op, int64 *held)
 {
 	char	   *text = lance_json_text(obj, "manifest_base64", op);
 	int			len;
@@ -165,6 +168,17 @@ lance_json_manifest_bytes(Jsonb *obj, const char *op)
 	if (len < 0)
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("%s: manifest_base64 is not valid base64", op));
+	if (len > LANCE_MAX_HELD_MANIFEST_BYTES)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: manifest_base64 holds %d bytes, more than the %d the catalog keeps for one manifest",
+						   op, len, LANCE_MAX_HELD_MANIFEST_BYTES),
+					errhint("Flush the manifest file and send its path without manifest_base64."));
+	*held += len;
+	if (*held > LANCE_MAX_HELD_REQUEST_BYTES)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: manifest_base64 of the request's manifests holds " INT64_FORMAT " bytes, more than the %d the catalog keeps for one request",
+						   op, *held, LANCE_MAX_HELD_REQUEST_BYTES),
+					errhint("Flush the other manifest files and send their paths without manifest_base64."));
 	SET_VARSIZE(result, VARHDRSZ + len);
 	return result;
 }
@@ -652,10 +666,11 @@ batch_entry_cmp(const void *a, const void *b)
 
 /*
  * parse_batch_entry
- *		A CreateTableVersionEntry object as a version request.
+ *		A CreateTableVersionEntry object as a version request; *held counts
+ *		the manifest bytes of the request's entries.
  */
 static void
-parse_batch_entry(const char *op, Jsonb *obj, BatchEntry *entry)
+parse_batch_entry(const char *op, Jsonb *obj, BatchEntry *entry, int64 *held)
 {
 	LanceVersionRequest *req = &entry->req;
 	ArrayType  *id = lance_json_text_array(obj, "id");
@@ -670,7 +685,7 @@ parse_batch_entry(const char *op, Jsonb *obj, BatchEntry *entry)
 	req->metadata = lance_json_value(obj, "metadata");
 	req->naming_scheme = lance_json_text(obj, "naming_scheme", op);
 	req->branch = lance_json_text(obj, "branch", op);
-	req->manifest = lance_json_manifest_bytes(obj, op);
+	req->manifest = lance_json_manifest_bytes(obj, op, held);
 	lance_validate_version_request(op, req);
 	entry->key = psprintf("%s%c%s", lance_id_to_cstring(req->id, "/"), '\0' + 1,
 						  req->branch ? req->branch : LANCE_MAIN_BRANCH);
@@ -711,6 +726,7 @@ lance_batch_create_spi(const char *op, Jsonb *entries, LanceBatchEmit emit, void
 	JsonbIteratorToken tok;
 	BatchEntry *batch;
 	int			n = 0;
+	int64		held = 0;
 
 	batch = palloc0(sizeof(BatchEntry) * (lance_batch_count(op, entries) + 1));
 	it = JsonbIteratorInit(&entries->root);
@@ -722,7 +738,7 @@ lance_batch_create_spi(const char *op, Jsonb *entries, LanceBatchEmit emit, void
 			lance_error(LANCE_INVALID_INPUT,
 						errmsg("%s: each entry must be a JSON object", op));
 		batch[n].position = n;
-		parse_batch_entry(op, JsonbValueToJsonb(&v), &batch[n]);
+		parse_batch_entry(op, JsonbValueToJsonb(&v), &batch[n], &held);
 		n++;
 	}
 	qsort(batch, n, sizeof(BatchEntry), batch_entry_cmp);

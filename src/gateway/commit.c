@@ -20,7 +20,9 @@
  *	  the catalog keeps them in the version's transaction, the canonical
  *	  name is given without any fsync, and COMMIT's WAL flush is the only
  *	  flush; the publisher makes the files durable in groups later.
- *	  Otherwise (a manifest over GW_HOLD_MAX, or no publisher) the staging
+ *	  Otherwise (a manifest over LANCE_MAX_HELD_MANIFEST_BYTES, or more than
+ *	  LANCE_MAX_HELD_REQUEST_BYTES in one request, the limits the catalog
+ *	  enforces; a backlog at --publish-backlog; no publisher) the staging
  *	  file is fsync'd during the call and the canonical name and its
  *	  directory before COMMIT.
  *
@@ -47,14 +49,6 @@
 #include "publish.h"
 #include "s3.h"
 
-/*
- * The largest staged manifest whose bytes go to the catalog (publish.c);
- * a larger one is flushed before COMMIT.
- */
-#define GW_HOLD_MAX (1024 * 1024)
-/* ... and the most a request sends; its other manifests are flushed */
-#define GW_HOLD_REQUEST_MAX (8 * 1024 * 1024)
-
 typedef struct CommitEntry
 {
 	char	   *staging;		/* absolute staging path, NULL if none */
@@ -68,6 +62,7 @@ typedef struct CommitEntry
 	GwError		error;
 	bool		skip;			/* batch-commit operation other than a version */
 	bool		held;			/* staged holds the bytes the catalog keeps */
+	bool		reserved;		/* room in the backlog for them (publish.c) */
 } CommitEntry;
 
 typedef struct CommitCtx
@@ -161,14 +156,31 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 	st = gw_storage_for(ce->staging, &ce->error);
 	errno = EINVAL;
 	if (st != NULL && st->read_staging != NULL && gw_publish_holds() &&
-		ctx->held < GW_HOLD_REQUEST_MAX)
+		ctx->held < LANCE_MAX_HELD_REQUEST_BYTES)
 	{
-		/* one flush per create (publish.c), unless the manifest is large */
-		if (st->read_staging(st, ce->staging, GW_HOLD_MAX, &ce->staged, &ce->error))
+		/*
+		 * One flush per create (publish.c), unless the manifest is large,
+		 * the request's others took what the catalog holds for one request,
+		 * or the backlog is full.
+		 */
+		size_t		max = LANCE_MAX_HELD_REQUEST_BYTES - ctx->held;
+
+		if (max > LANCE_MAX_HELD_MANIFEST_BYTES)
+			max = LANCE_MAX_HELD_MANIFEST_BYTES;
+		if (st->read_staging(st, ce->staging, max, &ce->staged, &ce->error))
 		{
-			if (!hold_entry(entry, ce, err))
-				return false;
-			ctx->held += ce->staged.len;
+			if (gw_publish_reserve(ce->staged.len))
+			{
+				ce->reserved = true;
+				if (!hold_entry(entry, ce, err))
+					return false;
+				ctx->held += ce->staged.len;
+			}
+			else
+			{
+				free(ce->staged.bytes);
+				memset(&ce->staged, 0, sizeof(ce->staged));
+			}
 		}
 		else if (errno != E2BIG)
 		{
@@ -479,6 +491,8 @@ call_and_release(const char *function, json_t *request, const GwRequestInfo *inf
 	}
 	for (int i = 0; i < ctx->n; i++)
 	{
+		if (ctx->e[i].reserved)
+			gw_publish_release(ctx->e[i].staged.len);
 		free(ctx->e[i].staging);
 		free(ctx->e[i].canonical);
 		free(ctx->e[i].staged.bytes);

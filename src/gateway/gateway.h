@@ -54,6 +54,7 @@ typedef struct GwConfig
 	int			loop_lock_wait_ms;	/* lock_timeout of the loops' connections */
 	int			pool_wait_ms;	/* how long a request waits for a connection */
 	int			publish_interval_ms;	/* group publications this often; 0: flush each */
+	int			publish_backlog;	/* most pending publications; then flush */
 	long		max_body_bytes; /* larger request bodies get 413 */
 	long		max_url_bytes;	/* longer request targets get 414 */
 	long		max_header_bytes;	/* larger header sections get 431 */

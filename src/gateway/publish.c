@@ -39,6 +39,17 @@
  *		one manifest runs first;
  *	  - --sweep (sweep.c), before it looks for orphans and missing files.
  *
+ *	  A bounded backlog: a create holds its bytes only while fewer than
+ *	  --publish-backlog rows (and BACKLOG_BYTES bytes) are pending,
+ *	  counting those of creates still running (gw_publish_reserve); past
+ *	  that it flushes its manifest before COMMIT, as with
+ *	  --publish-interval-ms 0, and wakes the publisher.  So under any
+ *	  sustained load the rows that a stop flushes and a start checks stay
+ *	  at most --publish-backlog, and the request pays for the flush rather
+ *	  than the backlog growing.  The count follows the catalog after every
+ *	  pass (recount), so reservations of creates that held nothing (a
+ *	  retry, a conflict, an abort) are not kept.
+ *
  *	  A publication goes with its version (ON DELETE CASCADE), so a version
  *	  retired after a cleanup takes its bytes along.  Reading and pruning publications takes the
  *	  catalog owner's privileges: a gateway whose role lacks them keeps the
@@ -69,13 +80,32 @@
 	" FROM pg_catalog.pg_class c" \
 	" WHERE c.oid = pg_catalog.to_regclass('lance_namespace.publications')), false)"
 
+/*
+ * The next PASS_ROWS pending rows after a key, read from publications'
+ * primary key and only then joined to their versions: O(rows returned),
+ * whatever the number of versions (joined the other way round, every pass
+ * walked all the versions to find the few pending ones).
+ */
 #define SQL_PENDING \
 	"SELECT p.table_id, p.branch, p.version, v.manifest_path, p.manifest" \
-	" FROM lance_namespace.publications p" \
+	" FROM (SELECT table_id, branch, version, manifest FROM lance_namespace.publications" \
+	"  WHERE (table_id, branch, version) > ($1::bigint, $2::text COLLATE \"C\", $3::bigint)" \
+	"  ORDER BY table_id, branch, version LIMIT " GW_STR(PASS_ROWS) ") p" \
 	" JOIN lance_namespace.versions v USING (table_id, branch, version)" \
-	" WHERE ($1::text IS NULL OR v.manifest_path = $1 OR v.manifest_path = 'file://' || $1)" \
-	" AND (p.table_id, p.branch, p.version) > ($2::bigint, $3::text COLLATE \"C\", $4::bigint)" \
-	" ORDER BY p.table_id, p.branch, p.version LIMIT " GW_STR(PASS_ROWS)
+	" ORDER BY p.table_id, p.branch, p.version"
+
+/* The pending row of one manifest: each pending key looked up in versions */
+#define SQL_PENDING_ONE \
+	"SELECT p.table_id, p.branch, p.version, v.manifest_path, p.manifest" \
+	" FROM (SELECT table_id, branch, version FROM lance_namespace.publications OFFSET 0) k" \
+	" JOIN lance_namespace.versions v USING (table_id, branch, version)" \
+	" JOIN lance_namespace.publications p USING (table_id, branch, version)" \
+	" WHERE v.manifest_path = $1 OR v.manifest_path = 'file://' || $1"
+
+/* What publications hold (the backlog) */
+#define SQL_BACKLOG \
+	"SELECT count(*), COALESCE(sum(pg_catalog.octet_length(manifest)), 0)" \
+	" FROM lance_namespace.publications"
 
 #define SQL_PRUNE \
 	"DELETE FROM lance_namespace.publications p" \
@@ -94,6 +124,24 @@ static bool holds;				/* creates send their bytes */
 static bool started;
 static bool privileged;			/* the role may read and prune publications */
 static pthread_t publisher;
+
+/*
+ * The backlog (mu): rows held in publications by the last count, plus those
+ * reserved since; creates past --publish-backlog rows or BACKLOG_BYTES
+ * bytes flush their manifests instead of holding them.
+ */
+#define BACKLOG_BYTES (64L * 1024 * 1024)
+
+typedef struct Backlog
+{
+	long		rows;
+	long		bytes;
+} Backlog;
+
+static Backlog backlog;			/* held or reserved (mu) */
+static Backlog reserved;		/* ever reserved: only grows (mu) */
+static Backlog inflight;		/* reserved by creates still running (mu) */
+static time_t overflow_said;	/* when the last refusal was logged (mu) */
 
 /* the publisher's own connection, also used by gw_publish_repair */
 static pthread_mutex_t conn_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -119,6 +167,36 @@ ensure_conn(GwError *err)
 	res = PQexec(pconn, "SET synchronous_commit = off");
 	PQclear(res);
 	return pconn;
+}
+
+/*
+ * recount
+ *		Set the backlog to what publications hold now, plus what creates
+ *		reserved since the count began or still run (counted twice when
+ *		they committed before it: an over-estimate only until the next
+ *		count).  Reservations of creates that held nothing in the end (a
+ *		retry, a conflict, an abort) are forgotten here.
+ */
+static void
+recount(PGconn *conn)
+{
+	Backlog		r0;
+	Backlog		f0;
+	PGresult   *res;
+
+	pthread_mutex_lock(&mu);
+	r0 = reserved;
+	f0 = inflight;
+	pthread_mutex_unlock(&mu);
+	res = PQexec(conn, SQL_BACKLOG);
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+	{
+		pthread_mutex_lock(&mu);
+		backlog.rows = atol(PQgetvalue(res, 0, 0)) + (reserved.rows - r0.rows) + f0.rows;
+		backlog.bytes = atol(PQgetvalue(res, 0, 1)) + (reserved.bytes - r0.bytes) + f0.bytes;
+		pthread_mutex_unlock(&mu);
+	}
+	PQclear(res);
 }
 
 /*
@@ -259,8 +337,10 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 
 	for (;;)
 	{
-		const char *params[4] = {manifest_path, after_table, after_branch, after_version};
-		PGresult   *res = PQexecParams(conn, SQL_PENDING, 4, NULL, params, NULL, NULL, 0);
+		const char *params[3] = {after_table, after_branch, after_version};
+		PGresult   *res = manifest_path != NULL ?
+			PQexecParams(conn, SQL_PENDING_ONE, 1, NULL, &manifest_path, NULL, NULL, 0) :
+			PQexecParams(conn, SQL_PENDING, 3, NULL, params, NULL, NULL, 0);
 		int			n;
 		bool	   *ok;
 		const char **paths;
@@ -415,6 +495,8 @@ publisher_main(void *arg)
 			commits++;			/* try again after an interval */
 			pthread_mutex_unlock(&mu);
 		}
+		else
+			recount(pconn);
 		pthread_mutex_unlock(&conn_mu);
 		if (last)
 			return NULL;
@@ -464,6 +546,7 @@ gw_publish_start(void)
 				err.message, err.detail[0] ? ": " : "", err.detail);
 		commits = 1;
 	}
+	recount(pconn);
 	pthread_mutex_unlock(&conn_mu);
 	if (counts.pending > 0)
 		fprintf(stderr, "%s: publications at start-up: %ld pending, %ld republished, "
@@ -496,6 +579,9 @@ gw_publish_stop(void)
 	started = false;
 	holds = false;
 	privileged = false;
+	pthread_mutex_lock(&mu);
+	backlog = (Backlog) {0, 0};
+	pthread_mutex_unlock(&mu);
 	pthread_mutex_lock(&conn_mu);
 	if (pconn != NULL)
 		PQfinish(pconn);
@@ -511,6 +597,64 @@ bool
 gw_publish_holds(void)
 {
 	return holds;
+}
+
+/*
+ * gw_publish_reserve
+ *		A create is about to send len staged bytes for the catalog to hold:
+ *		true when the backlog leaves room for them (reserved until
+ *		gw_publish_release).  Otherwise the create flushes its manifest
+ *		before COMMIT, as with --publish-interval-ms 0, so that the
+ *		backlog, and with it what a stop flushes and a start checks, stays
+ *		bounded under any load; and the publisher is woken to recount.
+ */
+bool
+gw_publish_reserve(size_t len)
+{
+	bool		ok;
+
+	if (!holds)
+		return false;
+	pthread_mutex_lock(&mu);
+	ok = backlog.rows < gw_config.publish_backlog &&
+		backlog.bytes + (long) len <= BACKLOG_BYTES;
+	if (ok)
+	{
+		backlog.rows++;
+		backlog.bytes += (long) len;
+		reserved.rows++;
+		reserved.bytes += (long) len;
+		inflight.rows++;
+		inflight.bytes += (long) len;
+	}
+	else
+	{
+		/* said at most every 10 s: under a sustained load it comes and goes */
+		if (time(NULL) >= overflow_said + 10)
+		{
+			overflow_said = time(NULL);
+			fprintf(stderr, "%s: publications: %ld pending (%ld bytes), at --publish-backlog: "
+					"creates flush their manifests until the publisher catches up\n",
+					GW_PROGRAM, backlog.rows, backlog.bytes);
+		}
+		if (commits++ == 0)
+			pthread_cond_signal(&cv);
+	}
+	pthread_mutex_unlock(&mu);
+	return ok;
+}
+
+/*
+ * gw_publish_release
+ *		The create that reserved len bytes has ended (committed or not).
+ */
+void
+gw_publish_release(size_t len)
+{
+	pthread_mutex_lock(&mu);
+	inflight.rows--;
+	inflight.bytes -= (long) len;
+	pthread_mutex_unlock(&mu);
 }
 
 /*

@@ -26,6 +26,8 @@ typedef struct GwPublishCounts
 extern bool gw_publish_start(void);
 extern void gw_publish_stop(void);
 extern bool gw_publish_holds(void);
+extern bool gw_publish_reserve(size_t len);
+extern void gw_publish_release(size_t len);
 extern void gw_publish_notify(void);
 extern bool gw_publish_repair(const char *manifest_path);
 extern bool gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
