@@ -51,11 +51,13 @@
 #include "tcop/pquery.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
+#include "utils/xid8.h"
 
 #include "lance_namespace.h"
 
@@ -67,6 +69,8 @@ static int64 version_table_id = -1;
 static ArrayType *version_path = NULL;
 static TimestampTz version_at = 0;
 
+static ArrayType *table_path(Oid owner, int64 table_id);
+
 static LanceFunctionRef authenticate_ref = {
 	"lance_authenticate", 2, {TEXTOID, TEXTOID}
 };
@@ -77,6 +81,15 @@ static LanceFunctionRef authenticate_ref = {
 #define Anum_versions_branch	2
 #define Anum_versions_version	3
 #define Anum_versions_manifest	4
+
+/* 0.4.0: the creation record that a version row carries */
+#define Anum_versions_created_by		11
+#define Anum_versions_transaction_id	12
+#define Anum_versions_created_at		13
+#define Anum_versions_interface			14
+#define Anum_versions_session_role		15
+#define Anum_versions_table_path		16
+#define VERSION_RECORD_NCOLS			6
 
 /*
  * reset_state, xact_callback, subxact_callback
@@ -165,18 +178,19 @@ lance_audit_version(int64 table_id, ArrayType *path, TimestampTz at)
 
 /*
  * lance_catalog_owner
- *		The catalog's owner: the owner of lance_namespace.history.
+ *		The catalog's owner: the owner of lance_namespace.entries (and of
+ *		every table of the catalog).
  */
 Oid
 lance_catalog_owner(void)
 {
 	Oid			nsp = get_namespace_oid("lance_namespace", false);
-	Oid			relid = get_relname_relid("history", nsp);
+	Oid			relid = get_relname_relid("entries", nsp);
 	HeapTuple	tup;
 	Oid			owner;
 
 	if (!OidIsValid(relid))
-		elog(ERROR, "relation lance_namespace.history does not exist");
+		elog(ERROR, "relation lance_namespace.entries does not exist");
 	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for relation %u", relid);
@@ -242,10 +256,10 @@ insert_history(Oid owner, TimestampTz at, const char *op, ArrayType *id, Jsonb *
 {
 	Datum		values[6];
 	char		nulls[6] = "      ";
+	bool		has_log;
 
 	values[0] = TimestampTzGetDatum(at);
-	values[1] = CStringGetDatum(GetUserNameFromId(GetOuterUserId(), false));
-	values[1] = DirectFunctionCall1(namein, values[1]);
+	values[1] = CStringGetTextDatum(GetUserNameFromId(GetOuterUserId(), false));
 	values[2] = CStringGetTextDatum(lance_effective_interface());
 	values[3] = CStringGetTextDatum(op);
 	values[4] = PointerGetDatum(id);
@@ -253,7 +267,162 @@ insert_history(Oid owner, TimestampTz at, const char *op, ArrayType *id, Jsonb *
 		values[5] = JsonbPGetDatum(detail);
 	else
 		nulls[5] = 'n';
-	lance_exec_as(owner, PLAN_INSERT_HISTORY, values, nulls, false, 0);
+	/* 0.4.0's log, or the history table of a catalog not yet updated */
+	has_log = OidIsValid(get_relname_relid("history_log",
+										   get_namespace_oid("lance_namespace", false)));
+	lance_exec_as(owner, has_log ? PLAN_INSERT_HISTORY_LOG : PLAN_INSERT_HISTORY,
+				  values, nulls, false, 0);
+}
+
+/*
+ * lance_versions_carry_records
+ *		Whether versions (desc) has the creation record columns of 0.4.0;
+ *		a catalog not yet updated keeps every record in its history table.
+ */
+bool
+lance_versions_carry_records(TupleDesc desc)
+{
+	return desc->natts >= Anum_versions_table_path &&
+		strcmp(NameStr(TupleDescAttr(desc, Anum_versions_transaction_id - 1)->attname),
+			   "transaction_id") == 0;
+}
+
+/*
+ * lance_restoring
+ *		Whether rel's rows are being restored: the owner's COPY (pg_restore)
+ *		brings the history with the rows, so neither is written again.
+ *		(Only roles that row level security does not apply to may COPY
+ *		into the catalog's tables.)
+ */
+bool
+lance_restoring(Relation rel)
+{
+	return ActivePortal != NULL && ActivePortal->commandTag == CMDTAG_COPY &&
+		lance_is_owner_of(rel);
+}
+
+/*
+ * lance_version_record
+ *		0.4.0: tuple, a new row of versions, with the creation record that
+ *		the database writes on it, whatever the inserter put there: the
+ *		role (the session's current role, as created_by), the transaction,
+ *		the instant, the interface, the session role and the table's id
+ *		(its path) as the version was created.  The history and the change
+ *		feed read it there; the row is the record, so a create writes no
+ *		history row of its own.  Called by the versions_check trigger.
+ */
+HeapTuple
+lance_version_record(Relation rel, HeapTuple tuple)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			cols[VERSION_RECORD_NCOLS] = {
+		Anum_versions_created_by, Anum_versions_transaction_id, Anum_versions_created_at,
+		Anum_versions_interface, Anum_versions_session_role, Anum_versions_table_path
+	};
+	Datum		values[VERSION_RECORD_NCOLS];
+	bool		nulls[VERSION_RECORD_NCOLS] = {false, false, false, false, false, false};
+	bool		isnull;
+	int64		table_id = DatumGetInt64(heap_getattr(tuple, Anum_table_id, desc, &isnull));
+	ArrayType  *path;
+	TimestampTz at;
+
+	if (version_path != NULL && table_id == version_table_id)
+	{
+		/* CreateTableVersion: the id it was called with, its instant */
+		path = version_path;
+		at = version_at;
+	}
+	else
+	{
+		MemoryContext cxt = CurrentMemoryContext;
+
+		SPI_connect();
+		path = table_path(rel->rd_rel->relowner, table_id);
+		if (path != NULL)
+		{
+			MemoryContext old = MemoryContextSwitchTo(cxt);
+
+			path = DatumGetArrayTypePCopy(PointerGetDatum(path));
+			MemoryContextSwitchTo(old);
+		}
+		SPI_finish();
+		at = GetCurrentTimestamp();
+	}
+	values[0] = CStringGetTextDatum(GetUserNameFromId(GetOuterUserId(), false));
+	values[1] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+	values[2] = TimestampTzGetDatum(at);
+	values[3] = CStringGetTextDatum(lance_effective_interface());
+	values[4] = CStringGetTextDatum(GetUserNameFromId(GetSessionUserId(), false));
+	if (path != NULL)
+		values[5] = PointerGetDatum(path);
+	else
+		nulls[5] = true;
+	return heap_modify_tuple_by_cols(tuple, desc, VERSION_RECORD_NCOLS, cols, values, nulls);
+}
+
+/*
+ * lance_version_record_cleared
+ *		tuple without a creation record: the record columns but created_by
+ *		NULL.  (The versions_check trigger, for an updated row whose record
+ *		has moved to the log.)
+ */
+HeapTuple
+lance_version_record_cleared(Relation rel, HeapTuple tuple)
+{
+	int			cols[VERSION_RECORD_NCOLS - 1] = {
+		Anum_versions_transaction_id, Anum_versions_created_at,
+		Anum_versions_interface, Anum_versions_session_role, Anum_versions_table_path
+	};
+	Datum		values[VERSION_RECORD_NCOLS - 1] = {0, 0, 0, 0, 0};
+	bool		nulls[VERSION_RECORD_NCOLS - 1] = {true, true, true, true, true};
+
+	return heap_modify_tuple_by_cols(tuple, RelationGetDescr(rel), VERSION_RECORD_NCOLS - 1,
+									 cols, values, nulls);
+}
+
+/*
+ * lance_move_version_record
+ *		0.4.0: when a version row that carries its creation record goes
+ *		(DELETE, whichever path: an operation, direct DML, a cascade) or is
+ *		changed (the owner's UPDATE), the record moves to the log, with its
+ *		own transaction id, instant and roles, so that the history and the
+ *		change feed keep the version as it was committed.  A row without a
+ *		record (created before 0.4.0, whose record is in the log) has none
+ *		to move.
+ */
+void
+lance_move_version_record(Relation rel, HeapTuple old)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Datum		values[7];
+	char		nulls[7] = "       ";
+	bool		isnull;
+	Datum		d;
+
+	d = heap_getattr(old, Anum_versions_transaction_id, desc, &isnull);
+	if (isnull)
+		return;
+	values[0] = d;
+	values[1] = heap_getattr(old, Anum_versions_created_at, desc, &isnull);
+	if (isnull)
+		nulls[1] = 'n';
+	values[2] = heap_getattr(old, Anum_versions_created_by, desc, &isnull);
+	values[3] = heap_getattr(old, Anum_versions_interface, desc, &isnull);
+	if (isnull)
+		values[3] = CStringGetTextDatum("sql");
+	values[4] = heap_getattr(old, Anum_versions_table_path, desc, &isnull);
+	if (isnull)
+		values[4] = PointerGetDatum(construct_empty_array(TEXTOID));
+	values[5] = JsonbPGetDatum(lance_version_history_detail(
+		TextDatumGetCString(heap_getattr(old, Anum_versions_branch, desc, &isnull)),
+		DatumGetInt64(heap_getattr(old, Anum_versions_version, desc, &isnull)),
+		TextDatumGetCString(heap_getattr(old, Anum_versions_manifest, desc, &isnull))));
+	values[6] = heap_getattr(old, Anum_versions_session_role, desc, &isnull);
+	if (isnull)
+		nulls[6] = 'n';
+	SPI_connect();
+	lance_exec_as(rel->rd_rel->relowner, PLAN_MOVE_VERSION_RECORD, values, nulls, false, 0);
+	SPI_finish();
 }
 
 /*
@@ -342,6 +511,7 @@ lance_audit(PG_FUNCTION_ARGS)
 	const char *verb;
 	HeapTuple	row;
 	bool		is_entries;
+	bool		is_versions;
 	bool		version_insert;
 	ArrayType  *id;
 	TimestampTz at = GetCurrentTimestamp();
@@ -349,6 +519,16 @@ lance_audit(PG_FUNCTION_ARGS)
 	bool		isnull;
 	StringInfoData detail;
 
+	if (CALLED_AS_TRIGGER(fcinfo) && TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event) &&
+		TRIGGER_FIRED_BEFORE(trigdata->tg_event))
+	{
+		/* 0.4.0: a TRUNCATE of versions (the owner's) moves every record */
+		SPI_connect();
+		lance_exec_as(trigdata->tg_relation->rd_rel->relowner,
+					  PLAN_MOVE_ALL_VERSION_RECORDS, NULL, NULL, false, 0);
+		SPI_finish();
+		return PointerGetDatum(NULL);
+	}
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(trigdata->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
 		elog(ERROR, "lance_audit must be an AFTER ROW trigger");
@@ -358,18 +538,24 @@ lance_audit(PG_FUNCTION_ARGS)
 	/* the catalog's tables have one owner: this one's saves a lookup */
 	owner = rel->rd_rel->relowner;
 	is_entries = strcmp(relname, "entries") == 0;
-	version_insert = TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) &&
-		strcmp(relname, "versions") == 0;
+	is_versions = strcmp(relname, "versions") == 0;
+	version_insert = TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) && is_versions;
+	if (is_versions && lance_versions_carry_records(desc))
+	{
+		/* 0.4.0: the row is the record of its creation */
+		if (version_insert)
+			return PointerGetDatum(NULL);
+		if (TRIGGER_FIRED_BY_DELETE(trigdata->tg_event))
+			lance_move_version_record(rel, trigdata->tg_trigtuple);
+	}
 	if (lance_in_operation() && !version_insert)
 		return PointerGetDatum(NULL);	/* the operation records itself */
 
 	/*
 	 * pg_restore: the owner's COPY restores the history along with the
-	 * rows, so recording them again would double it.  (Only roles that row
-	 * level security does not apply to may COPY into these tables.)
+	 * rows, so recording them again would double it.
 	 */
-	if (ActivePortal != NULL && ActivePortal->commandTag == CMDTAG_COPY &&
-		lance_is_owner_of(rel))
+	if (lance_restoring(rel))
 		return PointerGetDatum(NULL);
 
 	if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))

@@ -100,6 +100,12 @@ lance_versions_check(PG_FUNCTION_ARGS)
 							   RelationGetRelationName(rel)),
 					 errhint("Create a new version with lance_create_table_version.")));
 		tuple = trigdata->tg_newtuple;
+		/* 0.4.0: a changed row no longer carries its creation record */
+		if (lance_versions_carry_records(desc))
+		{
+			lance_move_version_record(rel, trigdata->tg_trigtuple);
+			tuple = lance_version_record_cleared(rel, tuple);
+		}
 	}
 	else
 	{
@@ -134,5 +140,9 @@ lance_versions_check(PG_FUNCTION_ARGS)
 	d = heap_getattr(tuple, Anum_metadata, desc, &isnull);
 	if (!isnull && !JB_ROOT_IS_OBJECT(DatumGetJsonbP(d)))
 		check_failed(rel, "versions_metadata_check");
+	/* 0.4.0: a new row carries the record of its creation (audit.c) */
+	if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) && lance_versions_carry_records(desc) &&
+		!lance_restoring(rel))
+		tuple = lance_version_record(rel, tuple);
 	return PointerGetDatum(tuple);
 }
