@@ -32,15 +32,21 @@
 
 \echo Use "ALTER EXTENSION lance_namespace UPDATE TO '0.4.0'" to load this file. \quit
 
-/* the grants of the views made again, and of the history (kept for the new view) */
-CREATE TEMPORARY TABLE lance_update_grants ON COMMIT DROP AS
-	SELECT CASE c.relname WHEN 'history' THEN 'history'::text ELSE c.relname::text END AS relname,
-		   a.grantee, a.privilege_type, a.is_grantable
-	  FROM pg_catalog.pg_class c,
-		   LATERAL pg_catalog.aclexplode(c.relacl) a
-	 WHERE c.relnamespace OPERATOR(pg_catalog.=) 'lance_namespace'::pg_catalog.regnamespace
-	   AND c.relname OPERATOR(pg_catalog.=) ANY ('{table_versions,commit_history,history}'::pg_catalog.name[])
-	   AND a.grantee OPERATOR(pg_catalog.<>) c.relowner;
+/*
+ * The grants of the views made again, and of the history table (for the
+ * new view), as GRANT statements kept in a transaction-local setting (a
+ * table made here would become a member of the extension).
+ */
+SELECT pg_catalog.set_config('lance_namespace_update.grants', COALESCE(pg_catalog.jsonb_agg(
+		pg_catalog.format('GRANT %s ON lance_namespace.%I TO %s%s', a.privilege_type, c.relname,
+			CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+				 ELSE pg_catalog.quote_ident(a.grantee::pg_catalog.regrole::text) END,
+			CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END))::text, '[]'), true)
+  FROM pg_catalog.pg_class c,
+	   LATERAL pg_catalog.aclexplode(c.relacl) a
+ WHERE c.relnamespace OPERATOR(pg_catalog.=) 'lance_namespace'::pg_catalog.regnamespace
+   AND c.relname OPERATOR(pg_catalog.=) ANY ('{table_versions,commit_history,history}'::pg_catalog.name[])
+   AND a.grantee OPERATOR(pg_catalog.<>) c.relowner;
 
 DROP VIEW lance_namespace.commit_history;
 DROP VIEW lance_namespace.table_versions;
@@ -229,13 +235,11 @@ $body$;
 
 DO $$
 DECLARE
-	g record;
+	g text;
 BEGIN
-	FOR g IN SELECT * FROM pg_temp.lance_update_grants LOOP
-		EXECUTE pg_catalog.format('GRANT %s ON lance_namespace.%I TO %s%s', g.privilege_type, g.relname,
-			CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
-				 ELSE pg_catalog.quote_ident(g.grantee::pg_catalog.regrole::text) END,
-			CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+	FOR g IN SELECT pg_catalog.jsonb_array_elements_text(
+				 pg_catalog.current_setting('lance_namespace_update.grants')::pg_catalog.jsonb) LOOP
+		EXECUTE g;
 	END LOOP;
 END
 $$;
