@@ -20,8 +20,9 @@
  *   or changes moves its record to the log (audit.c).  The roles granted
  *   SELECT on the history table keep it on history_log and get it on the
  *   view.
- * - versions_audit no longer fires on INSERT; versions_truncate moves the
- *   records before the owner's TRUNCATE of versions.
+ * - versions_audit no longer fires on INSERT; versions_moved moves the
+ *   records of the versions a DELETE removes (one statement per DELETE),
+ *   versions_truncate all of them before the owner's TRUNCATE.
  * - lance_changes() reads the versions' records and the log; lance_grant
  *   grants SELECT on history and history_log.
  * - The views table_versions and commit_history are made again (their
@@ -109,15 +110,19 @@ CREATE VIEW lance_namespace.commit_history WITH (security_invoker = true) AS
  * The audit trail (src/audit.c).  lance_audit records every change to
  * entries, versions, branches and tags that no catalog operation records
  * itself (direct DML, and the owner's), as "<INSERT|UPDATE|DELETE> <table>"
- * with the old and new rows, and moves the creation record of a version
- * row that goes to the log (a new version is its own record: no history
- * row, no trigger on INSERT into versions).  Before the owner's TRUNCATE
- * of versions it moves every record.  It writes as the catalog's owner:
+ * with the old and new rows.  A new version is its own record: no history
+ * row, no trigger on INSERT into versions.  After each DELETE of versions
+ * (versions_moved, one statement for all the rows) and before the owner's
+ * TRUNCATE it moves the creation records of the versions that go to the
+ * log.  It writes as the catalog's owner:
  * callers cannot write the history.  C rather than PL/pgSQL.
  */
 DROP TRIGGER versions_audit ON lance_namespace.versions;
 CREATE TRIGGER versions_audit AFTER UPDATE OR DELETE ON lance_namespace.versions
 	FOR EACH ROW EXECUTE FUNCTION lance_namespace.lance_audit();
+CREATE TRIGGER versions_moved AFTER DELETE ON lance_namespace.versions
+	REFERENCING OLD TABLE AS gone
+	FOR EACH STATEMENT EXECUTE FUNCTION lance_namespace.lance_audit();
 CREATE TRIGGER versions_truncate BEFORE TRUNCATE ON lance_namespace.versions
 	FOR EACH STATEMENT EXECUTE FUNCTION lance_namespace.lance_audit();
 

@@ -285,10 +285,11 @@ SELECT pg_catalog.pg_extension_config_dump('lance_namespace.entries_id_seq', '')
  * The audit trail (src/audit.c).  lance_audit records every change to
  * entries, versions, branches and tags that no catalog operation records
  * itself (direct DML, and the owner's), as "<INSERT|UPDATE|DELETE> <table>"
- * with the old and new rows, and moves the creation record of a version
- * row that goes to the log (a new version is its own record: no history
- * row, no trigger on INSERT into versions).  Before the owner's TRUNCATE
- * of versions it moves every record.  It writes as the catalog's owner:
+ * with the old and new rows.  A new version is its own record: no history
+ * row, no trigger on INSERT into versions.  After each DELETE of versions
+ * (versions_moved, one statement for all the rows) and before the owner's
+ * TRUNCATE it moves the creation records of the versions that go to the
+ * log.  It writes as the catalog's owner:
  * callers cannot write the history.  C rather than PL/pgSQL.
  */
 CREATE FUNCTION lance_namespace.lance_audit()
@@ -301,6 +302,9 @@ CREATE TRIGGER entries_audit AFTER INSERT OR UPDATE OR DELETE ON lance_namespace
 	FOR EACH ROW EXECUTE FUNCTION lance_namespace.lance_audit();
 CREATE TRIGGER versions_audit AFTER UPDATE OR DELETE ON lance_namespace.versions
 	FOR EACH ROW EXECUTE FUNCTION lance_namespace.lance_audit();
+CREATE TRIGGER versions_moved AFTER DELETE ON lance_namespace.versions
+	REFERENCING OLD TABLE AS gone
+	FOR EACH STATEMENT EXECUTE FUNCTION lance_namespace.lance_audit();
 CREATE TRIGGER versions_truncate BEFORE TRUNCATE ON lance_namespace.versions
 	FOR EACH STATEMENT EXECUTE FUNCTION lance_namespace.lance_audit();
 CREATE TRIGGER branches_audit AFTER INSERT OR UPDATE OR DELETE ON lance_namespace.branches

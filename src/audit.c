@@ -382,11 +382,11 @@ lance_version_record_cleared(Relation rel, HeapTuple tuple)
 
 /*
  * lance_move_version_record
- *		0.4.0: when a version row that carries its creation record goes
- *		(DELETE, whichever path: an operation, direct DML, a cascade) or is
- *		changed (the owner's UPDATE), the record moves to the log, with its
- *		own transaction id, instant and roles, so that the history and the
- *		change feed keep the version as it was committed.  A row without a
+ *		0.4.0: when the owner changes a version row that carries its
+ *		creation record, the record moves to the log, with its own
+ *		transaction id, instant and roles, so that the history and the
+ *		change feed keep the version as it was committed (a deleted row's
+ *		record moves the same way: move_deleted_records).  A row without a
  *		record (created before 0.4.0, whose record is in the log) has none
  *		to move.
  */
@@ -493,6 +493,44 @@ row_json(HeapTuple tuple, TupleDesc desc)
 	return text_to_cstring(DatumGetTextPP(DirectFunctionCall1(row_to_json, row)));
 }
 
+/*
+ * move_deleted_records
+ *		0.4.0, versions_moved (AFTER DELETE FOR EACH STATEMENT on versions,
+ *		with the deleted rows as the transition table "gone"): the creation
+ *		records of the deleted versions move to the log, in one statement
+ *		as the catalog's owner, whichever path deleted them (an operation,
+ *		direct DML, a cascade).  A row without a record (created before
+ *		0.4.0, whose record is in the log) has none to move.
+ */
+static void
+move_deleted_records(TriggerData *trigdata)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			rc;
+
+	SPI_connect();
+	if (SPI_register_trigger_data(trigdata) != SPI_OK_TD_REGISTER)
+		elog(ERROR, "SPI_register_trigger_data failed");
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(trigdata->tg_relation->rd_rel->relowner,
+						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	rc = SPI_execute("INSERT INTO lance_namespace.history_log"
+					 " (transaction_id, at, role, interface, operation, id, detail, session_role)"
+					 " SELECT g.transaction_id, g.created_at, g.created_by,"
+					 "  COALESCE(g.interface, 'sql'), 'CreateTableVersion',"
+					 "  COALESCE(g.table_path, '{}'),"
+					 "  jsonb_build_object('branch', g.branch, 'version', g.version,"
+					 "                     'manifest_path', g.manifest_path), g.session_role"
+					 " FROM gone g WHERE g.transaction_id IS NOT NULL ORDER BY g.created_at",
+					 false, 0);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	if (rc != SPI_OK_INSERT)
+		elog(ERROR, "moving the records of deleted versions failed: %s",
+			 SPI_result_code_string(rc));
+	SPI_finish();
+}
+
 PG_FUNCTION_INFO_V1(lance_audit);
 
 /*
@@ -529,6 +567,13 @@ lance_audit(PG_FUNCTION_ARGS)
 		SPI_finish();
 		return PointerGetDatum(NULL);
 	}
+	if (CALLED_AS_TRIGGER(fcinfo) && TRIGGER_FIRED_BY_DELETE(trigdata->tg_event) &&
+		TRIGGER_FIRED_AFTER(trigdata->tg_event) &&
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) && trigdata->tg_oldtable != NULL)
+	{
+		move_deleted_records(trigdata);
+		return PointerGetDatum(NULL);
+	}
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(trigdata->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
 		elog(ERROR, "lance_audit must be an AFTER ROW trigger");
@@ -540,14 +585,9 @@ lance_audit(PG_FUNCTION_ARGS)
 	is_entries = strcmp(relname, "entries") == 0;
 	is_versions = strcmp(relname, "versions") == 0;
 	version_insert = TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) && is_versions;
-	if (is_versions && lance_versions_carry_records(desc))
-	{
-		/* 0.4.0: the row is the record of its creation */
-		if (version_insert)
-			return PointerGetDatum(NULL);
-		if (TRIGGER_FIRED_BY_DELETE(trigdata->tg_event))
-			lance_move_version_record(rel, trigdata->tg_trigtuple);
-	}
+	/* 0.4.0: the row is the record of its creation (moved by versions_moved) */
+	if (version_insert && lance_versions_carry_records(desc))
+		return PointerGetDatum(NULL);
 	if (lance_in_operation() && !version_insert)
 		return PointerGetDatum(NULL);	/* the operation records itself */
 
