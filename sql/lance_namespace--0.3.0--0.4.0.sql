@@ -111,7 +111,9 @@ CREATE VIEW lance_namespace.commit_history WITH (security_invoker = true) AS
  * entries, versions, branches and tags that no catalog operation records
  * itself (direct DML, and the owner's), as "<INSERT|UPDATE|DELETE> <table>"
  * with the old and new rows.  A new version is its own record: no history
- * row, no trigger on INSERT into versions.  After each DELETE of versions
+ * row (versions_unrecorded fires only for a row without a record: a writer
+ * that expected to lose the race for its version, and did not, has its
+ * record written to the log).  After each DELETE of versions
  * (versions_moved, one statement for all the rows) and before the owner's
  * TRUNCATE it moves the creation records of the versions that go to the
  * log.  It writes as the catalog's owner:
@@ -120,6 +122,9 @@ CREATE VIEW lance_namespace.commit_history WITH (security_invoker = true) AS
 DROP TRIGGER versions_audit ON lance_namespace.versions;
 CREATE TRIGGER versions_audit AFTER UPDATE OR DELETE ON lance_namespace.versions
 	FOR EACH ROW EXECUTE FUNCTION lance_namespace.lance_audit();
+CREATE TRIGGER versions_unrecorded AFTER INSERT ON lance_namespace.versions
+	FOR EACH ROW WHEN (NEW.transaction_id IS NULL)
+	EXECUTE FUNCTION lance_namespace.lance_audit();
 CREATE TRIGGER versions_moved AFTER DELETE ON lance_namespace.versions
 	REFERENCING OLD TABLE AS gone
 	FOR EACH STATEMENT EXECUTE FUNCTION lance_namespace.lance_audit();

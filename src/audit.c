@@ -36,7 +36,11 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/nbtree.h"
+#include "access/relscan.h"
+#include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
@@ -45,6 +49,7 @@
 #endif
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -52,9 +57,12 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
@@ -302,25 +310,22 @@ lance_restoring(Relation rel)
 }
 
 /*
- * lance_version_record
- *		0.4.0: tuple, a new row of versions, with the creation record that
- *		the database writes on it, whatever the inserter put there: the
- *		role (the session's current role, as created_by), the transaction,
- *		the instant, the interface, the session role and the table's id
- *		(its path) as the version was created.  The history and the change
- *		feed read it there; the row is the record, so a create writes no
- *		history row of its own.  Called by the versions_check trigger.
+ * version_record_values
+ *		The creation record of a new version row (tuple) of versions, in the
+ *		order of record_cols: the role (the session's current role), the
+ *		transaction (assigning its id), the instant, the interface, the
+ *		session role and the table's id (its path) as the version was
+ *		created.
  */
-HeapTuple
-lance_version_record(Relation rel, HeapTuple tuple)
+static const int record_cols[VERSION_RECORD_NCOLS] = {
+	Anum_versions_created_by, Anum_versions_transaction_id, Anum_versions_created_at,
+	Anum_versions_interface, Anum_versions_session_role, Anum_versions_table_path
+};
+
+static void
+version_record_values(Relation rel, HeapTuple tuple, Datum *values, bool *nulls)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
-	int			cols[VERSION_RECORD_NCOLS] = {
-		Anum_versions_created_by, Anum_versions_transaction_id, Anum_versions_created_at,
-		Anum_versions_interface, Anum_versions_session_role, Anum_versions_table_path
-	};
-	Datum		values[VERSION_RECORD_NCOLS];
-	bool		nulls[VERSION_RECORD_NCOLS] = {false, false, false, false, false, false};
 	bool		isnull;
 	int64		table_id = DatumGetInt64(heap_getattr(tuple, Anum_table_id, desc, &isnull));
 	ArrayType  *path;
@@ -348,6 +353,7 @@ lance_version_record(Relation rel, HeapTuple tuple)
 		SPI_finish();
 		at = GetCurrentTimestamp();
 	}
+	memset(nulls, 0, sizeof(bool) * VERSION_RECORD_NCOLS);
 	values[0] = CStringGetTextDatum(GetUserNameFromId(GetOuterUserId(), false));
 	values[1] = FullTransactionIdGetDatum(GetTopFullTransactionId());
 	values[2] = TimestampTzGetDatum(at);
@@ -357,7 +363,116 @@ lance_version_record(Relation rel, HeapTuple tuple)
 		values[5] = PointerGetDatum(path);
 	else
 		nulls[5] = true;
-	return heap_modify_tuple_by_cols(tuple, desc, VERSION_RECORD_NCOLS, cols, values, nulls);
+}
+
+/*
+ * version_key_taken
+ *		Whether a row with tuple's (table_id, branch, version) exists,
+ *		committed or still being inserted or deleted by another transaction
+ *		(the primary key, read with a dirty snapshot, as the insert's own
+ *		conflict check reads it).
+ */
+static bool
+version_key_taken(Relation rel, HeapTuple tuple)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Oid			indexoid = RelationGetPrimaryKeyIndex(rel);
+	Relation	index;
+	IndexScanDesc scan;
+	ScanKeyData keys[3];
+	SnapshotData dirty;
+	TupleTableSlot *slot;
+	bool		isnull;
+	bool		found;
+
+	if (!OidIsValid(indexoid))
+		return false;
+	index = index_open(indexoid, AccessShareLock);
+	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
+						   index->rd_indcollation[0], F_INT8EQ,
+						   heap_getattr(tuple, Anum_table_id, desc, &isnull));
+	ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid,
+						   index->rd_indcollation[1], F_TEXTEQ,
+						   heap_getattr(tuple, Anum_versions_branch, desc, &isnull));
+	ScanKeyEntryInitialize(&keys[2], 0, 3, BTEqualStrategyNumber, InvalidOid,
+						   index->rd_indcollation[2], F_INT8EQ,
+						   heap_getattr(tuple, Anum_versions_version, desc, &isnull));
+	InitDirtySnapshot(dirty);
+	slot = table_slot_create(rel, NULL);
+	scan = index_beginscan(rel, index, &dirty, 3, 0);
+	index_rescan(scan, keys, 3, NULL, 0);
+	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(index, AccessShareLock);
+	return found;
+}
+
+/*
+ * lance_version_record
+ *		0.4.0: tuple, a new row of versions, with the creation record that
+ *		the database writes on it, whatever the inserter put there (see
+ *		version_record_values).  The history and the change feed read it
+ *		there; the row is the record, so a create writes no history row of
+ *		its own.  Called by the versions_check trigger.
+ *
+ *		A transaction that has no id yet and whose row's key is taken will
+ *		not insert it (a writer that lost the race for a version, or an
+ *		idempotent repeat): it gets no record, so that it takes no
+ *		transaction id and commits writing nothing.  Should the insert go
+ *		through after all (the other inserter aborted in between), the
+ *		versions_unrecorded trigger writes the record to the log.
+ */
+HeapTuple
+lance_version_record(Relation rel, HeapTuple tuple)
+{
+	Datum		values[VERSION_RECORD_NCOLS];
+	bool		nulls[VERSION_RECORD_NCOLS];
+
+	if (!FullTransactionIdIsValid(GetTopFullTransactionIdIfAny()) &&
+		version_key_taken(rel, tuple))
+	{
+		tuple = lance_version_record_cleared(rel, tuple);
+		values[0] = CStringGetTextDatum(GetUserNameFromId(GetOuterUserId(), false));
+		nulls[0] = false;
+		return heap_modify_tuple_by_cols(tuple, RelationGetDescr(rel), 1, (int *) record_cols,
+										 values, nulls);
+	}
+	version_record_values(rel, tuple, values, nulls);
+	return heap_modify_tuple_by_cols(tuple, RelationGetDescr(rel), VERSION_RECORD_NCOLS,
+									 (int *) record_cols, values, nulls);
+}
+
+/*
+ * record_unrecorded_version
+ *		0.4.0, versions_unrecorded (AFTER INSERT on versions, for a row
+ *		without a record): the record of a version inserted after all by a
+ *		writer that expected to lose (lance_version_record) goes to the log.
+ */
+static void
+record_unrecorded_version(Relation rel, HeapTuple tuple)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Datum		record[VERSION_RECORD_NCOLS];
+	bool		record_nulls[VERSION_RECORD_NCOLS];
+	Datum		values[7];
+	char		nulls[7] = "       ";
+	bool		isnull;
+
+	version_record_values(rel, tuple, record, record_nulls);
+	values[0] = record[1];
+	values[1] = record[2];
+	values[2] = record[0];
+	values[3] = record[3];
+	values[4] = record_nulls[5] ? PointerGetDatum(construct_empty_array(TEXTOID)) : record[5];
+	values[5] = JsonbPGetDatum(lance_version_history_detail(
+		TextDatumGetCString(heap_getattr(tuple, Anum_versions_branch, desc, &isnull)),
+		DatumGetInt64(heap_getattr(tuple, Anum_versions_version, desc, &isnull)),
+		TextDatumGetCString(heap_getattr(tuple, Anum_versions_manifest, desc, &isnull))));
+	values[6] = record[4];
+	SPI_connect();
+	lance_exec_as(rel->rd_rel->relowner, PLAN_MOVE_VERSION_RECORD, values, nulls, false, 0);
+	SPI_finish();
 }
 
 /*
@@ -585,9 +700,19 @@ lance_audit(PG_FUNCTION_ARGS)
 	is_entries = strcmp(relname, "entries") == 0;
 	is_versions = strcmp(relname, "versions") == 0;
 	version_insert = TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) && is_versions;
-	/* 0.4.0: the row is the record of its creation (moved by versions_moved) */
+	/*
+	 * 0.4.0: the row is the record of its creation (moved by versions_moved);
+	 * this trigger fires on an insert only for a row without one.
+	 */
 	if (version_insert && lance_versions_carry_records(desc))
+	{
+		bool		isnull;
+
+		heap_getattr(trigdata->tg_trigtuple, Anum_versions_transaction_id, desc, &isnull);
+		if (isnull && !lance_restoring(rel))
+			record_unrecorded_version(rel, trigdata->tg_trigtuple);
 		return PointerGetDatum(NULL);
+	}
 	if (lance_in_operation() && !version_insert)
 		return PointerGetDatum(NULL);	/* the operation records itself */
 
