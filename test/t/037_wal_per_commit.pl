@@ -56,6 +56,16 @@ foreach my $v ('0.3.0', '0.4.0')
 	{
 		is($node->safe_psql($db, q{SELECT count(*) FROM lance_namespace.history_log}), $log0,
 			'0.4.0: the creates wrote no row to the history log');
+		# a writer whose version exists already (an idempotent repeat, or
+		# the loser of a race) writes nothing: it takes no transaction id
+		# for a record it will not insert
+		my $l0 = $node->safe_psql($db, 'SELECT pg_current_wal_insert_lsn()');
+		$node->safe_psql($db, join('', map {
+			"SELECT version FROM lance_namespace.lance_create_table_version(ARRAY['w','t'], 1, '/data/w/t/_versions/s-1', 100);\n"
+		} 1 .. 50));
+		my $l1 = $node->safe_psql($db, 'SELECT pg_current_wal_insert_lsn()');
+		cmp_ok($node->safe_psql($db, "SELECT pg_wal_lsn_diff('$l1', '$l0')"), '<=', 200,
+			'0.4.0: 50 repeats of an existing version write (next to) no WAL');
 		# the baseline: the same insert into a plain table of the versions'
 		# own columns and primary key
 		$node->safe_psql($db, q{
