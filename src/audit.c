@@ -17,12 +17,19 @@
  *	  (every function, operator and trigger they reach is the extension's).
  *	- The trigger lance_audit (AFTER ROW on entries, versions, branches,
  *	  tags) records every other change, made by direct DML or a cascade, as
- *	  "<INSERT|UPDATE|DELETE> <table>" with the old and new rows; and every
- *	  new version, whichever path inserted it, as CreateTableVersion (the
- *	  change feed reads those).  A direct DELETE of a table records the
- *	  versions, branches and tags that go with it by cascade too; the
- *	  owner's COPY (pg_restore) is not recorded, as it brings the history
- *	  with it.
+ *	  "<INSERT|UPDATE|DELETE> <table>" with the old and new rows.  A direct
+ *	  DELETE of a table records the versions, branches and tags that go
+ *	  with it by cascade too; the owner's COPY (pg_restore) is not
+ *	  recorded, as it brings the history with it.
+ *	- Every new version, whichever path inserted it, is recorded as
+ *	  CreateTableVersion (the change feed reads those).  Up to 0.3.0 the
+ *	  audit trigger wrote a history row for it.  From 0.4.0 on the version
+ *	  row is the record (lance_version_record, from the versions_check
+ *	  trigger): the history is a view of history_log (the rows written
+ *	  here) and of those records, and a record moves to the log when its
+ *	  row goes (versions_moved, versions_truncate) or is changed by the
+ *	  owner (versions_check).  The library serves both schemas, until
+ *	  ALTER EXTENSION UPDATE.
  *
  * role is the session's current role (set by login or SET ROLE; neither
  * SECURITY DEFINER functions nor foreign key cascades change it),

@@ -18,6 +18,12 @@
  * insufficient_privilege (42501).  Deleting stays a matter of grants and
  * row level security; the audit trigger records it (audit.c).
  *
+ * Since 0.4.0 it also writes, on every new row, the record of the
+ * version's creation (who, when, through which interface, in which
+ * transaction, under which table id: lance_version_record in audit.c),
+ * whatever the inserter gave; and the owner's update of a row moves that
+ * record to the history log first, unchanged.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
