@@ -107,12 +107,19 @@ BEGIN
 		(11, 'versions: DELETE, own table', $$DELETE FROM lance_namespace.versions WHERE table_id = (SELECT id FROM lance_namespace.entries WHERE path = '{au,t}')$$),
 		(12, 'versions: DELETE, read-only table', $$DELETE FROM lance_namespace.versions WHERE table_id = (SELECT id FROM lance_namespace.entries WHERE path = '{au_ro,t}')$$),
 		(13, 'versions: TRUNCATE', $$TRUNCATE lance_namespace.versions$$),
+		(14, 'versions: UPDATE the creation record', $$UPDATE lance_namespace.versions SET transaction_id = '1', created_at = now(),
+			interface = 'rest', session_role = 'postgres', table_path = '{forged}'$$),
 		-- history
 		(20, 'history: INSERT', $$INSERT INTO lance_namespace.history (role, interface, operation, id, detail)
 			VALUES ('postgres', 'rest', 'CreateTableVersion', ARRAY['au','t'], '{"version": 99}')$$),
 		(21, 'history: UPDATE', $$UPDATE lance_namespace.history SET role = 'postgres'$$),
 		(22, 'history: DELETE', $$DELETE FROM lance_namespace.history$$),
 		(23, 'history: TRUNCATE', $$TRUNCATE lance_namespace.history$$),
+		(24, 'history_log: INSERT', $$INSERT INTO lance_namespace.history_log (role, interface, operation, id, detail)
+			VALUES ('postgres', 'rest', 'CreateTableVersion', ARRAY['au','t'], '{"version": 99}')$$),
+		(25, 'history_log: UPDATE', $$UPDATE lance_namespace.history_log SET role = 'postgres'$$),
+		(26, 'history_log: DELETE', $$DELETE FROM lance_namespace.history_log$$),
+		(27, 'history_log: TRUNCATE', $$TRUNCATE lance_namespace.history_log$$),
 		-- entries
 		(30, 'entries: INSERT, own subtree', $$INSERT INTO lance_namespace.entries (parent_id, kind, name, path, created_by)
 			SELECT id, 'n', 'direct', '{au,direct}', 'postgres' FROM lance_namespace.entries WHERE path = '{au}'$$),
@@ -263,8 +270,8 @@ RESET SESSION AUTHORIZATION;
 -- role and the session role, written by the database
 SELECT role, session_role, interface, operation, name,
        CASE WHEN operation LIKE '% %' THEN
-            jsonb_build_object('old', (detail->'old') - '{created_at,id,parent_id,table_id,create_at,timestamp_millis}'::text[],
-                               'new', (detail->'new') - '{created_at,id,parent_id,table_id,create_at,timestamp_millis}'::text[])
+            jsonb_build_object('old', (detail->'old') - '{created_at,id,parent_id,table_id,create_at,timestamp_millis,transaction_id}'::text[],
+                               'new', (detail->'new') - '{created_at,id,parent_id,table_id,create_at,timestamp_millis,transaction_id}'::text[])
             ELSE detail - 'manifest_path' END AS detail
   FROM lance_namespace.commit_history
  WHERE at >= :'au_t0' AND id[1] IN ('au', 'au_ro')
@@ -304,8 +311,8 @@ RESET ROLE;
 RESET SESSION AUTHORIZATION;
 SELECT role, session_role, interface, operation, name,
        CASE WHEN operation LIKE '% %' THEN
-            jsonb_build_object('old', (detail->'old') - '{created_at,table_id,timestamp_millis}'::text[],
-                               'new', (detail->'new') - '{created_at,table_id,timestamp_millis}'::text[])
+            jsonb_build_object('old', (detail->'old') - '{created_at,table_id,timestamp_millis,transaction_id}'::text[],
+                               'new', (detail->'new') - '{created_at,table_id,timestamp_millis,transaction_id}'::text[])
             ELSE detail - 'manifest_path' END AS detail
   FROM lance_namespace.commit_history
  WHERE at >= :'au_t1' AND id[1] = 'au'
@@ -352,17 +359,21 @@ SELECT role, operation, name FROM lance_namespace.commit_history
 
 --
 -- A role granted more than lance_grant gives still cannot rewrite a version
--- or write the history: the triggers refuse it.
+-- or write the history: the triggers refuse it.  (The history view is not
+-- updatable at all; its log, history_log, is guarded.)
 --
 GRANT UPDATE ON lance_namespace.versions TO regress_au_tenant;
-GRANT INSERT, UPDATE, DELETE ON lance_namespace.history TO regress_au_tenant;
+GRANT INSERT, UPDATE, DELETE ON lance_namespace.history, lance_namespace.history_log TO regress_au_tenant;
 SET ROLE regress_au_tenant;
 SELECT regress_au_dml($$UPDATE lance_namespace.versions SET manifest_path = '/evil/manifest' WHERE version = 2$$);
 SELECT regress_au_dml($$INSERT INTO lance_namespace.history (operation, id) VALUES ('Forged', '{au}')$$);
 SELECT regress_au_dml($$DELETE FROM lance_namespace.history$$);
+SELECT regress_au_dml($$INSERT INTO lance_namespace.history_log (operation, id) VALUES ('Forged', '{au}')$$);
+SELECT regress_au_dml($$UPDATE lance_namespace.history_log SET role = 'postgres'$$);
+SELECT regress_au_dml($$DELETE FROM lance_namespace.history_log$$);
 RESET ROLE;
 REVOKE UPDATE ON lance_namespace.versions FROM regress_au_tenant;
-REVOKE INSERT, UPDATE, DELETE ON lance_namespace.history FROM regress_au_tenant;
+REVOKE INSERT, UPDATE, DELETE ON lance_namespace.history, lance_namespace.history_log FROM regress_au_tenant;
 
 --
 -- The catalog's owner may still correct a version; that is audited too.
@@ -377,7 +388,7 @@ SELECT role, operation, name, detail->'old'->>'e_tag' AS old_e_tag, detail->'new
 -- with a quote and a backslash, written by the owner).
 --
 BEGIN;
-INSERT INTO lance_namespace.history (operation, id) VALUES ('Odd"Op\', '{au}');
+INSERT INTO lance_namespace.history_log (operation, id) VALUES ('Odd"Op\', '{au}');
 SELECT status, properties->>'operation' AS operation
   FROM lance_namespace.lance_describe_transaction(lance_namespace.lance_current_transaction_id());
 ROLLBACK;

@@ -17,12 +17,19 @@
  *	  (every function, operator and trigger they reach is the extension's).
  *	- The trigger lance_audit (AFTER ROW on entries, versions, branches,
  *	  tags) records every other change, made by direct DML or a cascade, as
- *	  "<INSERT|UPDATE|DELETE> <table>" with the old and new rows; and every
- *	  new version, whichever path inserted it, as CreateTableVersion (the
- *	  change feed reads those).  A direct DELETE of a table records the
- *	  versions, branches and tags that go with it by cascade too; the
- *	  owner's COPY (pg_restore) is not recorded, as it brings the history
- *	  with it.
+ *	  "<INSERT|UPDATE|DELETE> <table>" with the old and new rows.  A direct
+ *	  DELETE of a table records the versions, branches and tags that go
+ *	  with it by cascade too; the owner's COPY (pg_restore) is not
+ *	  recorded, as it brings the history with it.
+ *	- Every new version, whichever path inserted it, is recorded as
+ *	  CreateTableVersion (the change feed reads those).  Up to 0.3.0 the
+ *	  audit trigger wrote a history row for it.  From 0.4.0 on the version
+ *	  row is the record (lance_version_record, from the versions_check
+ *	  trigger): the history is a view of history_log (the rows written
+ *	  here) and of those records, and a record moves to the log when its
+ *	  row goes (versions_moved, versions_truncate) or is changed by the
+ *	  owner (versions_check).  The library serves both schemas, until
+ *	  ALTER EXTENSION UPDATE.
  *
  * role is the session's current role (set by login or SET ROLE; neither
  * SECURITY DEFINER functions nor foreign key cascades change it),
@@ -36,7 +43,11 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/nbtree.h"
+#include "access/relscan.h"
+#include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
@@ -45,17 +56,23 @@
 #endif
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "tcop/pquery.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
+#include "utils/xid8.h"
 
 #include "lance_namespace.h"
 
@@ -67,6 +84,8 @@ static int64 version_table_id = -1;
 static ArrayType *version_path = NULL;
 static TimestampTz version_at = 0;
 
+static ArrayType *table_path(Oid owner, int64 table_id);
+
 static LanceFunctionRef authenticate_ref = {
 	"lance_authenticate", 2, {TEXTOID, TEXTOID}
 };
@@ -77,6 +96,15 @@ static LanceFunctionRef authenticate_ref = {
 #define Anum_versions_branch	2
 #define Anum_versions_version	3
 #define Anum_versions_manifest	4
+
+/* 0.4.0: the creation record that a version row carries */
+#define Anum_versions_created_by		11
+#define Anum_versions_transaction_id	12
+#define Anum_versions_created_at		13
+#define Anum_versions_interface			14
+#define Anum_versions_session_role		15
+#define Anum_versions_table_path		16
+#define VERSION_RECORD_NCOLS			6
 
 /*
  * reset_state, xact_callback, subxact_callback
@@ -165,18 +193,19 @@ lance_audit_version(int64 table_id, ArrayType *path, TimestampTz at)
 
 /*
  * lance_catalog_owner
- *		The catalog's owner: the owner of lance_namespace.history.
+ *		The catalog's owner: the owner of lance_namespace.entries (and of
+ *		every table of the catalog).
  */
 Oid
 lance_catalog_owner(void)
 {
 	Oid			nsp = get_namespace_oid("lance_namespace", false);
-	Oid			relid = get_relname_relid("history", nsp);
+	Oid			relid = get_relname_relid("entries", nsp);
 	HeapTuple	tup;
 	Oid			owner;
 
 	if (!OidIsValid(relid))
-		elog(ERROR, "relation lance_namespace.history does not exist");
+		elog(ERROR, "relation lance_namespace.entries does not exist");
 	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for relation %u", relid);
@@ -242,10 +271,10 @@ insert_history(Oid owner, TimestampTz at, const char *op, ArrayType *id, Jsonb *
 {
 	Datum		values[6];
 	char		nulls[6] = "      ";
+	bool		has_log;
 
 	values[0] = TimestampTzGetDatum(at);
-	values[1] = CStringGetDatum(GetUserNameFromId(GetOuterUserId(), false));
-	values[1] = DirectFunctionCall1(namein, values[1]);
+	values[1] = CStringGetTextDatum(GetUserNameFromId(GetOuterUserId(), false));
 	values[2] = CStringGetTextDatum(lance_effective_interface());
 	values[3] = CStringGetTextDatum(op);
 	values[4] = PointerGetDatum(id);
@@ -253,7 +282,269 @@ insert_history(Oid owner, TimestampTz at, const char *op, ArrayType *id, Jsonb *
 		values[5] = JsonbPGetDatum(detail);
 	else
 		nulls[5] = 'n';
-	lance_exec_as(owner, PLAN_INSERT_HISTORY, values, nulls, false, 0);
+	/* 0.4.0's log, or the history table of a catalog not yet updated */
+	has_log = OidIsValid(get_relname_relid("history_log",
+										   get_namespace_oid("lance_namespace", false)));
+	lance_exec_as(owner, has_log ? PLAN_INSERT_HISTORY_LOG : PLAN_INSERT_HISTORY,
+				  values, nulls, false, 0);
+}
+
+/*
+ * lance_versions_carry_records
+ *		Whether versions (desc) has the creation record columns of 0.4.0;
+ *		a catalog not yet updated keeps every record in its history table.
+ */
+bool
+lance_versions_carry_records(TupleDesc desc)
+{
+	return desc->natts >= Anum_versions_table_path &&
+		strcmp(NameStr(TupleDescAttr(desc, Anum_versions_transaction_id - 1)->attname),
+			   "transaction_id") == 0;
+}
+
+/*
+ * lance_restoring
+ *		Whether rel's rows are being restored: the owner's COPY (pg_restore)
+ *		brings the history with the rows, so neither is written again.
+ *		(Only roles that row level security does not apply to may COPY
+ *		into the catalog's tables.)
+ */
+bool
+lance_restoring(Relation rel)
+{
+	return ActivePortal != NULL && ActivePortal->commandTag == CMDTAG_COPY &&
+		lance_is_owner_of(rel);
+}
+
+/*
+ * version_record_values
+ *		The creation record of a new version row (tuple) of versions, in the
+ *		order of record_cols: the role (the session's current role), the
+ *		transaction (assigning its id), the instant, the interface, the
+ *		session role and the table's id (its path) as the version was
+ *		created.
+ */
+static const int record_cols[VERSION_RECORD_NCOLS] = {
+	Anum_versions_created_by, Anum_versions_transaction_id, Anum_versions_created_at,
+	Anum_versions_interface, Anum_versions_session_role, Anum_versions_table_path
+};
+
+static void
+version_record_values(Relation rel, HeapTuple tuple, Datum *values, bool *nulls)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	bool		isnull;
+	int64		table_id = DatumGetInt64(heap_getattr(tuple, Anum_table_id, desc, &isnull));
+	ArrayType  *path;
+	TimestampTz at;
+
+	if (version_path != NULL && table_id == version_table_id)
+	{
+		/* CreateTableVersion: the id it was called with, its instant */
+		path = version_path;
+		at = version_at;
+	}
+	else
+	{
+		MemoryContext cxt = CurrentMemoryContext;
+
+		SPI_connect();
+		path = table_path(rel->rd_rel->relowner, table_id);
+		if (path != NULL)
+		{
+			MemoryContext old = MemoryContextSwitchTo(cxt);
+
+			path = DatumGetArrayTypePCopy(PointerGetDatum(path));
+			MemoryContextSwitchTo(old);
+		}
+		SPI_finish();
+		at = GetCurrentTimestamp();
+	}
+	memset(nulls, 0, sizeof(bool) * VERSION_RECORD_NCOLS);
+	values[0] = CStringGetTextDatum(GetUserNameFromId(GetOuterUserId(), false));
+	values[1] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+	values[2] = TimestampTzGetDatum(at);
+	values[3] = CStringGetTextDatum(lance_effective_interface());
+	values[4] = CStringGetTextDatum(GetUserNameFromId(GetSessionUserId(), false));
+	if (path != NULL)
+		values[5] = PointerGetDatum(path);
+	else
+		nulls[5] = true;
+}
+
+/*
+ * version_key_taken
+ *		Whether a row with tuple's (table_id, branch, version) exists,
+ *		committed or still being inserted or deleted by another transaction
+ *		(the primary key, read with a dirty snapshot, as the insert's own
+ *		conflict check reads it).
+ */
+static bool
+version_key_taken(Relation rel, HeapTuple tuple)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Oid			indexoid = RelationGetPrimaryKeyIndex(rel);
+	Relation	index;
+	IndexScanDesc scan;
+	ScanKeyData keys[3];
+	SnapshotData dirty;
+	TupleTableSlot *slot;
+	bool		isnull;
+	bool		found;
+
+	if (!OidIsValid(indexoid))
+		return false;
+	index = index_open(indexoid, AccessShareLock);
+	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
+						   index->rd_indcollation[0], F_INT8EQ,
+						   heap_getattr(tuple, Anum_table_id, desc, &isnull));
+	ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid,
+						   index->rd_indcollation[1], F_TEXTEQ,
+						   heap_getattr(tuple, Anum_versions_branch, desc, &isnull));
+	ScanKeyEntryInitialize(&keys[2], 0, 3, BTEqualStrategyNumber, InvalidOid,
+						   index->rd_indcollation[2], F_INT8EQ,
+						   heap_getattr(tuple, Anum_versions_version, desc, &isnull));
+	InitDirtySnapshot(dirty);
+	slot = table_slot_create(rel, NULL);
+	scan = index_beginscan(rel, index, &dirty, 3, 0);
+	index_rescan(scan, keys, 3, NULL, 0);
+	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(index, AccessShareLock);
+	return found;
+}
+
+/*
+ * lance_version_record
+ *		0.4.0: tuple, a new row of versions, with the creation record that
+ *		the database writes on it, whatever the inserter put there (see
+ *		version_record_values).  The history and the change feed read it
+ *		there; the row is the record, so a create writes no history row of
+ *		its own.  Called by the versions_check trigger.
+ *
+ *		A transaction that has no id yet and whose row's key is taken will
+ *		not insert it (a writer that lost the race for a version, or an
+ *		idempotent repeat): it gets no record, so that it takes no
+ *		transaction id and commits writing nothing.  Should the insert go
+ *		through after all (the other inserter aborted in between), the
+ *		versions_unrecorded trigger writes the record to the log.
+ */
+HeapTuple
+lance_version_record(Relation rel, HeapTuple tuple)
+{
+	Datum		values[VERSION_RECORD_NCOLS];
+	bool		nulls[VERSION_RECORD_NCOLS];
+
+	if (!FullTransactionIdIsValid(GetTopFullTransactionIdIfAny()) &&
+		version_key_taken(rel, tuple))
+	{
+		tuple = lance_version_record_cleared(rel, tuple);
+		values[0] = CStringGetTextDatum(GetUserNameFromId(GetOuterUserId(), false));
+		nulls[0] = false;
+		return heap_modify_tuple_by_cols(tuple, RelationGetDescr(rel), 1, (int *) record_cols,
+										 values, nulls);
+	}
+	version_record_values(rel, tuple, values, nulls);
+	return heap_modify_tuple_by_cols(tuple, RelationGetDescr(rel), VERSION_RECORD_NCOLS,
+									 (int *) record_cols, values, nulls);
+}
+
+/*
+ * record_unrecorded_version
+ *		0.4.0, versions_unrecorded (AFTER INSERT on versions, for a row
+ *		without a record): the record of a version inserted after all by a
+ *		writer that expected to lose (lance_version_record) goes to the log.
+ */
+static void
+record_unrecorded_version(Relation rel, HeapTuple tuple)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Datum		record[VERSION_RECORD_NCOLS];
+	bool		record_nulls[VERSION_RECORD_NCOLS];
+	Datum		values[7];
+	char		nulls[7] = "       ";
+	bool		isnull;
+
+	version_record_values(rel, tuple, record, record_nulls);
+	values[0] = record[1];
+	values[1] = record[2];
+	values[2] = record[0];
+	values[3] = record[3];
+	values[4] = record_nulls[5] ? PointerGetDatum(construct_empty_array(TEXTOID)) : record[5];
+	values[5] = JsonbPGetDatum(lance_version_history_detail(
+		TextDatumGetCString(heap_getattr(tuple, Anum_versions_branch, desc, &isnull)),
+		DatumGetInt64(heap_getattr(tuple, Anum_versions_version, desc, &isnull)),
+		TextDatumGetCString(heap_getattr(tuple, Anum_versions_manifest, desc, &isnull))));
+	values[6] = record[4];
+	SPI_connect();
+	lance_exec_as(rel->rd_rel->relowner, PLAN_MOVE_VERSION_RECORD, values, nulls, false, 0);
+	SPI_finish();
+}
+
+/*
+ * lance_version_record_cleared
+ *		tuple without a creation record: the record columns but created_by
+ *		NULL.  (The versions_check trigger, for an updated row whose record
+ *		has moved to the log.)
+ */
+HeapTuple
+lance_version_record_cleared(Relation rel, HeapTuple tuple)
+{
+	int			cols[VERSION_RECORD_NCOLS - 1] = {
+		Anum_versions_transaction_id, Anum_versions_created_at,
+		Anum_versions_interface, Anum_versions_session_role, Anum_versions_table_path
+	};
+	Datum		values[VERSION_RECORD_NCOLS - 1] = {0, 0, 0, 0, 0};
+	bool		nulls[VERSION_RECORD_NCOLS - 1] = {true, true, true, true, true};
+
+	return heap_modify_tuple_by_cols(tuple, RelationGetDescr(rel), VERSION_RECORD_NCOLS - 1,
+									 cols, values, nulls);
+}
+
+/*
+ * lance_move_version_record
+ *		0.4.0: when the owner changes a version row that carries its
+ *		creation record, the record moves to the log, with its own
+ *		transaction id, instant and roles, so that the history and the
+ *		change feed keep the version as it was committed (a deleted row's
+ *		record moves the same way: move_deleted_records).  A row without a
+ *		record (created before 0.4.0, whose record is in the log) has none
+ *		to move.
+ */
+void
+lance_move_version_record(Relation rel, HeapTuple old)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Datum		values[7];
+	char		nulls[7] = "       ";
+	bool		isnull;
+	Datum		d;
+
+	d = heap_getattr(old, Anum_versions_transaction_id, desc, &isnull);
+	if (isnull)
+		return;
+	values[0] = d;
+	values[1] = heap_getattr(old, Anum_versions_created_at, desc, &isnull);
+	if (isnull)
+		nulls[1] = 'n';
+	values[2] = heap_getattr(old, Anum_versions_created_by, desc, &isnull);
+	values[3] = heap_getattr(old, Anum_versions_interface, desc, &isnull);
+	if (isnull)
+		values[3] = CStringGetTextDatum("sql");
+	values[4] = heap_getattr(old, Anum_versions_table_path, desc, &isnull);
+	if (isnull)
+		values[4] = PointerGetDatum(construct_empty_array(TEXTOID));
+	values[5] = JsonbPGetDatum(lance_version_history_detail(
+		TextDatumGetCString(heap_getattr(old, Anum_versions_branch, desc, &isnull)),
+		DatumGetInt64(heap_getattr(old, Anum_versions_version, desc, &isnull)),
+		TextDatumGetCString(heap_getattr(old, Anum_versions_manifest, desc, &isnull))));
+	values[6] = heap_getattr(old, Anum_versions_session_role, desc, &isnull);
+	if (isnull)
+		nulls[6] = 'n';
+	SPI_connect();
+	lance_exec_as(rel->rd_rel->relowner, PLAN_MOVE_VERSION_RECORD, values, nulls, false, 0);
+	SPI_finish();
 }
 
 /*
@@ -324,6 +615,44 @@ row_json(HeapTuple tuple, TupleDesc desc)
 	return text_to_cstring(DatumGetTextPP(DirectFunctionCall1(row_to_json, row)));
 }
 
+/*
+ * move_deleted_records
+ *		0.4.0, versions_moved (AFTER DELETE FOR EACH STATEMENT on versions,
+ *		with the deleted rows as the transition table "gone"): the creation
+ *		records of the deleted versions move to the log, in one statement
+ *		as the catalog's owner, whichever path deleted them (an operation,
+ *		direct DML, a cascade).  A row without a record (created before
+ *		0.4.0, whose record is in the log) has none to move.
+ */
+static void
+move_deleted_records(TriggerData *trigdata)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			rc;
+
+	SPI_connect();
+	if (SPI_register_trigger_data(trigdata) != SPI_OK_TD_REGISTER)
+		elog(ERROR, "SPI_register_trigger_data failed");
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(trigdata->tg_relation->rd_rel->relowner,
+						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	rc = SPI_execute("INSERT INTO lance_namespace.history_log"
+					 " (transaction_id, at, role, interface, operation, id, detail, session_role)"
+					 " SELECT g.transaction_id, g.created_at, g.created_by,"
+					 "  COALESCE(g.interface, 'sql'), 'CreateTableVersion',"
+					 "  COALESCE(g.table_path, '{}'),"
+					 "  jsonb_build_object('branch', g.branch, 'version', g.version,"
+					 "                     'manifest_path', g.manifest_path), g.session_role"
+					 " FROM gone g WHERE g.transaction_id IS NOT NULL ORDER BY g.created_at",
+					 false, 0);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	if (rc != SPI_OK_INSERT)
+		elog(ERROR, "moving the records of deleted versions failed: %s",
+			 SPI_result_code_string(rc));
+	SPI_finish();
+}
+
 PG_FUNCTION_INFO_V1(lance_audit);
 
 /*
@@ -342,6 +671,7 @@ lance_audit(PG_FUNCTION_ARGS)
 	const char *verb;
 	HeapTuple	row;
 	bool		is_entries;
+	bool		is_versions;
 	bool		version_insert;
 	ArrayType  *id;
 	TimestampTz at = GetCurrentTimestamp();
@@ -349,6 +679,23 @@ lance_audit(PG_FUNCTION_ARGS)
 	bool		isnull;
 	StringInfoData detail;
 
+	if (CALLED_AS_TRIGGER(fcinfo) && TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event) &&
+		TRIGGER_FIRED_BEFORE(trigdata->tg_event))
+	{
+		/* 0.4.0: a TRUNCATE of versions (the owner's) moves every record */
+		SPI_connect();
+		lance_exec_as(trigdata->tg_relation->rd_rel->relowner,
+					  PLAN_MOVE_ALL_VERSION_RECORDS, NULL, NULL, false, 0);
+		SPI_finish();
+		return PointerGetDatum(NULL);
+	}
+	if (CALLED_AS_TRIGGER(fcinfo) && TRIGGER_FIRED_BY_DELETE(trigdata->tg_event) &&
+		TRIGGER_FIRED_AFTER(trigdata->tg_event) &&
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) && trigdata->tg_oldtable != NULL)
+	{
+		move_deleted_records(trigdata);
+		return PointerGetDatum(NULL);
+	}
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(trigdata->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
 		elog(ERROR, "lance_audit must be an AFTER ROW trigger");
@@ -358,18 +705,29 @@ lance_audit(PG_FUNCTION_ARGS)
 	/* the catalog's tables have one owner: this one's saves a lookup */
 	owner = rel->rd_rel->relowner;
 	is_entries = strcmp(relname, "entries") == 0;
-	version_insert = TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) &&
-		strcmp(relname, "versions") == 0;
+	is_versions = strcmp(relname, "versions") == 0;
+	version_insert = TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) && is_versions;
+	/*
+	 * 0.4.0: the row is the record of its creation (moved by versions_moved);
+	 * this trigger fires on an insert only for a row without one.
+	 */
+	if (version_insert && lance_versions_carry_records(desc))
+	{
+		bool		isnull;
+
+		heap_getattr(trigdata->tg_trigtuple, Anum_versions_transaction_id, desc, &isnull);
+		if (isnull && !lance_restoring(rel))
+			record_unrecorded_version(rel, trigdata->tg_trigtuple);
+		return PointerGetDatum(NULL);
+	}
 	if (lance_in_operation() && !version_insert)
 		return PointerGetDatum(NULL);	/* the operation records itself */
 
 	/*
 	 * pg_restore: the owner's COPY restores the history along with the
-	 * rows, so recording them again would double it.  (Only roles that row
-	 * level security does not apply to may COPY into these tables.)
+	 * rows, so recording them again would double it.
 	 */
-	if (ActivePortal != NULL && ActivePortal->commandTag == CMDTAG_COPY &&
-		lance_is_owner_of(rel))
+	if (lance_restoring(rel))
 		return PointerGetDatum(NULL);
 
 	if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))

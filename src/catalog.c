@@ -97,7 +97,9 @@ lance_check_lock_denied(const char *op, ArrayType *id, LanceLock lock)
  *		versions foreign key locks the entry (FOR KEY SHARE) when, and only
  *		when, a version row is inserted, so a writer that loses a race for a
  *		version neither locks nor writes anything and commits without a WAL
- *		flush.  A concurrent drop then fails the foreign key (23503,
+ *		flush (since 0.4.0 the versions_check trigger, finding the version's
+ *		key taken, takes no transaction id for the row's creation record:
+ *		lance_version_record in audit.c).  A concurrent drop then fails the foreign key (23503,
  *		ConcurrentModification), and a re-registration that commits between
  *		the lookup and the insert leaves the version's canonical path under
  *		the location the writer saw (where its staging manifest is) instead

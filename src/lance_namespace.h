@@ -121,6 +121,9 @@ typedef enum LancePlanId
 	PLAN_REREGISTER_ENTRY,
 	PLAN_DELETE_ALL_VERSIONS,
 	PLAN_INSERT_HISTORY,
+	PLAN_INSERT_HISTORY_LOG,
+	PLAN_MOVE_VERSION_RECORD,
+	PLAN_MOVE_ALL_VERSION_RECORDS,
 	PLAN_ENTRY_PATH,
 	PLAN_GET_BRANCH,
 	PLAN_GET_BRANCH_KEY_SHARE,
@@ -232,6 +235,11 @@ extern const char *lance_effective_interface(void);
 extern void lance_record(const char *op, ArrayType *id, const char *detail);
 extern void lance_record_version(ArrayType *id, TimestampTz at, const char *branch,
 								 int64 version, const char *manifest_path);
+extern bool lance_versions_carry_records(TupleDesc desc);
+extern bool lance_restoring(Relation rel);
+extern HeapTuple lance_version_record(Relation rel, HeapTuple tuple);
+extern HeapTuple lance_version_record_cleared(Relation rel, HeapTuple tuple);
+extern void lance_move_version_record(Relation rel, HeapTuple old);
 
 /* branch_ops.c */
 typedef struct LanceBranch

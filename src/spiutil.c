@@ -207,11 +207,43 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		"DELETE FROM lance_namespace.versions WHERE table_id = $1",
 		1, {INT8OID}, true
 	},
-	/* run as the catalog's owner (audit.c); session_role is its default */
+	/*
+	 * Run as the catalog's owner (audit.c); session_role is its default.
+	 * The history table of 0.1.0 to 0.3.0 (until ALTER EXTENSION UPDATE),
+	 * and 0.4.0's log of the operations that create no version.
+	 */
 	[PLAN_INSERT_HISTORY] = {
 		"INSERT INTO lance_namespace.history (at, role, interface, operation, id, detail)"
 		" VALUES ($1, $2, $3, $4, $5, $6)",
-		6, {TIMESTAMPTZOID, NAMEOID, TEXTOID, TEXTOID, TEXTARRAYOID, JSONBOID}
+		6, {TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, JSONBOID}
+	},
+	[PLAN_INSERT_HISTORY_LOG] = {
+		"INSERT INTO lance_namespace.history_log (at, role, interface, operation, id, detail)"
+		" VALUES ($1, $2, $3, $4, $5, $6)",
+		6, {TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, JSONBOID}
+	},
+	/*
+	 * The creation record of a version whose row goes or changes, moved
+	 * from the row to the log with its own transaction, time and roles
+	 * (0.4.0; audit.c).
+	 */
+	[PLAN_MOVE_VERSION_RECORD] = {
+		"INSERT INTO lance_namespace.history_log"
+		" (transaction_id, at, role, interface, operation, id, detail, session_role)"
+		" VALUES ($1, $2, $3, $4, 'CreateTableVersion', $5, $6, $7)",
+		7, {XID8OID, TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTARRAYOID, JSONBOID, TEXTOID}
+	},
+	/* the same for every version, before the owner's TRUNCATE of versions */
+	[PLAN_MOVE_ALL_VERSION_RECORDS] = {
+		"INSERT INTO lance_namespace.history_log"
+		" (transaction_id, at, role, interface, operation, id, detail, session_role)"
+		" SELECT v.transaction_id, v.created_at, v.created_by, COALESCE(v.interface, 'sql'),"
+		"  'CreateTableVersion', COALESCE(v.table_path, '{}'),"
+		"  jsonb_build_object('branch', v.branch, 'version', v.version,"
+		"                     'manifest_path', v.manifest_path), v.session_role"
+		" FROM lance_namespace.versions v WHERE v.transaction_id IS NOT NULL"
+		" ORDER BY v.created_at",
+		0, {InvalidOid}
 	},
 	[PLAN_ENTRY_PATH] = {
 		"SELECT path FROM lance_namespace.entries WHERE id = $1",
@@ -295,7 +327,7 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		3, {INT8OID, TEXTOID, INT8OID}
 	},
 	[PLAN_TRANSACTION_HISTORY] = {
-		"SELECT operation, at, role, interface, id FROM lance_namespace.history"
+		"SELECT operation, at, role::text, interface, id FROM lance_namespace.history"
 		" WHERE transaction_id = $1::text::xid8 ORDER BY at",
 		1, {TEXTOID}
 	},

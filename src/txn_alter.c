@@ -250,7 +250,7 @@ authorize(const char *op, const char *xid, int n, Oid owner)
 		allowed = true;
 		for (int i = 0; i < n && allowed; i++)
 		{
-			Oid			role = get_role_oid(NameStr(*DatumGetName(lance_spi_value(i, 3, &isnull))), true);
+			Oid			role = get_role_oid(TextDatumGetCString(lance_spi_value(i, 3, &isnull)), true);
 
 			allowed = OidIsValid(role) && has_privs_of_role(GetUserId(), role);
 		}

@@ -148,7 +148,7 @@ lance_describe_transaction(PG_FUNCTION_ARGS)
 		escape_json(&buf, DatumGetCString(DirectFunctionCall1(timestamptz_out,
 															  lance_spi_value(0, 2, &isnull))));
 		appendStringInfoString(&buf, ",\"role\":");
-		escape_json(&buf, NameStr(*DatumGetName(lance_spi_value(0, 3, &isnull))));
+		escape_json(&buf, TextDatumGetCString(lance_spi_value(0, 3, &isnull)));
 		appendStringInfoString(&buf, ",\"interface\":");
 		escape_json(&buf, TextDatumGetCString(lance_spi_value(0, 4, &isnull)));
 		appendStringInfo(&buf, ",\"operation_count\":\"%d\"", n);

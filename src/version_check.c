@@ -18,6 +18,12 @@
  * insufficient_privilege (42501).  Deleting stays a matter of grants and
  * row level security; the audit trigger records it (audit.c).
  *
+ * Since 0.4.0 it also writes, on every new row, the record of the
+ * version's creation (who, when, through which interface, in which
+ * transaction, under which table id: lance_version_record in audit.c),
+ * whatever the inserter gave; and the owner's update of a row moves that
+ * record to the history log first, unchanged.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -100,6 +106,12 @@ lance_versions_check(PG_FUNCTION_ARGS)
 							   RelationGetRelationName(rel)),
 					 errhint("Create a new version with lance_create_table_version.")));
 		tuple = trigdata->tg_newtuple;
+		/* 0.4.0: a changed row no longer carries its creation record */
+		if (lance_versions_carry_records(desc))
+		{
+			lance_move_version_record(rel, trigdata->tg_trigtuple);
+			tuple = lance_version_record_cleared(rel, tuple);
+		}
 	}
 	else
 	{
@@ -134,5 +146,9 @@ lance_versions_check(PG_FUNCTION_ARGS)
 	d = heap_getattr(tuple, Anum_metadata, desc, &isnull);
 	if (!isnull && !JB_ROOT_IS_OBJECT(DatumGetJsonbP(d)))
 		check_failed(rel, "versions_metadata_check");
+	/* 0.4.0: a new row carries the record of its creation (audit.c) */
+	if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) && lance_versions_carry_records(desc) &&
+		!lance_restoring(rel))
+		tuple = lance_version_record(rel, tuple);
 	return PointerGetDatum(tuple);
 }

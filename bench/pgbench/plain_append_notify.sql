@@ -2,8 +2,10 @@
 -- statement on the extension's own tables: resolve the table (no row lock,
 -- as lance_create_table_version for a role outside row level security: the
 -- FK check locks the entry when the version row goes in), insert the
--- version (the FK, the row triggers and the primary key apply; the audit
--- trigger writes its history row, as for lance_create_table_version).  No validation, no function call, no SPI:
+-- version (the FK, the row triggers and the primary key apply; the
+-- versions_check trigger writes the creation record on the row, as for
+-- lance_create_table_version, looking up the table's path, which the
+-- function hands it).  No validation, no function call, no SPI:
 -- the floor of what these guarantees cost.  (b)/(c) is the implementation's
 -- own overhead.  Client N appends to bench$pN.  This variant also queues
 -- the change feed's NOTIFY, as lance_create_table_version does with

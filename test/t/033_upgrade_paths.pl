@@ -8,6 +8,10 @@
 # a tag, a grant, an API key, history), updated, and compared with a fresh
 # install of the default version: every object's definition and ACL, and
 # every row.  The no-op UPDATE of the default version is checked too.
+#
+# The releases in order: each later release's checks apply to an update
+# that reaches it (a path from any earlier version).
+my @chain = ('0.1.0', '0.2.0', '0.3.0', '0.4.0');
 use strict;
 use warnings;
 
@@ -153,6 +157,28 @@ like($fresh, qr/column publications.manifest #4 bytea notnull=t default= generat
 	'... whose bytes stay in the row, uncompressed');
 like($fresh, qr/config lance_namespace.publications /, '... and which pg_dump keeps');
 
+# Whether the default version is release $v or a later one.
+sub reaches
+{
+	my ($v) = @_;
+	my ($i) = grep { $chain[$_] eq $v } 0 .. $#chain;
+	my ($d) = grep { $chain[$_] eq $default } 0 .. $#chain;
+	return defined $i && defined $d && $d >= $i;
+}
+ok(defined((grep { $_ eq $default } @chain)[0]), "default_version $default is in the release chain of this test");
+
+# 0.4.0: a version row is the record of its own creation (issue 19)
+if (reaches('0.4.0'))
+{
+	like($fresh, qr/column versions.transaction_id #12 xid8 notnull=f/, '0.4.0: versions carry their creation records');
+	like($fresh, qr/column versions.created_by #11 text notnull=t/, '... with the role as text');
+	like($fresh, qr/relation history kind=v /, '... and history is a view of them and of the log');
+	like($fresh, qr/column history_log.role #3 text notnull=t/, '... whose roles are text');
+	like($fresh, qr/trigger versions_audit: CREATE TRIGGER versions_audit AFTER DELETE OR UPDATE ON lance_namespace.versions/,
+		'... and no audit trigger fires on a version insert');
+	like($fresh, qr/config lance_namespace.history_log /, '... and pg_dump keeps the log');
+}
+
 # A catalog's content, as comparable text.
 sub content
 {
@@ -181,6 +207,7 @@ foreach my $src (@sources)
 	my $db = "from_" . ($src =~ s/\W/_/gr);
 	$node->safe_psql('postgres', "CREATE DATABASE $db");
 	$node->safe_psql($db, "CREATE EXTENSION lance_namespace VERSION '$src'");
+	my $cursor = $node->safe_psql($db, q{SELECT pg_catalog.pg_current_snapshot()});
 	$node->safe_psql($db, q{
 		SELECT lance_namespace.lance_set_root_location('/data/upgrade');
 		SELECT lance_namespace.lance_create_namespace(ARRAY['keep']);
@@ -196,6 +223,8 @@ foreach my $src (@sources)
 		SELECT lance_namespace.lance_grant('upg_tenant', ARRAY['keep'], 'write');
 		SELECT lance_namespace.lance_create_api_key('upg_tenant') IS NOT NULL;
 	});
+	my $feed = $node->safe_psql($db, qq{SELECT string_agg(format('%s %s %s', lance_namespace.lance_format_id(id), branch, version), ';')
+		FROM lance_namespace.lance_changes('$cursor')});
 	my $before = content($db);
 	$node->safe_psql($db, 'ALTER EXTENSION lance_namespace UPDATE');
 	is($node->safe_psql($db, q{SELECT extversion FROM pg_extension WHERE extname = 'lance_namespace'}),
@@ -211,6 +240,9 @@ foreach my $src (@sources)
 		diag "only in a fresh install: $_" foreach grep { !$u{$_} } sort keys %f;
 	}
 	is(content($db), $before, "$src: the catalog's data survive the update");
+	is($node->safe_psql($db, qq{SELECT string_agg(format('%s %s %s', lance_namespace.lance_format_id(id), branch, version), ';')
+		FROM lance_namespace.lance_changes('$cursor')}), $feed,
+		"$src: the change feed from a cursor taken before the update returns the same versions");
 	is($node->safe_psql($db,
 		q{SELECT version FROM lance_namespace.lance_describe_table_version(ARRAY['keep','t'])}),
 		'2', "$src: the updated catalog serves its versions");
@@ -221,7 +253,18 @@ foreach my $src (@sources)
 	like($err, qr/permission denied for table versions/, "$src: a tenant cannot rewrite a version after the update");
 	($rc, $out, $err) = $node->psql($db, q{SET ROLE upg_tenant;
 		INSERT INTO lance_namespace.history (operation, id) VALUES ('Forged', '{keep}')});
-	like($err, qr/permission denied for table history/, "$src: nor forge history");
+	if (reaches('0.4.0'))
+	{
+		# the history is a view from 0.4.0 on; its log is guarded
+		like($err, qr/cannot insert into view "history"/, "$src: nor forge history");
+		($rc, $out, $err) = $node->psql($db, q{SET ROLE upg_tenant;
+			INSERT INTO lance_namespace.history_log (operation, id) VALUES ('Forged', '{keep}')});
+		like($err, qr/permission denied for table history_log/, "$src: nor write the history's log");
+	}
+	else
+	{
+		like($err, qr/permission denied for table history/, "$src: nor forge history");
+	}
 	my $mark = $node->safe_psql($db, q{SELECT pg_catalog.clock_timestamp()});
 	$node->safe_psql($db, q{SET ROLE upg_tenant;
 		SELECT lance_namespace.lance_create_table_version(ARRAY['keep','t'], 3, '/m/3');
@@ -237,11 +280,32 @@ foreach my $src (@sources)
 		"$src: rows from before the update keep their session role (none before 0.2.0); new ones are written by the triggers");
 
 	# The path taken runs through every release in order.
-	my @chain = ('0.1.0', '0.2.0', '0.3.0');
 	my @from = grep { $_ eq $src .. $_ eq $default } @chain;
 	is($node->safe_psql($db,
 		"SELECT path FROM pg_extension_update_paths('lance_namespace') WHERE source = '$src' AND target = '$default'"),
-		join('--', @from), "$src: the update runs " . join(' -> ', @from)) if $default eq '0.3.0';
+		join('--', @from), "$src: the update runs " . join(' -> ', @from));
+
+	# 0.4.0: the version created after the update carries its record; those
+	# created before keep theirs in the log, once each, also after a delete;
+	# and the feed returns each version once.
+	if (reaches('0.4.0'))
+	{
+		is($node->safe_psql($db, q{SELECT format('%s %s %s %s', v.version, v.created_by, v.table_path,
+				v.transaction_id IS NOT NULL)
+			  FROM lance_namespace.versions v WHERE v.branch = 'main' ORDER BY v.version}),
+			"2 postgres  f\n3 upg_tenant {keep,t} t",
+			"$src: a version created after the update carries its record, those from before do not");
+		is($node->safe_psql($db, q{SELECT string_agg(format('%s:%s', detail->>'version', n), ',' ORDER BY detail->>'version')
+			  FROM (SELECT detail, count(*) AS n FROM lance_namespace.history
+					 WHERE operation = 'CreateTableVersion' AND detail->>'branch' = 'main' GROUP BY detail) s}),
+			'1:1,2:1,3:1', "$src: every version's creation is in the history once");
+		is($node->safe_psql($db, q{SELECT count(*) FROM lance_namespace.history_log
+			 WHERE operation = 'CreateTableVersion' AND detail->>'version' = '3'}), '0',
+			"$src: ... the new one's on its row only");
+		is($node->safe_psql($db, qq{SELECT string_agg(format('%s %s %s', lance_namespace.lance_format_id(id), branch, version), ';')
+			FROM lance_namespace.lance_changes('$cursor')}), "$feed;keep\$t main 3",
+			"$src: the change feed from before the update returns every version once, the new one last");
+	}
 
 	# 0.3.0's publications after the update: a tenant's CreateTableVersion
 	# with the staged bytes keeps them (written as the owner), the tenant
