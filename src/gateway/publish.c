@@ -82,24 +82,31 @@
 
 /*
  * The next PASS_ROWS pending rows after a key, read from publications'
- * primary key and only then joined to their versions: O(rows returned),
- * whatever the number of versions (joined the other way round, every pass
- * walked all the versions to find the few pending ones).
+ * primary key, each then looked up in versions by its key: O(rows
+ * returned), whatever the number of versions.  The lookup is a LATERAL
+ * subquery with a LIMIT so that the planner cannot make it a join: as a
+ * join, with publications' few rows unanalyzed, it chose a hash join
+ * over all of versions (036_publication.pl counts the rows read); joined
+ * the other way round, every pass walked all the versions.
  */
+#define VERSION_OF(k) \
+	" CROSS JOIN LATERAL (SELECT v.manifest_path FROM lance_namespace.versions v" \
+	"  WHERE v.table_id = " k ".table_id AND v.branch = " k ".branch" \
+	"  AND v.version = " k ".version LIMIT 1) v"
+
 #define SQL_PENDING \
 	"SELECT p.table_id, p.branch, p.version, v.manifest_path, p.manifest" \
 	" FROM (SELECT table_id, branch, version, manifest FROM lance_namespace.publications" \
 	"  WHERE (table_id, branch, version) > ($1::bigint, $2::text COLLATE \"C\", $3::bigint)" \
 	"  ORDER BY table_id, branch, version LIMIT " GW_STR(PASS_ROWS) ") p" \
-	" JOIN lance_namespace.versions v USING (table_id, branch, version)" \
+	VERSION_OF("p") \
 	" ORDER BY p.table_id, p.branch, p.version"
 
 /* The pending row of one manifest: each pending key looked up in versions */
 #define SQL_PENDING_ONE \
 	"SELECT p.table_id, p.branch, p.version, v.manifest_path, p.manifest" \
-	" FROM (SELECT table_id, branch, version FROM lance_namespace.publications OFFSET 0) k" \
-	" JOIN lance_namespace.versions v USING (table_id, branch, version)" \
-	" JOIN lance_namespace.publications p USING (table_id, branch, version)" \
+	" FROM lance_namespace.publications p" \
+	VERSION_OF("p") \
 	" WHERE v.manifest_path = $1 OR v.manifest_path = 'file://' || $1"
 
 /* What publications hold (the backlog) */

@@ -286,5 +286,36 @@ is(slurp_bin(canonical($_)), $staged{$_}, "version $_ holds its staged bytes")
   for 43 .. 46;
 $gw->stop;
 
+# 10. A publication pass costs what is pending, not what the catalog holds:
+# with 20,000 versions of another table and one create held, the publisher
+# reads a few version rows.  (Its query once walked every version to find
+# the pending ones: a pass took seconds under load, and the backlog grew.)
+my $t2 = $loc->{'load$t2'} . '/_versions';
+$node->safe_psql('postgres',
+	"SELECT count(lance_namespace.lance_create_table_version(ARRAY['load', 't2'], v, '$t2/' || v || '.manifest'))"
+	  . ' FROM generate_series(1, 20000) v; SELECT pg_catalog.pg_stat_force_next_flush()');
+$gw = LanceGatewayTest::Gateway->start(bin => $bin, db => $db, root => $root,
+	log => $log, args => ['--quiet'], owner => $$);
+$node->safe_psql('postgres',
+	q{SELECT pg_catalog.pg_stat_reset_single_table_counters('lance_namespace.versions'::regclass)});
+is(create(47)->{status}, 200, 'create 47 with 20,000 versions of another table: 200');
+my $deadline = time + 20;
+sleep 0.1 while pending() ne '0' && time < $deadline;
+is(pending(), '0', '... published by the publisher');
+$gw->stop;
+# its connections report their counters as they end: read until they settle
+my ($read, $before) = (0, -1);
+$deadline = time + 10;
+while (($read == 0 || $read != $before) && time < $deadline)
+{
+	sleep 0.5;
+	$before = $read;
+	$read = $node->safe_psql('postgres',
+		q{SELECT seq_tup_read + COALESCE(idx_tup_fetch, 0) FROM pg_catalog.pg_stat_user_tables
+		  WHERE relid = 'lance_namespace.versions'::regclass});
+}
+cmp_ok($read, '>', 0, 'the create and its publication read versions');
+cmp_ok($read, '<', 500, "... a few rows, not the 20,000 of the other table ($read)");
+
 $node->stop;
 done_testing();
