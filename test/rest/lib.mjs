@@ -169,7 +169,10 @@ process.on("exit", () => {
 
 /**
  * Start another gateway process; resolves {proc, url, log()} once it
- * listens, or {proc, exitCode, log()} if it exits (or is killed after 20 s).
+ * listens, or {proc, exitCode, log()} if it exits (or is killed after 20 s;
+ * a run that is expected to exit, such as --sweep over every table of the
+ * suite's shared root, after 120 s: the timer guards against a hang, it
+ * does not time the run).
  * prefix: a command run in front of it that execs it (prlimit), so that
  * proc.pid is the gateway's.
  */
@@ -181,7 +184,7 @@ export function startGateway(args, { env = {}, expectExit = false, prefix = [] }
     children.add(proc);
     let log = "";
     let settled = false;
-    const timer = setTimeout(() => proc.kill("SIGKILL"), 20000);
+    const timer = setTimeout(() => proc.kill("SIGKILL"), expectExit ? 120000 : 20000);
     proc.stderr.on("data", (c) => {
       log += c.toString();
       const m = /listening on 127\.0\.0\.1:(\d+)/.exec(log);
