@@ -199,20 +199,6 @@ rollback(PGconn *conn)
 }
 
 /*
- * gw_db_call_sql
- *		The call statement of a function (SQL_CALL) into buf, and its
- *		prepared statement's name: the function's own (a route's binding,
- *		which lives as long as the program; no statement of the gateway's
- *		is named rest_*).
- */
-const char *
-gw_db_call_sql(const char *function, char *buf, size_t len)
-{
-	snprintf(buf, len, SQL_CALL, function);
-	return function;
-}
-
-/*
  * A pipeline: statements sent together (libpq pipeline mode) with one
  * Sync, so that they cost one network round trip instead of one each.
  * The results are read back in order: the call's is kept, and the first
@@ -239,17 +225,26 @@ typedef struct Pipe
  *		statement of the session: one that prep does not have yet is
  *		prepared first and recorded at once, and *preparing names it, for
  *		the caller to forget if that Prepare fails.  NULL, or a full
- *		prep, sends it unnamed.  False if libpq refused.
+ *		prep, sends it unnamed.  sql NULL: the call statement of the
+ *		binding name (SQL_CALL; the statement is named by its binding, no
+ *		statement of the gateway's is named rest_*), written out only when
+ *		it is sent as text, not for every call.  False if libpq refused.
  */
 bool
 gw_db_send(PGconn *conn, GwPrepared *prep, const char *name, const char *sql,
 		   int nparams, const char *const *params, const char **preparing)
 {
 	bool		known = false;
+	char		call[1024];
 
 	*preparing = NULL;
 	for (int i = 0; name != NULL && i < prep->n && !known; i++)
 		known = prep->names[i] == name || strcmp(prep->names[i], name) == 0;
+	if (sql == NULL && !known)
+	{
+		snprintf(call, sizeof(call), SQL_CALL, name);
+		sql = call;
+	}
 	if (name != NULL && !known)
 	{
 		if (prep->n == GW_MAX_PREPARED)
@@ -438,7 +433,6 @@ run_once(GwConn *c, const char *function, const char *request_json,
 {
 	PGconn	   *conn = c->conn;
 	char		sqlstate[6] = "";
-	char		sql[1024];
 	const char *params[4];
 	char	   *result;
 	bool		commit_in_pipe = !(hooks && hooks->after_call);
@@ -464,7 +458,7 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	params[1] = info->headers_json;
 	params[2] = info->method;
 	params[3] = info->path;
-	pipe_query(&p, gw_db_call_sql(function, sql, sizeof(sql)), sql, 4, params, true);
+	pipe_query(&p, function, NULL, 4, params, true);
 	if (commit_in_pipe && !implicit)
 		pipe_query(&p, STMT_COMMIT, "COMMIT", 0, NULL, false);
 	/* the Sync of an implicit transaction is its COMMIT */

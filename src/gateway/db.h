@@ -51,7 +51,6 @@ extern bool gw_db_exec(PGconn *conn, const char *sql, int nparams,
 extern char *gw_db_role(const char *api_key, const char *bearer, GwError *err);
 
 /* the call statement, for a loop's own pipeline (pipeline.c) */
-extern const char *gw_db_call_sql(const char *function, char *buf, size_t len);
 extern bool gw_db_send(PGconn *conn, GwPrepared *prep, const char *name,
 					   const char *sql, int nparams, const char *const *params,
 					   const char **preparing);

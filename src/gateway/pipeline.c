@@ -285,7 +285,6 @@ gw_pipe_send(GwReq *r)
 	const char *function = r->call.route->function;
 	const char *params[4];
 	const char *prepare;
-	char		sql[1024];
 	GwError		err;
 	bool		sent;
 
@@ -305,8 +304,7 @@ gw_pipe_send(GwReq *r)
 	params[1] = r->call.info.headers_json;
 	params[2] = r->call.info.method;
 	params[3] = r->call.info.path;
-	sent = gw_db_send(L->pg, &L->prep, gw_db_call_sql(function, sql, sizeof(sql)), sql, 4,
-					  params, &prepare);
+	sent = gw_db_send(L->pg, &L->prep, function, NULL, 4, params, &prepare);
 	if (!sent || PQpipelineSync(L->pg) != 1)
 	{
 		/* the connection is out of step: drop it, run this one elsewhere */
