@@ -1,53 +1,20 @@
 /*-------------------------------------------------------------------------
  *
  * feed.c
- *	  GET /v1/events: the catalog's change feed as Server-Sent Events.
+ *	  GET /v1/events: the catalog's change feed as Server-Sent Events
+ *	  (src/gateway/README.md describes what a client sees).
  *
- *	  The history is an outbox.  The feed's thread, the poller, keeps a
- *	  cursor, a PostgreSQL snapshot (pg_snapshot text), and asks
- *	  lance_namespace.lance_changes for the versions whose transactions
- *	  became visible since; every answer carries the next cursor.  So each
- *	  committed version is read exactly once, never one that rolled back,
- *	  and none is lost while the database restarts: the cursor outlives
- *	  the connection, a connection of the poller's own.  Commits are not
- *	  serialized by a NOTIFY lock, as they were when the feed was
- *	  LISTEN/NOTIFY.  The poller holds a cursor only while someone
- *	  subscribes: with no subscriber it reads nothing and only keeps its
- *	  connection alive.  It polls every LANCE_GATEWAY_FEED_POLL_MS, and at
- *	  once (at most every FEED_MIN_GAP_MS) after the gateway committed a
- *	  version itself (gw_feed_poke()).
- *
- *	  Each poll's commits are appended to one log of frames shared by
- *	  every subscriber, followed by the poll's cursor as the stream's
- *	  event id: that cursor and the log's head always go together.  The
- *	  log is bounded (--sse-queue frames, --sse-queue-bytes bytes); a
- *	  subscriber is only a position in it.  A subscriber whose position
- *	  falls off the log's tail did not keep up and is closed, so memory
- *	  stays bounded however many subscribe.
- *
- *	  A subscriber's stream is a libmicrohttpd callback response, served
- *	  by its connection's loop like any other: the callback copies what
- *	  is due (frames past its position, a heartbeat) and, when nothing
- *	  is, suspends the connection.  Whatever needs the database is done by
- *	  the poller on its connection (serve_subscribers), which also resumes
- *	  the streams that have something to send or are due a look (a
- *	  heartbeat, a client that went away).
- *
- *	  A subscriber starts once the poller is connected and has a cursor:
- *	  at the cursor and head of when it subscribed, or else of then.  A
- *	  client that resumes (Last-Event-ID, since) is first caught up from
- *	  its cursor by the poller with lance_changes().  The hello, those
- *	  commits and the cursor as the event id go out before the log's
- *	  frames.
- *
- *	  When the poller loses its connection (PostgreSQL restarted) every
- *	  subscriber is told with an SSE comment; once it is back, an "event:
- *	  reconnected", and the commits made meanwhile follow.
- *
- *	  With --db-auth, a subscription authenticates like any request and
- *	  each (role, table) pair is checked by the poller (cached for a
- *	  minute) with lance_namespace.lance_has_privilege(id, 'read') under
- *	  that role; events of tables it may not read are withheld.
+ *	  One thread, the poller, does everything that needs the database, on
+ *	  a connection of its own.  While someone subscribes it holds a cursor
+ *	  (a pg_snapshot, kept across reconnections so that no commit is lost)
+ *	  and reads lance_changes() from it; it answers, for every subscribing
+ *	  role, whether it may read each new commit's table; it appends the
+ *	  commits and the next cursor to one bounded log of frames; and it
+ *	  catches up the clients that resume.  A subscriber is a position in
+ *	  that log, streamed by its connection's loop (read_cb), which suspends
+ *	  the connection while nothing is due; the poller resumes it.  A
+ *	  subscriber whose position falls off the log's tail is closed, so
+ *	  memory stays bounded however many subscribe.
  *
  *-------------------------------------------------------------------------
  */
@@ -103,6 +70,7 @@ typedef struct Frame
 	char	   *text;			/* the SSE frames */
 	size_t		len;
 	char	   *id_json;		/* a commit's table id (JSON array), NULL if unknown */
+	json_t	   *readers;		/* a commit's: role -> whether it may read the table */
 } Frame;
 
 typedef struct FeedSub
@@ -121,10 +89,7 @@ typedef struct FeedSub
 	char	   *ns_prefix;		/* how the ids in the namespace filter begin, or NULL */
 	char	   *table_id;		/* the table filter's id, or NULL */
 	char	   *role;			/* --db-auth role, or NULL */
-	bool		asking;			/* waits for the poller to check the frame at pos */
-	bool		answered;		/* the poller checked it: answer */
-	int			answer;			/* 1 may read, 0 may not, -1 unknown */
-	Frame	   *first;			/* its start, made by the poller */
+	Frame	   *first;			/* a resuming client's start, made by the poller */
 	bool		busy;			/* the poller works for it without feed_lock */
 	bool		gone;			/* freed while busy: the poller frees it */
 	int			round;			/* the poller's last round of work for it */
@@ -149,7 +114,7 @@ static pthread_t poller;
 static atomic_bool poller_stop;
 static atomic_bool poke_pending;
 static int	wake_pipe[2] = {-1, -1};
-static json_t *privs;			/* "role\nid_json" -> seconds, negative: may not */
+static json_t *privs;			/* the poller's: "role\nid_json" -> seconds, negative: may not */
 
 /* the log: frames log_tail .. log_head - 1, at their number % queue_max */
 static Frame **log_ring;
@@ -188,11 +153,16 @@ frame_new(char *text, int commits)
 	return f;
 }
 
+/*
+ * frame_unref
+ *		Drop a reference to f.
+ */
 static void
 frame_unref(Frame *f)
 {
 	if (f == NULL || atomic_fetch_sub(&f->refs, 1) != 1)
 		return;
+	json_decref(f->readers);
 	free(f->id_json);
 	free(f->text);
 	free(f);
@@ -200,21 +170,32 @@ frame_unref(Frame *f)
 
 /*
  * wake_poller
- *		Make the poller's wait return.
+ *		Make the poller's wait return (a full pipe already wakes it).
  */
 static void
 wake_poller(void)
 {
-	/* a full pipe already wakes it */
 	if (started && write(wake_pipe[1], "x", 1) < 0 && errno != EAGAIN)
 		fprintf(stderr, "%s: change feed: cannot wake the poller\n", GW_PROGRAM);
 }
 
 /*
+ * drain_wakes
+ *		Empty the wake-up pipe.
+ */
+static void
+drain_wakes(void)
+{
+	char		drain[64];
+
+	while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
+		;
+}
+
+/*
  * commit_frame
- *		The frame of one lance_changes() payload, with its table id for
- *		filters and privilege checks (as the JSON text jansson writes, the
- *		same for equal ids).
+ *		The frame of one lance_changes() payload, with its table id as the
+ *		JSON text jansson writes (equal for equal ids) for the filters.
  */
 static Frame *
 commit_frame(const char *payload)
@@ -235,7 +216,11 @@ commit_frame(const char *payload)
 	strcpy(text + off + plen, "\n\n");
 	if ((f = frame_new(text, 1)) == NULL)
 		return NULL;
-
+	if ((f->readers = json_object()) == NULL)
+	{
+		frame_unref(f);
+		return NULL;
+	}
 	j = json_loads(payload, 0, NULL);
 	id = json_object_get(j, "id");
 	if (json_is_array(id))
@@ -329,8 +314,8 @@ drop_cursor(void)
 
 /*
  * set_connected
- *		The poller's connection came up or went down; the comment or event
- *		text (if any) tells the subscribers.
+ *		The poller's connection came up or went down; text (if any) tells
+ *		the subscribers.
  */
 static void
 set_connected(bool up, const char *text)
@@ -393,66 +378,31 @@ done:
 }
 
 /*
- * cached
- *		The cached answer for role and table id_json: 1 may read, 0 may not,
- *		-1 unknown or too old (feed_lock held).
+ * may_read
+ *		On the poller's connection: whether role may read the table of
+ *		commit frame f, as cached for PRIV_CACHE_TTL_S or as the database
+ *		says now (an unknown answer is no, and is not cached).
  */
-static int
-cached(const char *role, const char *id_json)
+static bool
+may_read(PGconn *conn, const char *role, const Frame *f)
 {
 	char	   *key;
-	json_int_t	at = 0;
+	json_int_t	at;
+	int			answer = -1;
 
-	if (asprintf(&key, "%s\n%s", role, id_json) >= 0)
+	if (f->id_json == NULL || asprintf(&key, "%s\n%s", role, f->id_json) < 0)
+		return false;
+	at = json_integer_value(json_object_get(privs, key));
+	if (at != 0 && time(NULL) - (at > 0 ? at : -at) < PRIV_CACHE_TTL_S)
+		answer = at > 0;
+	else if ((answer = check_privilege(conn, role, f->id_json)) >= 0)
 	{
-		at = json_integer_value(json_object_get(privs, key));
-		free(key);
+		if (json_object_size(privs) >= PRIV_CACHE_MAX)
+			json_object_clear(privs);
+		json_object_set_new(privs, key, json_integer(answer ? time(NULL) : -time(NULL)));
 	}
-	if (at == 0 || time(NULL) - (at > 0 ? at : -at) >= PRIV_CACHE_TTL_S)
-		return -1;
-	return at > 0;
-}
-
-/*
- * remember
- *		Cache a known answer for role and table id_json (feed_lock held).
- */
-static void
-remember(const char *role, const char *id_json, int answer)
-{
-	char	   *key;
-
-	if (answer < 0 || asprintf(&key, "%s\n%s", role, id_json) < 0)
-		return;
-	if (json_object_size(privs) >= PRIV_CACHE_MAX)
-		json_object_clear(privs);
-	json_object_set_new(privs, key, json_integer(answer ? time(NULL) : -time(NULL)));
 	free(key);
-}
-
-/*
- * ask
- *		On the poller's connection: whether role may read the table of f,
- *		as the cache knows or the database says (fail closed); caches the
- *		answer.  Takes and gives back feed_lock.
- */
-static int
-ask(PGconn *conn, const char *role, const Frame *f)
-{
-	int			answer;
-
-	if (f->id_json == NULL)
-		return 0;
-	pthread_mutex_lock(&feed_lock);
-	answer = cached(role, f->id_json);
-	pthread_mutex_unlock(&feed_lock);
-	if (answer >= 0)
-		return answer;
-	answer = check_privilege(conn, role, f->id_json);
-	pthread_mutex_lock(&feed_lock);
-	remember(role, f->id_json, answer);
-	pthread_mutex_unlock(&feed_lock);
-	return answer;
+	return answer == 1;
 }
 
 /*
@@ -467,6 +417,43 @@ matches(const FeedSub *s, const Frame *f)
 	return f->commits == 0 ||
 		((s->ns_prefix == NULL || strncmp(id, s->ns_prefix, strlen(s->ns_prefix)) == 0) &&
 		 (s->table_id == NULL || strcmp(id, s->table_id) == 0));
+}
+
+/*
+ * answer_readers
+ *		Give each of the n commit frames the answer of every subscribing
+ *		role whose filters it passes, role by role, asked without feed_lock.
+ *		Returns with feed_lock held and no answer missing, so that the
+ *		frames are appended before another role can join.
+ */
+static void
+answer_readers(PGconn *conn, Frame **frames, int n)
+{
+	bool	   *need = calloc(n + 1, sizeof(bool));
+	char	   *role = NULL;
+	bool		ok = need != NULL;
+
+	for (;;)
+	{
+		pthread_mutex_lock(&feed_lock);
+		free(role);
+		role = NULL;
+		for (FeedSub *s = subs; ok && s; s = s->next)
+			for (int i = 0; s->role && i < n && (!role || strcmp(role, s->role) == 0); i++)
+				if (frames[i] && matches(s, frames[i]) &&
+					!json_object_get(frames[i]->readers, s->role) &&
+					(role != NULL || (role = strdup(s->role)) != NULL))
+					need[i] = true;
+		if (role == NULL)
+			break;				/* unanswered after a failure: withheld */
+		pthread_mutex_unlock(&feed_lock);
+		for (int i = 0; i < n; i++)
+			if (need[i])
+				ok &= json_object_set_new(frames[i]->readers, role,
+										  json_boolean(may_read(conn, role, frames[i]))) == 0;
+		memset(need, 0, n * sizeof(bool));
+	}
+	free(need);
 }
 
 /*
@@ -508,7 +495,7 @@ catch_up(PGconn *conn, FeedSub *s, FILE *out, int *sent)
 	{
 		Frame	   *f = commit_frame(PQgetvalue(res, i, 0));
 
-		if (f != NULL && matches(s, f) && (s->role == NULL || ask(conn, s->role, f) == 1))
+		if (f != NULL && matches(s, f) && (s->role == NULL || may_read(conn, s->role, f)))
 		{
 			fputs(f->text, out);
 			(*sent)++;
@@ -601,32 +588,19 @@ next_frame(FeedSub *s)
 		}
 	}
 	/* a position that fell off the tail is closing (log_append) */
-	while (s->started && !s->asking && s->pos >= log_tail && s->pos < log_head)
+	while (s->started && s->pos >= log_tail && s->pos < log_head)
 	{
-		int			answer = 1;
-
-		f = log_ring[s->pos % queue_max];
-		if (matches(s, f) && s->role != NULL && f->commits > 0)
+		f = log_ring[s->pos++ % queue_max];
+		if (!matches(s, f))
+			continue;
+		if (s->role != NULL && f->commits > 0 &&
+			!json_is_true(json_object_get(f->readers, s->role)))
 		{
-			/* the poller's answer for this frame, else the cache's */
-			answer = s->answered ? s->answer : f->id_json ? cached(s->role, f->id_json) : 0;
-			if (answer < 0 && !s->answered)
-			{
-				/* the poller asks the database, then wakes the stream */
-				s->asking = true;
-				wake_poller();
-				return NULL;
-			}
-			if (answer != 1)
-				gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
+			gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
+			continue;
 		}
-		s->answered = false;
-		s->pos++;
-		if (answer == 1 && matches(s, f))
-		{
-			atomic_fetch_add(&f->refs, 1);
-			return f;
-		}
+		atomic_fetch_add(&f->refs, 1);
+		return f;
 	}
 	if (gw_ms_since(&s->last_write) >= heartbeat_ms)
 		return frame_new(strdup(HEARTBEAT), 0);
@@ -687,21 +661,6 @@ read_cb(void *cls, uint64_t pos, char *buf, size_t max)
 }
 
 /*
- * needs_poller
- *		The first subscriber that waits for the poller and was not served
- *		in this round (feed_lock held), or NULL.
- */
-static FeedSub *
-needs_poller(int round)
-{
-	for (FeedSub *s = subs; s; s = s->next)
-		if (!s->busy && s->round != round &&
-			(s->asking || (!s->started && s->resume && !s->first && connected && join(s))))
-			return s;
-	return NULL;
-}
-
-/*
  * free_sub
  *		Free a subscriber that is no longer linked.
  */
@@ -721,9 +680,9 @@ free_sub(FeedSub *s)
 /*
  * serve_subscribers
  *		The poller's round (conn is its connection, NULL while it has
- *		none): start the resuming subscribers, answer the streams'
- *		privilege questions, and resume the streams that have something
- *		to send or are due a look (a heartbeat, a client that went away).
+ *		none): start the resuming subscribers, then resume the streams
+ *		that have something to send or are due a look (a heartbeat, a
+ *		client that went away).
  */
 static void
 serve_subscribers(PGconn *conn)
@@ -733,42 +692,30 @@ serve_subscribers(PGconn *conn)
 
 	pthread_mutex_lock(&feed_lock);
 	round++;
-	while (conn != NULL && (s = needs_poller(round)) != NULL)
+	for (s = subs; conn != NULL && s != NULL; s = s ? s->next : subs)
 	{
-		bool		asking = s->asking;
-		Frame	   *f = NULL;
-		int			answer = 0;
+		Frame	   *f;
 
+		if (s->round == round || s->started || !s->resume || s->first ||
+			!connected || !join(s))
+			continue;
 		s->busy = true;
 		s->round = round;
-		if (asking && s->pos >= log_tail && s->pos < log_head)
-		{
-			f = log_ring[s->pos % queue_max];
-			atomic_fetch_add(&f->refs, 1);
-		}
 		pthread_mutex_unlock(&feed_lock);
-		if (asking && f != NULL)
-			answer = ask(conn, s->role, f);
-		else if (!asking)
-			f = start(s, conn);
+		f = start(s, conn);
 		pthread_mutex_lock(&feed_lock);
-		if (asking)
-		{
-			s->asking = false;
-			s->answered = true;
-			s->answer = answer;
-			frame_unref(f);
-		}
-		else
-			s->first = f;
+		s->first = f;
 		s->busy = false;
 		if (s->gone)
+		{
 			free_sub(s);
+			s = NULL;			/* the list changed meanwhile: walk it again */
+		}
 	}
 	for (s = subs; s; s = s->next)
-		if (s->closing || s->first || s->answered ||
+		if (s->closing || s->first ||
 			(!s->started && connected && log_cursor && !s->resume) ||
-			(s->started && s->pos < log_head && !s->asking) ||
+			(s->started && s->pos < log_head) ||
 			gw_ms_since(&s->last_look) >= TICK_MS)
 			wake(s);
 	pthread_mutex_unlock(&feed_lock);
@@ -796,7 +743,7 @@ sub_free(FeedSub *s)
 	s->suspended = false;
 	busy = s->gone = s->busy;
 	pthread_mutex_unlock(&feed_lock);
-	wake_poller();		/* perhaps the last one: stop reading */
+	wake_poller();				/* perhaps the last one: stop reading */
 	gw_metrics_add(GW_M_SSE_SUBSCRIBERS, -1);
 	if (!busy)
 		free_sub(s);
@@ -879,11 +826,12 @@ poll_once(PGconn *conn)
 	for (int i = 0; !back && i < PQntuples(res); i++)
 		if (!PQgetisnull(res, i, 1))
 			frames[n++] = commit_frame(PQgetvalue(res, i, 1));
+	PQclear(res);
 	gw_metrics_add(GW_M_FEED_COMMITS, n);
 	if ((n > 0 || back) && asprintf(&id, "id: %s\n\n", next) < 0)
 		id = NULL;
 
-	pthread_mutex_lock(&feed_lock);
+	answer_readers(conn, frames, n);	/* takes feed_lock */
 	if (back)
 		log_append(frame_new(strdup(RESET("the database's transaction ids went back "
 										  "(a restored database); commits may have been missed")), 0));
@@ -894,23 +842,21 @@ poll_once(PGconn *conn)
 	log_cursor = next;
 	pthread_mutex_unlock(&feed_lock);
 	free(frames);
-	PQclear(res);
 	return true;
 }
 
 /*
  * wait_for_work
- *		Sleep until woken (poked, or a subscriber came, left or asks), the
- *		poll interval or a stream's look (or, while no one subscribes, the
- *		idle ping) is due, or the connection has something to say.
- *		Returns true if woken.
+ *		Sleep until woken (poked, or a subscriber came or left), the poll
+ *		interval or a stream's look (or, while no one subscribes, the idle
+ *		ping) is due, or the connection has something to say.  Returns
+ *		true if woken.
  */
 static bool
 wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
 {
 	struct pollfd p[2] = {{wake_pipe[0], POLLIN, 0}, {PQsocket(conn), POLLIN, 0}};
 	long		timeout = active ? gw_config.feed_poll_ms - gw_ms_since(last_poll) : FEED_IDLE_PING_MS;
-	char		drain[64];
 	bool		woken;
 
 	if (active && timeout > TICK_MS)
@@ -918,8 +864,7 @@ wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
 	if (poll(p, 2, timeout > 0 ? (int) timeout : 0) > 0 && p[1].revents != 0)
 		PQconsumeInput(conn);	/* a notice, or the server closing */
 	woken = p[0].revents != 0;
-	while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
-		;
+	drain_wakes();
 	if (woken && active)
 	{
 		/* a poke: poll soon, but not more often than every FEED_MIN_GAP_MS */
@@ -970,22 +915,19 @@ static void
 pause_ms(int ms)
 {
 	struct pollfd p = {wake_pipe[0], POLLIN, 0};
-	char		drain[64];
 
 	for (; ms > 0 && !atomic_load(&poller_stop); ms -= TICK_MS)
 	{
 		serve_subscribers(NULL);
 		poll(&p, 1, ms < TICK_MS ? ms : TICK_MS);
-		while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
-			;
+		drain_wakes();
 	}
 }
 
 /*
  * poller_main
- *		The poller thread: connect, poll, reconnect with backoff.  The
- *		cursor is kept across reconnections, so nothing committed in
- *		between is lost.
+ *		The poller thread: connect, poll, reconnect with backoff, keeping
+ *		the cursor across connections.
  */
 static void *
 poller_main(void *arg)
@@ -1176,13 +1118,9 @@ parse_resume(const GwHttpRequest *req, char **out, GwError *err)
 					 "of this feed: xmin:xmax:xip,...");
 		return false;
 	}
-	*out = strdup(v);
-	if (*out == NULL)
-	{
+	if ((*out = strdup(v)) == NULL)
 		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-		return false;
-	}
-	return true;
+	return *out != NULL;
 }
 
 /*
@@ -1234,8 +1172,7 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 	subs = s;
 	atomic_fetch_add(&nsubs, 1);
 	pthread_mutex_unlock(&feed_lock);
-	/* the first subscriber makes the poller take a cursor */
-	wake_poller();
+	wake_poller();				/* the first subscriber makes it take a cursor */
 
 	resp->status = 200;
 	resp->stream = s;
