@@ -1,61 +1,19 @@
 /*-------------------------------------------------------------------------
  *
  * publish.c
- *	  One flush per create: ratify in the catalog, publish the file later.
+ *	  One flush per create: the catalog holds a create's manifest bytes
+ *	  (lance_namespace.publications) until this file's publisher has made
+ *	  the canonical file durable.  RELIABILITY.md, "One flush per create",
+ *	  describes the protocol and what each failure leaves; commit.c is the
+ *	  create's side.
  *
- *	  A create of a table under a local --root (commit.c) reads the staged
- *	  manifest (at most GW_HOLD_MAX bytes) before the catalog call and
- *	  sends its bytes with the version ("manifest_base64").  The catalog
- *	  inserts the version and, in the same transaction, its bytes into
- *	  lance_namespace.publications.  Before COMMIT the gateway gives the
- *	  staging file's inode the canonical name (a hard link, or a copy) with
- *	  no fsync at all, checking that it holds exactly the bytes sent; then
- *	  COMMIT, whose WAL flush is the only flush the create waits for; then
- *	  the answer and the removal of the staging name.  So:
- *
- *	  - every manifest_path the catalog returns exists when returned (it
- *		was linked before COMMIT), with the staged bytes;
- *	  - an acknowledged version survives a crash of either process or of
- *		the host: its row and its bytes are in the WAL.  Only the canonical
- *		file may be lost or short after a host crash (its link and data
- *		were not flushed), and it is rebuilt from the row's bytes.
- *
- *	  Publication made durable (this file): every --publish-interval-ms
- *	  after a commit, the publisher thread reads the pending rows, checks
- *	  that each canonical file holds exactly the row's bytes (rewriting it
- *	  through a temporary name and a rename where it does not; a missing
- *	  file below a later version's manifest is a client's cleanup, which is
- *	  left alone, as DescribeTableVersion and --sweep treat it), makes them
- *	  all durable at once (GwStorage.sync_published: writeback of
- *	  every file started first, then the flushes, which share the file
- *	  system's journal commits) and only then deletes their rows
- *	  (with synchronous_commit off: a lost delete only means a second,
- *	  idempotent pass).  The same pass repairs:
- *
- *	  - at start-up, before the gateway listens: whatever a crash of the
- *		gateway or the host left between COMMIT and durable publication;
- *	  - DescribeTableVersion of a version whose file is missing and not
- *		below a later version's manifest (table_files.c): the pass for that
- *		one manifest runs first;
- *	  - --sweep (sweep.c), before it looks for orphans and missing files.
- *
- *	  A bounded backlog: a create holds its bytes only while fewer than
- *	  --publish-backlog rows (and BACKLOG_BYTES bytes) are pending,
- *	  counting those of creates still running (gw_publish_reserve); past
- *	  that it flushes its manifest before COMMIT, as with
- *	  --publish-interval-ms 0, and wakes the publisher.  So under any
- *	  sustained load the rows that a stop flushes and a start checks stay
- *	  at most --publish-backlog, and the request pays for the flush rather
- *	  than the backlog growing.  The count follows the catalog after every
- *	  pass (recount), so reservations of creates that held nothing (a
- *	  retry, a conflict, an abort) are not kept.
- *
- *	  A publication goes with its version (ON DELETE CASCADE), so a version
- *	  retired after a cleanup takes its bytes along.  Reading and pruning publications takes the
- *	  catalog owner's privileges: a gateway whose role lacks them keeps the
- *	  flushing protocol (each create fsyncs its manifest and directory
- *	  before COMMIT), as does --publish-interval-ms 0, and so do tables in
- *	  buckets, whose conditional PUT is durable when it returns.
+ *	  A pass checks that each pending row's canonical file holds exactly
+ *	  its bytes (rewriting it where not), flushes them all together
+ *	  (GwStorage.sync_published) and only then deletes the rows.  It runs
+ *	  --publish-interval-ms after a create, at start-up before listening,
+ *	  for one manifest that DescribeTableVersion found missing, and at the
+ *	  start of --sweep.  A missing file below a later version's manifest
+ *	  is a client's cleanup and is not rewritten.
  *
  *-------------------------------------------------------------------------
  */
@@ -81,13 +39,10 @@
 	" WHERE c.oid = pg_catalog.to_regclass('lance_namespace.publications')), false)"
 
 /*
- * The next PASS_ROWS pending rows after a key, read from publications'
- * primary key, each then looked up in versions by its key: O(rows
- * returned), whatever the number of versions.  The lookup is a LATERAL
- * subquery with a LIMIT so that the planner cannot make it a join: as a
- * join, with publications' few rows unanalyzed, it chose a hash join
- * over all of versions (036_publication.pl counts the rows read); joined
- * the other way round, every pass walked all the versions.
+ * The next PASS_ROWS pending rows after a key, each looked up in versions
+ * by its key.  A LATERAL subquery with a LIMIT, so that the planner cannot
+ * make it a hash join over all of versions (036_publication.pl counts the
+ * rows read).
  */
 #define VERSION_OF(k) \
 	" CROSS JOIN LATERAL (SELECT v.manifest_path FROM lance_namespace.versions v" \
@@ -114,10 +69,10 @@
 	"SELECT count(*), COALESCE(sum(pg_catalog.octet_length(manifest)), 0)" \
 	" FROM lance_namespace.publications"
 
+/* $1: [{"t": table_id, "b": branch, "v": version}, ...] */
 #define SQL_PRUNE \
 	"DELETE FROM lance_namespace.publications p" \
-	" USING ROWS FROM (pg_catalog.unnest($1::bigint[]), pg_catalog.unnest($2::text[])," \
-	"  pg_catalog.unnest($3::bigint[])) AS d(t, b, v)" \
+	" USING pg_catalog.jsonb_to_recordset($1::pg_catalog.jsonb) AS d(t bigint, b text, v bigint)" \
 	" WHERE p.table_id = d.t AND p.branch = d.b AND p.version = d.v"
 
 #define GW_STR_(x) #x
@@ -132,11 +87,7 @@ static bool started;
 static bool privileged;			/* the role may read and prune publications */
 static pthread_t publisher;
 
-/*
- * The backlog (mu): rows held in publications by the last count, plus those
- * reserved since; creates past --publish-backlog rows or BACKLOG_BYTES
- * bytes flush their manifests instead of holding them.
- */
+/* creates past --publish-backlog rows or these bytes flush instead of holding */
 #define BACKLOG_BYTES (64L * 1024 * 1024)
 
 typedef struct Backlog
@@ -179,10 +130,9 @@ ensure_conn(GwError *err)
 /*
  * recount
  *		Set the backlog to what publications hold now, plus what creates
- *		reserved since the count began or still run (counted twice when
- *		they committed before it: an over-estimate only until the next
- *		count).  Reservations of creates that held nothing in the end (a
- *		retry, a conflict, an abort) are forgotten here.
+ *		reserved since the count began or still run (an over-estimate
+ *		until the next count); reservations of creates that held nothing
+ *		are forgotten.
  */
 static void
 recount(PGconn *conn)
@@ -207,39 +157,6 @@ recount(PGconn *conn)
 }
 
 /*
- * append_text
- *		Append s to an array literal being built in *buf (quoted element).
- */
-static bool
-append_text(char **buf, size_t *len, size_t *cap, const char *s, bool first)
-{
-	size_t		need = *len + 2 * strlen(s) + 8;
-
-	if (need > *cap)
-	{
-		size_t		ncap = need * 2;
-		char	   *n = realloc(*buf, ncap);
-
-		if (n == NULL)
-			return false;
-		*buf = n;
-		*cap = ncap;
-	}
-	if (!first)
-		(*buf)[(*len)++] = ',';
-	(*buf)[(*len)++] = '"';
-	for (; *s; s++)
-	{
-		if (*s == '"' || *s == '\\')
-			(*buf)[(*len)++] = '\\';
-		(*buf)[(*len)++] = *s;
-	}
-	(*buf)[(*len)++] = '"';
-	(*buf)[*len] = '\0';
-	return true;
-}
-
-/*
  * prune
  *		Delete the publications of rows[i] where ok[i] (their canonical
  *		files are durable).  Returns the number deleted, -1 on an error.
@@ -247,38 +164,24 @@ append_text(char **buf, size_t *len, size_t *cap, const char *s, bool first)
 static long
 prune(PGconn *conn, PGresult *rows, const bool *ok, GwError *err)
 {
-	char	   *arr[3] = {NULL, NULL, NULL};
-	size_t		len[3] = {0, 0, 0};
-	size_t		cap[3] = {0, 0, 0};
-	bool		first = true;
-	long		n = -1;
+	json_t	   *keys = json_array();
+	char	   *text;
 	PGresult   *res;
+	long		n = -1;
 
-	for (int i = 0; i < PQntuples(rows); i++)
+	for (int i = 0; keys != NULL && i < PQntuples(rows); i++)
+		if (ok[i] && json_array_append_new(keys, json_pack("{ssssss}", "t", PQgetvalue(rows, i, 0),
+															 "b", PQgetvalue(rows, i, 1),
+															 "v", PQgetvalue(rows, i, 2))) != 0)
+			break;
+	text = keys ? json_dumps(keys, JSON_COMPACT) : NULL;
+	json_decref(keys);
+	if (text == NULL)
 	{
-		if (!ok[i])
-			continue;
-		for (int k = 0; k < 3; k++)
-			if (!append_text(&arr[k], &len[k], &cap[k], PQgetvalue(rows, i, k), first))
-				goto done;
-		first = false;
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		return -1;
 	}
-	if (first)
-	{
-		n = 0;
-		goto done;
-	}
-	for (int k = 0; k < 3; k++)
-	{
-		char	   *lit = malloc(len[k] + 3);
-
-		if (lit == NULL)
-			goto done;
-		snprintf(lit, len[k] + 3, "{%s}", arr[k]);
-		free(arr[k]);
-		arr[k] = lit;
-	}
-	res = PQexecParams(conn, SQL_PRUNE, 3, NULL, (const char *const *) arr, NULL, NULL, 0);
+	res = PQexecParams(conn, SQL_PRUNE, 1, NULL, (const char *const *) &text, NULL, NULL, 0);
 	if (PQresultStatus(res) == PGRES_COMMAND_OK)
 		n = atol(PQcmdTuples(res));
 	else
@@ -287,9 +190,7 @@ prune(PGconn *conn, PGresult *rows, const bool *ok, GwError *err)
 		gw_error_detail(err, "%s", PQresultErrorMessage(res));
 	}
 	PQclear(res);
-done:
-	for (int k = 0; k < 3; k++)
-		free(arr[k]);
+	free(text);
 	return n;
 }
 
@@ -325,13 +226,84 @@ removed_by_cleanup(GwStorage *st, const char *canon, int64_t version)
 }
 
 /*
+ * publish_rows
+ *		Make the canonical file of each pending row in res hold its bytes
+ *		(ok[i] when it does, or when a cleanup removed it), flush them
+ *		together and delete their rows.  False on a database or flush
+ *		error (err set).
+ */
+static bool
+publish_rows(PGconn *conn, PGresult *res, bool *ok, const char **paths,
+			 GwPublishCounts *counts, GwError *err)
+{
+	GwStorage  *st = NULL;
+	int			nok = 0;		/* files to flush */
+	int			nprune = 0;		/* rows to delete: those and cleanups */
+	long		k;
+
+	for (int i = 0; i < PQntuples(res); i++)
+	{
+		const char *canon = PQgetvalue(res, i, 3);
+		size_t		blen;
+		unsigned char *bytes;
+		GwStorage  *s;
+		GwError		e;
+		int			r = -1;
+
+		if (strncmp(canon, "file://", 7) == 0)
+			canon += 7;
+		gw_error_clear(&e);
+		s = gw_storage_for(canon, &e);
+		if (s == NULL || s->republish == NULL || (st != NULL && s != st))
+		{
+			counts->failed++;
+			continue;			/* not a local manifest under --root */
+		}
+		if (removed_by_cleanup(s, canon, atoll(PQgetvalue(res, i, 2))))
+		{
+			counts->removed++;
+			ok[i] = true;
+			nprune++;
+			continue;
+		}
+		bytes = PQunescapeBytea((const unsigned char *) PQgetvalue(res, i, 4), &blen);
+		if (bytes == NULL)
+			gw_error_set(&e, GW_ERR_INTERNAL, "out of memory");
+		else
+			r = s->republish(s, canon, bytes, blen, false, &e);
+		PQfreemem(bytes);
+		if (r < 0)
+		{
+			fprintf(stderr, "%s: publication of %s: %s%s%s\n", GW_PROGRAM, canon,
+					e.message, e.detail[0] ? ": " : "", e.detail);
+			counts->failed++;
+			continue;
+		}
+		if (r > 0)
+		{
+			counts->rewritten++;
+			fprintf(stderr, "%s: republished %s from the catalog's bytes\n", GW_PROGRAM, canon);
+		}
+		st = s;
+		ok[i] = true;
+		paths[nok++] = canon;
+		nprune++;
+	}
+	if (nok > 0 && !st->sync_published(st, paths, nok, err))
+		return false;
+	if (nprune > 0 && (k = prune(conn, res, ok, err)) < 0)
+		return false;
+	counts->pruned += nprune > 0 ? k : 0;
+	return true;
+}
+
+/*
  * gw_publish_pass
  *		Publish every pending publication (or only that of manifest_path
- *		when not NULL) over conn, which has the catalog owner's privileges:
- *		make each canonical file hold its row's bytes, make them durable
- *		together, then delete their rows.  A row whose file cannot be
- *		written is left for a later pass (counts->failed).  dry_run only
- *		counts.  False on a database error (err set).
+ *		when not NULL) over conn, which has the catalog owner's privileges.
+ *		A row whose file cannot be written is left for a later pass
+ *		(counts->failed).  dry_run only counts.  False on a database error
+ *		(err set).
  */
 bool
 gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
@@ -341,120 +313,48 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 	char		after_table[32] = "-1";
 	char		after_branch[256] = "";
 	char		after_version[32] = "-1";
+	bool		more = true;
+	bool		ok = true;
 
-	for (;;)
+	while (ok && more)
 	{
 		const char *params[3] = {after_table, after_branch, after_version};
 		PGresult   *res = manifest_path != NULL ?
 			PQexecParams(conn, SQL_PENDING_ONE, 1, NULL, &manifest_path, NULL, NULL, 0) :
 			PQexecParams(conn, SQL_PENDING, 3, NULL, params, NULL, NULL, 0);
-		int			n;
-		bool	   *ok;
-		const char **paths;
-		int			nok = 0;		/* files to flush */
-		int			nprune = 0;		/* rows to delete: those and cleanups */
-		GwStorage  *st = NULL;
+		int			n = PQntuples(res);
+		bool	   *done = calloc(n + 1, sizeof(bool));
+		const char **paths = calloc(n + 1, sizeof(char *));
 
 		if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		{
 			gw_error_set(err, GW_ERR_UNAVAILABLE, "cannot read the catalog's publications");
 			gw_error_detail(err, "%s", PQresultErrorMessage(res));
-			PQclear(res);
-			return false;
+			ok = false;
 		}
-		n = PQntuples(res);
-		counts->pending += n;
-		ok = calloc(n + 1, sizeof(bool));
-		paths = calloc(n + 1, sizeof(char *));
-		if (ok == NULL || paths == NULL)
+		else if (done == NULL || paths == NULL)
 		{
-			free(ok);
-			free(paths);
-			PQclear(res);
 			gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-			return false;
+			ok = false;
 		}
-		for (int i = 0; i < n && !dry_run; i++)
+		else
 		{
-			const char *canon = PQgetvalue(res, i, 3);
-			size_t		blen;
-			unsigned char *bytes;
-			GwStorage  *s;
-			GwError		e;
-			int			r = -1;
-
-			if (strncmp(canon, "file://", 7) == 0)
-				canon += 7;
-			gw_error_clear(&e);
-			s = gw_storage_for(canon, &e);
-			if (s == NULL || s->republish == NULL || (st != NULL && s != st))
-			{
-				counts->failed++;
-				continue;		/* not a local manifest under --root */
-			}
-			if (removed_by_cleanup(s, canon, atoll(PQgetvalue(res, i, 2))))
-			{
-				/* the client's cleanup removed it: not to be rewritten */
-				counts->removed++;
-				ok[i] = true;
-				nprune++;
-				continue;
-			}
-			bytes = PQunescapeBytea((const unsigned char *) PQgetvalue(res, i, 4), &blen);
-			if (bytes == NULL)
-				gw_error_set(&e, GW_ERR_INTERNAL, "out of memory");
-			else
-				r = s->republish(s, canon, bytes, blen, false, &e);
-			PQfreemem(bytes);
-			if (r < 0)
-			{
-				fprintf(stderr, "%s: publication of %s: %s%s%s\n", GW_PROGRAM, canon,
-						e.message, e.detail[0] ? ": " : "", e.detail);
-				counts->failed++;
-				continue;
-			}
-			if (r > 0)
-			{
-				counts->rewritten++;
-				fprintf(stderr, "%s: republished %s from the catalog's bytes\n", GW_PROGRAM, canon);
-			}
-			st = s;
-			ok[i] = true;
-			paths[nok++] = canon;
-			nprune++;
+			counts->pending += n;
+			ok = dry_run || publish_rows(conn, res, done, paths, counts, err);
 		}
-		if (nok > 0 && !st->sync_published(st, paths, nok, err))
-		{
-			free(ok);
-			free(paths);
-			PQclear(res);
-			return false;
-		}
-		if (nprune > 0)
-		{
-			long		k = prune(conn, res, ok, err);
-
-			if (k < 0)
-			{
-				free(ok);
-				free(paths);
-				PQclear(res);
-				return false;
-			}
-			counts->pruned += k;
-		}
-		if (n > 0)
+		if (ok && n > 0)
 		{
 			snprintf(after_table, sizeof(after_table), "%s", PQgetvalue(res, n - 1, 0));
 			snprintf(after_branch, sizeof(after_branch), "%s", PQgetvalue(res, n - 1, 1));
 			snprintf(after_version, sizeof(after_version), "%s", PQgetvalue(res, n - 1, 2));
 		}
-		free(ok);
+		more = n == PASS_ROWS && manifest_path == NULL &&
+			strlen(after_branch) < sizeof(after_branch) - 1;
+		free(done);
 		free(paths);
 		PQclear(res);
-		if (n < PASS_ROWS || manifest_path != NULL || strlen(after_branch) >= sizeof(after_branch) - 1)
-			return true;
 	}
+	return ok;
 }
 
 /*
@@ -472,19 +372,16 @@ publisher_main(void *arg)
 		GwPublishCounts counts = {0};
 		GwError		err;
 		struct timespec until;
+		long		ns;
 
 		pthread_mutex_lock(&mu);
 		while (!stopping && commits == 0)
 			pthread_cond_wait(&cv, &mu);
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += gw_config.publish_interval_ms / 1000;
-		until.tv_nsec += (long) (gw_config.publish_interval_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L)
-		{
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
 		/* gather the creates of one interval */
+		clock_gettime(CLOCK_REALTIME, &until);
+		ns = until.tv_nsec + (long) (gw_config.publish_interval_ms % 1000) * 1000000L;
+		until.tv_sec += gw_config.publish_interval_ms / 1000 + ns / 1000000000L;
+		until.tv_nsec = ns % 1000000000L;
 		while (!stopping && pthread_cond_timedwait(&cv, &mu, &until) != ETIMEDOUT)
 			;
 		last = stopping;
@@ -512,11 +409,10 @@ publisher_main(void *arg)
 
 /*
  * gw_publish_start
- *		At start-up, before listening: decide whether creates hold their
- *		bytes in the catalog (the gateway's role has the catalog owner's
- *		privileges and --publish-interval-ms is not 0), repair what a crash
- *		left unpublished, and start the publisher thread.  False when the
- *		catalog cannot be reached.
+ *		Before listening: repair what a crash left unpublished and, when
+ *		the role has the catalog owner's privileges and
+ *		--publish-interval-ms is not 0, start the publisher (creates then
+ *		hold their bytes).  False when the catalog cannot be reached.
  */
 bool
 gw_publish_start(void)
@@ -610,10 +506,8 @@ gw_publish_holds(void)
  * gw_publish_reserve
  *		A create is about to send len staged bytes for the catalog to hold:
  *		true when the backlog leaves room for them (reserved until
- *		gw_publish_release).  Otherwise the create flushes its manifest
- *		before COMMIT, as with --publish-interval-ms 0, so that the
- *		backlog, and with it what a stop flushes and a start checks, stays
- *		bounded under any load; and the publisher is woken to recount.
+ *		gw_publish_release); else it flushes its manifest, and the
+ *		publisher is woken to recount.
  */
 bool
 gw_publish_reserve(size_t len)
