@@ -1,73 +1,24 @@
 /*-------------------------------------------------------------------------
  *
  * sweep.c
- *	  lance-namespace-gateway --sweep: remove the manifest files that a
- *	  crash can orphan (RELIABILITY.md, "Windows where a file can be
- *	  orphaned").  For every table of the catalog whose location lies under
- *	  --root, the sweep lists its _versions directory and those of its
- *	  branches (<location>/tree/<branch>/_versions) and removes
- *
- *	  - temporary names ".gw-<pid>-<n>.tmp", which a gateway gives a
- *		manifest for an instant while it replaces an orphan or copies a
- *		staging file;
- *	  - canonical manifest names, "<20 digits>.manifest" (V2, the digits
- *		are 2^64-1 minus the version) or "<version>.manifest" (V1), of a
- *		version that the catalog does not have.
- *
- *	  It also retires (lance_retire_table_version, recorded in the history)
- *	  each version of the catalog whose canonical manifest the listing
- *	  lacks, below the latest version whose manifest the listing holds: a
- *	  client's cleanup of old versions removed it (reconcile_dir).
- *
- *	  Then, for each location of a table that DropTable dropped (its
- *	  history record) under --root where no table is now, it deletes what
- *	  a crash after DropTable's COMMIT left (sweep_dropped).
- *
- *	  Nothing else is touched: staging files ("<canonical>-<uuid>") belong
- *	  to their writers, and entries that are not regular files (symbolic
- *	  links included) are left alone.  Every path goes through the storage
- *	  layer's confinement rules (under the root, no symbolic link in a
- *	  directory, regular files only, names resolved relative to the opened
- *	  directory without following symbolic links).
- *
- *	  Why removing a canonical file cannot lose a committed version:
- *
- *	  - A gateway gives a manifest its canonical name after the catalog
- *		inserted the version's row and before COMMIT.  That transaction
- *		holds a FOR KEY SHARE lock on the table's row of entries (taken when
- *		the table is resolved, and by the foreign key of versions) until it
- *		ends.  The sweep works on one table at a time inside a READ
- *		COMMITTED transaction that holds FOR UPDATE on that row: it waits
- *		for every such transaction to end (for at most the lock timeout;
- *		then the table is skipped and the sweep fails), and no new version
- *		of the table can be inserted before it is done.  Each statement
- *		after the lock sees every row that will exist for the files already
- *		there.
- *	  - A canonical file is removed only if, checked right before it is
- *		unlinked (one query per file, the same for every file), the catalog
- *		has no row for that table, branch and version, and the version is
- *		greater than the latest version the catalog records for the branch.
- *		A branch with no version in the catalog is left alone, and so are
- *		files below the latest version: they can be the history of a table
- *		registered with existing data, or versions deleted from the catalog
- *		on purpose (DeleteTableVersions removes records, not files).  An
- *		orphan of a crash is above the latest version: the next commit of
- *		that version replaces it, and a writer moves on to the next version
- *		only once this one is committed.
- *	  - A file must not have changed for --sweep-min-age seconds (default
- *		600).  A canonical name exists only for an instant before its
- *		COMMIT, and a temporary name only within one request, so the file
- *		of a request in flight is young.  This also covers a writer that
- *		does not go through the gateway and names its manifest before its
- *		catalog transaction begins, which the lock cannot see.  The age is
- *		that of the ctime, not the mtime: a hard link or a rename (how the
- *		gateway names a manifest) sets the ctime but keeps the mtime of the
- *		staging file's bytes.
- *	  - row_security is off in the sweep's session, so a role subject to
- *		row level security gets an error rather than fewer rows.
+ *	  lance-namespace-gateway --sweep: for every table under --root, remove
+ *	  the orphaned manifest files a crash can leave in its _versions
+ *	  directories (main and branches) and retire the versions whose
+ *	  manifest a client's cleanup removed; then delete what is left of
+ *	  dropped tables.  RELIABILITY.md, "Sweeping orphans", gives the rules
+ *	  and why they cannot lose a committed version: each table is swept in
+ *	  a READ COMMITTED transaction holding FOR UPDATE on its row of entries
+ *	  (so commits in flight end first and none starts), a canonical file
+ *	  goes only if the catalog, asked right before the unlink, has no row
+ *	  for it and it is above the branch's latest version, and only files
+ *	  older than --sweep-min-age (by ctime) are touched.  Staging files and
+ *	  anything not a regular file are left alone; every path goes through
+ *	  the storage layer's confinement.  row_security is off in the
+ *	  session, so a role under it gets an error rather than fewer rows.
  *
  *-------------------------------------------------------------------------
  */
+#define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +26,6 @@
 
 #include <libpq-fe.h>
 
-#include "commit.h"
 #include "manifest_rules.h"
 #include "pool.h"
 #include "publish.h"
@@ -141,8 +91,6 @@ typedef enum NameKind
 typedef struct Sweep
 {
 	PGconn	   *conn;
-	const char *root;			/* real path of --root */
-	size_t		rootlen;
 	int64_t		min_age_ms;
 	bool		dry_run;
 	long		ntemporary;
@@ -225,62 +173,16 @@ classify(const char *name, int64_t *version)
 }
 
 /*
- * gw_manifest_name
- *		Whether name is a canonical manifest name of a _versions directory,
- *		with the version it names and whether it is a V2 name (the shared
- *		rule of manifest_rules.c).
- */
-bool
-gw_manifest_name(const char *name, int64_t *version, bool *v2)
-{
-	LanceNamingScheme scheme;
-
-	if (!lance_manifest_version(name, version, &scheme))
-		return false;
-	*v2 = (scheme == LANCE_NAMING_V2);
-	return true;
-}
-
-/*
- * concat
- *		a b c as one malloc'd string (NULL when out of memory).
- */
-static char *
-concat(const char *a, const char *b, const char *c)
-{
-	size_t		n = strlen(a) + strlen(b) + strlen(c) + 1;
-	char	   *s = malloc(n);
-
-	if (s != NULL)
-		snprintf(s, n, "%s%s%s", a, b, c);
-	return s;
-}
-
-/*
  * table_dir
- *		The local directory of a table location (a path or file:// URI)
- *		that lies under the root, malloc'd without trailing slashes; NULL
- *		for any other location.
+ *		The directory of a table location (a path or file:// URI) under
+ *		--root, malloc'd without trailing slashes; NULL for any other.
  */
 static char *
-table_dir(const Sweep *sw, const char *location)
+table_dir(const char *location)
 {
 	char	   *dir = gw_table_location_dir(location);
-	size_t		len;
-	bool		under;
 
-	if (dir == NULL)
-		return NULL;
-	len = strlen(dir);
-	if (strncmp(sw->root, "s3://", 5) == 0)
-		/* a bucket root: tables under its prefix (the root is a prefix) */
-		under = len > sw->rootlen && strncmp(dir, sw->root, sw->rootlen) == 0 &&
-			(dir[sw->rootlen] == '/' || sw->root[sw->rootlen - 1] == '/');
-	else
-		under = dir[0] == '/' && len > sw->rootlen &&
-			(sw->rootlen == 1 ||
-			 (strncmp(dir, sw->root, sw->rootlen) == 0 && dir[sw->rootlen] == '/'));
-	if (!under)
+	if (dir != NULL && !gw_table_location_inside(dir))
 	{
 		free(dir);
 		return NULL;
@@ -315,40 +217,21 @@ check_version(Sweep *sw, const char *context, const char *table_id, const char *
 }
 
 /*
- * listed
- *		Whether name is among the nfiles files (sorted by name).
+ * name_cmp
+ *		bsearch's comparison of a name with a listed file's.
  */
-static bool
-listed(const GwFileInfo *files, int nfiles, const char *name)
+static int
+name_cmp(const void *name, const void *file)
 {
-	int			lo = 0;
-	int			hi = nfiles - 1;
-
-	while (lo <= hi)
-	{
-		int			mid = (lo + hi) / 2;
-		int			c = strcmp(files[mid].name, name);
-
-		if (c == 0)
-			return true;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return false;
+	return strcmp(name, ((const GwFileInfo *) file)->name);
 }
 
 /*
  * reconcile_dir
- *		Retire (or, in a dry run, list) the versions of a branch whose
- *		manifest in dir is gone: a client's cleanup of old versions
- *		deletes manifests without telling the catalog.  Only versions
- *		below latest_on_disk, the latest version whose manifest the listing
- *		holds, are candidates: cleanup never removes the latest, and a
- *		directory that is empty or gone (unmounted, moved) retires nothing.
- *		Runs under the table's lock, so no version commits meanwhile (and a
- *		committed row's manifest was named before its COMMIT).
+ *		Retire (or, in a dry run, list) the versions of a branch below
+ *		latest_on_disk (the latest version the listing of dir holds) whose
+ *		manifest is gone: a client's cleanup removed it.  Under the table's
+ *		lock; a directory that is empty or gone retires nothing.
  */
 static bool
 reconcile_dir(Sweep *sw, const char *table_id, const char *table_name, const char *branch,
@@ -372,7 +255,7 @@ reconcile_dir(Sweep *sw, const char *table_id, const char *table_name, const cha
 
 		if (strtoll(version, NULL, 10) >= latest_on_disk ||
 			strncmp(path, dir, dirlen) != 0 || path[dirlen] != '/' ||
-			listed(files, nfiles, path + dirlen + 1))
+			bsearch(path + dirlen + 1, files, nfiles, sizeof(GwFileInfo), name_cmp))
 			continue;
 		if (!sw->dry_run)
 		{
@@ -422,32 +305,25 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 		const GwFileInfo *f = &files[i];
 		int64_t		version = -1;
 		NameKind	kind = classify(f->name, &version);
-		bool		removable;
+		bool		removable = false;
 		int			rc = 1;
 
 		if (kind == NAME_OTHER)
 			continue;
-		if (kind == NAME_CANONICAL && f->age_ms < sw->min_age_ms)
+		/* the catalog decides about a canonical file right before it goes */
+		if (kind == NAME_CANONICAL && f->age_ms >= sw->min_age_ms &&
+			!check_version(sw, table_name, table_id, branch, version, &removable))
+		{
+			ok = false;
+			break;
+		}
+		if (kind == NAME_CANONICAL && !removable)
 		{
 			latest_on_disk = version > latest_on_disk ? version : latest_on_disk;
 			continue;
 		}
 		if (f->age_ms < sw->min_age_ms)
 			continue;
-		if (kind == NAME_CANONICAL)
-		{
-			/* the catalog decides, right before the file goes */
-			if (!check_version(sw, table_name, table_id, branch, version, &removable))
-			{
-				ok = false;
-				break;
-			}
-			if (!removable)
-			{
-				latest_on_disk = version > latest_on_disk ? version : latest_on_disk;
-				continue;
-			}
-		}
 		if (!sw->dry_run)
 		{
 			gw_error_clear(&err);
@@ -478,64 +354,47 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 /*
  * sweep_table
  *		Sweep the versions directories of one table (main and every branch)
- *		while holding FOR UPDATE on its row of entries; see the file header.
+ *		while holding FOR UPDATE on its row of entries.
  */
 static void
 sweep_table(Sweep *sw, const char *table_id, const char *table_name)
 {
 	const char *params[1] = {table_id};
 	PGresult   *res;
+	PGresult   *branches = NULL;
 	char	   *dir = NULL;
-	char	   *vdir;
-	bool		ok;
+	bool		ok = true;
+	bool		scanned = false;	/* its main directory was */
 
 	res = run(sw, table_name, "BEGIN ISOLATION LEVEL READ COMMITTED", 0, NULL);
 	if (res == NULL)
 		return;
 	PQclear(res);
 	res = run(sw, table_name, SQL_LOCK_TABLE, 1, params);
-	if (res == NULL)
-		goto done;
 	/* the location again, under the lock: it may have changed */
-	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
-		dir = table_dir(sw, PQgetvalue(res, 0, 0));
+	if (res != NULL && PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+		dir = table_dir(PQgetvalue(res, 0, 0));
 	PQclear(res);
-	if (dir == NULL)
-		goto done;				/* dropped, or moved away from the root */
-
-	vdir = concat(dir, "/" LANCE_VERSIONS_DIR, "");
-	if (vdir == NULL)
+	if (dir != NULL)
+		branches = run(sw, table_name, SQL_BRANCHES, 1, params);
+	/* main (i = -1), then each branch */
+	for (int i = -1; branches != NULL && ok && i < PQntuples(branches); i++)
 	{
-		report(sw, table_name, "out of memory", NULL);
-		goto done;
-	}
-	ok = sweep_dir(sw, table_id, table_name, "main", vdir);
-	free(vdir);
-	if (!ok)
-		goto done;
+		const char *branch = i < 0 ? "main" : PQgetvalue(branches, i, 0);
+		char	   *vdir;
 
-	res = run(sw, table_name, SQL_BRANCHES, 1, params);
-	if (res == NULL)
-		goto done;
-	for (int i = 0; ok && i < PQntuples(res); i++)
-	{
-		const char *branch = PQgetvalue(res, i, 0);
-		char	   *tree = concat(dir, "/" LANCE_BRANCH_DIR "/", branch);
-
-		vdir = tree ? concat(tree, "/" LANCE_VERSIONS_DIR, "") : NULL;
-		free(tree);
-		if (vdir == NULL)
+		if ((i < 0 ? asprintf(&vdir, "%s/" LANCE_VERSIONS_DIR, dir) :
+			 asprintf(&vdir, "%s/" LANCE_BRANCH_DIR "/%s/" LANCE_VERSIONS_DIR, dir, branch)) < 0)
 		{
 			report(sw, table_name, "out of memory", NULL);
 			break;
 		}
 		ok = sweep_dir(sw, table_id, table_name, branch, vdir);
+		scanned |= i < 0 && ok;
 		free(vdir);
 	}
-	PQclear(res);
-	sw->ntables++;
-
-done:
+	sw->ntables += scanned;
+	PQclear(branches);
 	free(dir);
 	if (PQstatus(sw->conn) == CONNECTION_OK && PQtransactionStatus(sw->conn) != PQTRANS_IDLE)
 	{
@@ -556,7 +415,7 @@ done:
 static void
 sweep_dropped(Sweep *sw, const char *location)
 {
-	char	   *dir = table_dir(sw, location);
+	char	   *dir = table_dir(location);
 	const char *params[1];
 	PGresult   *res;
 	GwError		err;
@@ -597,10 +456,9 @@ gw_sweep_run(const char *root)
 	GwError		err;
 	PGresult   *res;
 
+	(void) root;				/* the storage layer's: gw_table_location_inside */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	memset(&sw, 0, sizeof(sw));
-	sw.root = root;
-	sw.rootlen = strlen(root);
 	sw.min_age_ms = (int64_t) gw_config.sweep_min_age_s * 1000;
 	sw.dry_run = gw_config.dry_run;
 
@@ -641,7 +499,7 @@ gw_sweep_run(const char *root)
 			report(&sw, "catalog database", "the connection was lost", NULL);
 			break;
 		}
-		if (PQgetisnull(res, i, 1) || (dir = table_dir(&sw, PQgetvalue(res, i, 1))) == NULL)
+		if (PQgetisnull(res, i, 1) || (dir = table_dir(PQgetvalue(res, i, 1))) == NULL)
 			continue;			/* not under the root: not the gateway's */
 		free(dir);
 		sweep_table(&sw, PQgetvalue(res, i, 0), PQgetvalue(res, i, 2));

@@ -1,45 +1,21 @@
 /*-------------------------------------------------------------------------
  *
  * table_files.c
- *	  The files of a whole table: RegisterTable imports the versions on
- *	  disk, DescribeTableVersion notices a manifest that a client's cleanup
- *	  removed, DropTable deletes a table's data.
+ *	  The files of a whole table (src/gateway/README.md describes each):
  *
- *	  DescribeTableVersion of a version whose manifest file is gone (LanceDB's
- *	  cleanup of old versions deletes manifests and never tells the
- *	  catalog): the gateway answers TableVersionNotFound (404 code 11) and
- *	  retires the row with rest_retire_table_version, which records it.
- *	  Checked for local manifests under --root only: one fstatat, confined
- *	  like every path (a HEAD per describe of a bucket would put a store
- *	  round trip into every read); --sweep reconciles the rest (sweep.c).
- *	  A missing file counts as removed only while its directory lists the
- *	  manifest of a later version: cleanup never removes the latest one,
- *	  and an unmounted or moved location must not empty the catalog.  A
- *	  missing file that is not below a later manifest and whose bytes the
- *	  catalog still holds (publish.c: a crash lost it) is rewritten from
- *	  them before the answer.
- *
- *	  RegisterTable of a table that already has versions (written by Lance
- *	  without the catalog): the gateway lists <location>/_versions, keeps
- *	  the canonical manifest names of both schemes (sweep.c's
- *	  gw_manifest_name: V1 "<n>.manifest", V2 "<20 digits>.manifest"),
- *	  and passes them to rest_register_table as "versions", which inserts
- *	  them with the registration in one transaction.  Whatever "versions"
- *	  the client sent is replaced by the listing.
- *
- *	  DropTable runs rest_drop_table, which removes the table from the
- *	  catalog and records DropTable with its location in the history.
- *	  Inside that transaction, before COMMIT, the gateway checks that the
- *	  location lies strictly under --root (a directory, or a bucket and
- *	  prefix); a table registered elsewhere is refused (PermissionDenied,
- *	  nothing changes) unless the gateway runs with --drop-outside-root.
- *	  Once the transaction committed, the gateway deletes the location's
- *	  files that are older than the check (GwStorage.remove_tree, confined
- *	  to the location): a table declared at that location right after the
- *	  COMMIT keeps its files.  Catalog
- *	  first, then files: a crash in between leaves files without a catalog
- *	  row, never a row without its files, and --sweep deletes such
- *	  leftovers through the DropTable record (sweep.c).
+ *	  - RegisterTable imports the canonical manifests listed in
+ *		<location>/_versions, replacing any "versions" the client sent;
+ *	  - DescribeTableVersion of a local manifest under --root that is gone
+ *		while a later version's manifest is listed (a client's cleanup;
+ *		never the latest, and an unmounted location lists nothing) answers
+ *		TableVersionNotFound and retires the row; one that is not below a
+ *		later manifest was lost by a crash and is rewritten from the bytes
+ *		the catalog holds (publish.c);
+ *	  - DropTable checks inside its transaction that the location lies
+ *		under --root (else PermissionDenied, unless --drop-outside-root),
+ *		and after COMMIT deletes the files older than that check.  Catalog
+ *		first, then files: a crash in between leaves files without a row,
+ *		which --sweep deletes through the DropTable record.
  *
  *-------------------------------------------------------------------------
  */
@@ -56,7 +32,7 @@
 #include "db.h"
 #include "publish.h"
 #include "storage.h"
-#include "sweep.h"
+#include "manifest_rules.h"
 #include "table_files.h"
 
 typedef struct DropCtx
@@ -165,7 +141,7 @@ gw_table_remove_data(const char *dir, int64_t min_age_ms, long *removed, GwError
 }
 
 /*
- * later_manifest
+ * gw_later_manifest
  *		Whether directory dir (a _versions directory) lists a canonical
  *		manifest of a version above version.
  */
@@ -183,9 +159,8 @@ gw_later_manifest(GwStorage *st, const char *dir, int64_t version)
 	for (int i = 0; i < nfiles && !found; i++)
 	{
 		int64_t		v;
-		bool		v2;
 
-		found = gw_manifest_name(files[i].name, &v, &v2) && v > version;
+		found = lance_manifest_version(files[i].name, &v, NULL) && v > version;
 	}
 	free(files);
 	return found;
@@ -194,9 +169,8 @@ gw_later_manifest(GwStorage *st, const char *dir, int64_t version)
 /*
  * gw_describe_version_check
  *		res is rest_describe_table_version's answer, parsed.  True, or,
- *		when the version's local manifest is gone (see the file header),
- *		false with err TableVersionNotFound after retiring the row.  A
- *		latest manifest lost by a crash is rewritten from the catalog.
+ *		when a cleanup removed the version's local manifest, false with err
+ *		TableVersionNotFound after retiring the row.
  */
 bool
 gw_describe_version_check(json_t *request, const GwRequestInfo *info, json_t *res,
@@ -255,7 +229,7 @@ gw_describe_version_check(json_t *request, const GwRequestInfo *info, json_t *re
 typedef struct Listed
 {
 	int64_t		version;
-	bool		v2;
+	LanceNamingScheme scheme;
 	const GwFileInfo *file;
 } Listed;
 
@@ -271,7 +245,7 @@ listed_cmp(const void *a, const void *b)
 
 	if (la->version != lb->version)
 		return la->version < lb->version ? -1 : 1;
-	return (int) lb->v2 - (int) la->v2;
+	return (int) lb->scheme - (int) la->scheme;
 }
 
 /*
@@ -335,7 +309,7 @@ list_versions(const char *location, const char *dir, GwError *err)
 		goto done;
 	}
 	for (int i = 0; i < nfiles; i++)
-		if (gw_manifest_name(files[i].name, &listed[n].version, &listed[n].v2))
+		if (lance_manifest_version(files[i].name, &listed[n].version, &listed[n].scheme))
 			listed[n++].file = &files[i];
 	qsort(listed, n, sizeof(Listed), listed_cmp);
 	for (int i = 0; i < n; i++)
@@ -350,7 +324,7 @@ list_versions(const char *location, const char *dir, GwError *err)
 			path = NULL;
 		e = json_pack("{sIssss}", "version", (json_int_t) listed[i].version,
 					  "manifest_path", path ? path : "",
-					  "naming_scheme", listed[i].v2 ? "V2" : "V1");
+					  "naming_scheme", listed[i].scheme == LANCE_NAMING_V2 ? "V2" : "V1");
 		free(path);
 		if (e != NULL && listed[i].file->size >= 0)
 			json_object_set_new(e, "manifest_size", json_integer(listed[i].file->size));
@@ -458,10 +432,7 @@ drop_after_commit(void *arg)
 	struct timespec now;
 	int64_t		since_ms;
 
-	/*
-	 * Only files older than the drop: a table declared at the same
-	 * location right after this COMMIT writes younger ones, which stay.
-	 */
+	/* a table declared there right after this COMMIT writes younger files */
 	clock_gettime(CLOCK_REALTIME, &now);
 	since_ms = (int64_t) (now.tv_sec - ctx->checked.tv_sec) * 1000 +
 		(now.tv_nsec - ctx->checked.tv_nsec) / 1000000;
