@@ -1,38 +1,24 @@
 /*-------------------------------------------------------------------------
  *
  * commit.c
- *	  CreateTableVersion as a LanceDB writer expects it.  The writer sends
- *	  a staging manifest "<canonical>.manifest-<uuid>" (often as an
- *	  object-store relative path: an absolute path without its leading
- *	  '/').  Inside the request's transaction the catalog records the
- *	  version (the primary key is the put-if-not-exists guard: a racer
- *	  waits for the winner and then gets 409), the staging bytes are
- *	  copied to the canonical path the catalog computed, and only then is
- *	  the transaction committed; so after a 409 the winner's manifest file
- *	  exists.  After COMMIT the staging file is removed and the canonical
- *	  path is returned as the object-store path Lance clients use, whatever
- *	  form the request named the staging manifest in (client_paths.c).
+ *	  CreateTableVersion, BatchCreateTableVersions and BatchCommitTables
+ *	  as a Lance writer expects them.  The writer sends a staging manifest
+ *	  "<canonical>-<uuid>" (often as an object-store relative path).
+ *	  Inside the request's transaction the catalog records the version
+ *	  (its primary key is the put-if-not-exists guard: a racer waits for
+ *	  the winner, then gets 409), the staging bytes get the canonical path
+ *	  the catalog computed, and only then is the transaction committed, so
+ *	  after a 409 the winner's manifest exists.  After COMMIT the staging
+ *	  file is removed and the canonical path returned in the client's form
+ *	  (client_paths.c).
  *
- *	  One flush per create (publish.c describes the protocol): for a local
- *	  table, when the gateway may publish (its role has the catalog owner's
- *	  privileges and --publish-interval-ms is not 0), the staged bytes are
- *	  read before the call and sent with the version ("manifest_base64"),
- *	  the catalog keeps them in the version's transaction, the canonical
- *	  name is given without any fsync, and COMMIT's WAL flush is the only
- *	  flush; the publisher makes the files durable in groups later.
- *	  Otherwise (a manifest over LANCE_MAX_HELD_MANIFEST_BYTES, or more than
- *	  LANCE_MAX_HELD_REQUEST_BYTES in one request, the limits the catalog
- *	  enforces; a backlog at --publish-backlog; no publisher) the staging
- *	  file is fsync'd during the call and the canonical name and its
- *	  directory before COMMIT.
- *
- *	  Tables in buckets ("s3://BUCKET/KEY" locations) take the same path
- *	  through the S3 backend (storage_s3.c, which describes the protocol):
- *	  the staging object is read before the catalog call and its MD5 ETag
- *	  recorded as the version's e_tag.  An object-store client names its
- *	  staging object by key, without the bucket ("PREFIX/t.lance/..."); a
- *	  relative path under the key prefix of an s3:// --root is taken to be
- *	  in --root's bucket, and the canonical key is returned.
+ *	  For a local table, while the publisher runs, the staged bytes go to
+ *	  the catalog with the version ("manifest_base64") and nothing is
+ *	  flushed but COMMIT (RELIABILITY.md, "One flush per create";
+ *	  publish.c).  Otherwise (too large, backlog full, no publisher) the
+ *	  staging file is fsync'd during the call and the canonical name and
+ *	  its directory before COMMIT.  Tables in buckets go through the S3
+ *	  backend (storage_s3.c), which records the staging object's ETag.
  *
  *-------------------------------------------------------------------------
  */
@@ -75,8 +61,6 @@ typedef struct CommitCtx
 	size_t		held;			/* bytes sent to the catalog so far */
 } CommitCtx;
 
-static bool s3_relative(const char *path);
-
 /*
  * hold_entry
  *		Send the staged bytes (ce->staged, read by read_staging) with the
@@ -109,17 +93,11 @@ hold_entry(json_t *entry, CommitEntry *ce, int index, GwError *err)
  * with_held
  *		The request's text (text, json_dumps' output, freed here) with each
  *		held manifest's placeholder replaced by its base64 text, or NULL
- *		with err set.
- *
- *		Writing a manifest's base64 through jansson cost a sixth of a
- *		create's CPU (its string escaping visits every character, and a
- *		create's request is mostly that string).  base64 needs no escaping,
- *		so it goes into the text as it is.  hold_entry sets the field to a
- *		NUL followed by the entry's index, which jansson writes as
- *		"\u0000<index>".  No other string of a request can begin with NUL
- *		(bodies and targets with one are refused: request.c, pathid.c), so
- *		a quote followed by \u0000 opens a placeholder, and each must name
- *		a held entry once.
+ *		with err set.  Escaping the base64 through jansson cost a sixth of a
+ *		create's CPU; it needs no escaping.  A placeholder is NUL and the
+ *		entry's index ("\u0000<index>"), which no other string of a request
+ *		can begin with (request.c and pathid.c refuse NUL), and each must
+ *		name a held entry once.
  */
 static char *
 with_held(char *text, CommitCtx *ctx, GwError *err)
@@ -176,6 +154,32 @@ with_held(char *text, CommitCtx *ctx, GwError *err)
 }
 
 /*
+ * s3_staging
+ *		Whether a relative staging path lies under the key prefix of an
+ *		s3:// --root, then in --root's bucket: its URI in *out (NULL when
+ *		out of memory).
+ */
+static bool
+s3_staging(const char *path, char **out)
+{
+	const char *root = gw_storage_s3_root();
+	char		bucket[64];
+	const char *key;
+	size_t		n;
+
+	if (root == NULL || !gw_s3_split(root, bucket, sizeof(bucket), &key))
+		return false;
+	n = strlen(key);
+	while (n > 0 && key[n - 1] == '/')
+		n--;
+	if (n > 0 && (strncmp(path, key, n) != 0 || path[n] != '/'))
+		return false;
+	if (asprintf(out, "s3://%s/%s", bucket, path) < 0)
+		*out = NULL;
+	return true;
+}
+
+/*
  * prepare_entry
  *		Resolve one entry's staging manifest before the catalog call: check
  *		it is readable inside the root, reconcile manifest_size with the
@@ -200,25 +204,8 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 		ce->staging = strdup(path + 7);
 	else if (path[0] == '/' || strncmp(path, "s3://", 5) == 0)
 		ce->staging = strdup(path);
-	else if (s3_relative(path))
-	{
-		const char *root = gw_storage_s3_root();
-		char		bucket[64];
-		const char *key;
-
-		(void) gw_s3_split(root, bucket, sizeof(bucket), &key);
-		if (asprintf(&ce->staging, "s3://%s/%s", bucket, path) < 0)
-			ce->staging = NULL;
-	}
-	else
-	{
-		ce->staging = malloc(strlen(path) + 2);
-		if (ce->staging)
-		{
-			ce->staging[0] = '/';
-			strcpy(ce->staging + 1, path);
-		}
-	}
+	else if (!s3_staging(path, &ce->staging) && asprintf(&ce->staging, "/%s", path) < 0)
+		ce->staging = NULL;		/* an object-store path: the absolute path */
 	if (ce->staging == NULL)
 	{
 		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
@@ -232,11 +219,7 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 	if (st != NULL && st->read_staging != NULL && gw_publish_holds() &&
 		ctx->held < LANCE_MAX_HELD_REQUEST_BYTES)
 	{
-		/*
-		 * One flush per create (publish.c), unless the manifest is large,
-		 * the request's others took what the catalog holds for one request,
-		 * or the backlog is full.
-		 */
+		/* held unless too large for the catalog's limits or the backlog */
 		size_t		max = LANCE_MAX_HELD_REQUEST_BYTES - ctx->held;
 
 		if (max > LANCE_MAX_HELD_MANIFEST_BYTES)
@@ -300,27 +283,6 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 		json_object_del(entry, "manifest_base64");
 	}
 	return true;
-}
-
-/*
- * s3_relative
- *		Whether a relative staging path names an object under the key
- *		prefix of an s3:// --root (then it is in --root's bucket).
- */
-static bool
-s3_relative(const char *path)
-{
-	const char *root = gw_storage_s3_root();
-	char		bucket[64];
-	const char *key;
-	size_t		n;
-
-	if (root == NULL || !gw_s3_split(root, bucket, sizeof(bucket), &key))
-		return false;
-	n = strlen(key);
-	while (n > 0 && key[n - 1] == '/')
-		n--;
-	return n == 0 || (strncmp(path, key, n) == 0 && path[n] == '/');
 }
 
 /*
@@ -431,6 +393,7 @@ after_call(void *arg, char **result, GwError *err)
 {
 	CommitCtx  *ctx = arg;
 	json_t	   *res = json_loads(*result, 0, NULL);
+	json_t	   *list;
 	bool		ok = true;
 
 	if (res == NULL)
@@ -438,42 +401,22 @@ after_call(void *arg, char **result, GwError *err)
 		gw_error_set(err, GW_ERR_INTERNAL, "the catalog returned malformed JSON");
 		return false;
 	}
-	if (ctx->ops)
+	/* BatchCommitTables: results[i] = {"create_table_version": {"version": ...}} */
+	list = json_object_get(res, ctx->ops ? "results" : "versions");
+	if (ctx->batch && (!json_is_array(list) || (int) json_array_size(list) != ctx->n))
 	{
-		/* results[i] = {"create_table_version": {"version": {...}}} */
-		json_t	   *results = json_object_get(res, "results");
-
-		if (!json_is_array(results) || (int) json_array_size(results) != ctx->n)
-		{
-			gw_error_set(err, GW_ERR_INTERNAL,
-						 "the catalog returned %d results for %d operations",
-						 json_is_array(results) ? (int) json_array_size(results) : -1, ctx->n);
-			ok = false;
-		}
-		for (int i = 0; ok && i < ctx->n; i++)
-			if (!ctx->e[i].skip)
-				ok = finalize_entry(&ctx->e[i],
-									json_object_get(json_object_get(json_array_get(results, i),
-																	"create_table_version"),
-													"version"),
-									err);
+		gw_error_set(err, GW_ERR_INTERNAL, "the catalog returned %d results for %d entries",
+					 json_is_array(list) ? (int) json_array_size(list) : -1, ctx->n);
+		ok = false;
 	}
-	else if (!ctx->batch)
-		ok = finalize_entry(&ctx->e[0], json_object_get(res, "version"), err);
-	else
-	{
-		json_t	   *versions = json_object_get(res, "versions");
-
-		if (!json_is_array(versions) || (int) json_array_size(versions) != ctx->n)
-		{
-			gw_error_set(err, GW_ERR_INTERNAL,
-						 "the catalog returned %d versions for %d entries",
-						 json_is_array(versions) ? (int) json_array_size(versions) : -1, ctx->n);
-			ok = false;
-		}
-		for (int i = 0; ok && i < ctx->n; i++)
-			ok = finalize_entry(&ctx->e[i], json_array_get(versions, i), err);
-	}
+	for (int i = 0; ok && i < ctx->n; i++)
+		if (!ctx->e[i].skip)
+			ok = finalize_entry(&ctx->e[i], !ctx->batch ? json_object_get(res, "version") :
+								!ctx->ops ? json_array_get(list, i) :
+								json_object_get(json_object_get(json_array_get(list, i),
+																"create_table_version"),
+												"version"),
+								err);
 	if (ok)
 	{
 		char	   *text = json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -576,6 +519,37 @@ call_and_release(const char *function, json_t *request, const GwRequestInfo *inf
 }
 
 /*
+ * commit_entries
+ *		Prepare each entry of list (each element's member key when key is
+ *		not NULL; request itself when list is NULL), then call function
+ *		with manifest finalization.  Returns the response text.
+ */
+static char *
+commit_entries(const char *function, json_t *request, const GwRequestInfo *info,
+			   CommitCtx *ctx, json_t *list, const char *key, GwError *err)
+{
+	ctx->n = list != NULL ? (int) json_array_size(list) : 1;
+	ctx->e = calloc(ctx->n > 0 ? ctx->n : 1, sizeof(CommitEntry));
+	if (ctx->e == NULL)
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		return NULL;
+	}
+	for (int i = 0; i < ctx->n; i++)
+	{
+		json_t	   *entry = list != NULL ? json_array_get(list, i) : request;
+
+		if (key != NULL)
+			entry = json_object_get(entry, key);
+		/* other operations, and malformed entries, are the catalog's to judge */
+		ctx->e[i].skip = !json_is_object(entry);
+		if (!ctx->e[i].skip && !prepare_entry(entry, ctx, &ctx->e[i], err))
+			return call_and_release(function, request, info, ctx, false, err);
+	}
+	return call_and_release(function, request, info, ctx, true, err);
+}
+
+/*
  * gw_commit_versions
  *		Run rest_create_table_version (batch = false) or
  *		rest_batch_create_table_versions (batch = true) with manifest
@@ -586,46 +560,21 @@ gw_commit_versions(const char *function, json_t *request, bool batch,
 				   const GwRequestInfo *info, GwError *err)
 {
 	CommitCtx	ctx = {batch, 0, NULL, false, 0};
-	json_t	   *entries = NULL;
+	json_t	   *entries = json_object_get(request, "entries");
 
-	if (batch)
+	if (batch && !json_is_array(entries))
 	{
-		entries = json_object_get(request, "entries");
-		if (!json_is_array(entries))
-		{
-			gw_error_set(err, GW_ERR_INVALID_INPUT, "entries must be an array");
-			return NULL;
-		}
-		ctx.n = (int) json_array_size(entries);
-	}
-	else
-		ctx.n = 1;
-	ctx.e = calloc(ctx.n > 0 ? ctx.n : 1, sizeof(CommitEntry));
-	if (ctx.e == NULL)
-	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "entries must be an array");
 		return NULL;
 	}
-	for (int i = 0; i < ctx.n; i++)
-	{
-		json_t	   *entry = batch ? json_array_get(entries, i) : request;
-
-		if (!json_is_object(entry))
-			continue;			/* the catalog reports the bad entry */
-		if (!prepare_entry(entry, &ctx, &ctx.e[i], err))
-			return call_and_release(function, request, info, &ctx, false, err);
-	}
-	return call_and_release(function, request, info, &ctx, true, err);
+	return commit_entries(function, request, info, &ctx, batch ? entries : NULL, NULL, err);
 }
 
 /*
  * gw_commit_operations
  *		Run rest_batch_commit_tables with manifest finalization of its
- *		create_table_version operations.  The catalog applies the operations
- *		in order in one statement; any failure raises before a file is
- *		written, and a failure while copying manifests (or at COMMIT)
- *		removes the canonical files this attempt wrote, so the batch is all
- *		or nothing for files as for rows.
+ *		create_table_version operations: all or nothing for files as for
+ *		rows (a failure removes the canonical files this attempt wrote).
  */
 char *
 gw_commit_operations(const char *function, json_t *request, const GwRequestInfo *info,
@@ -639,21 +588,5 @@ gw_commit_operations(const char *function, json_t *request, const GwRequestInfo 
 		gw_error_set(err, GW_ERR_INVALID_INPUT, "operations must be an array");
 		return NULL;
 	}
-	ctx.n = (int) json_array_size(ops);
-	ctx.e = calloc(ctx.n > 0 ? ctx.n : 1, sizeof(CommitEntry));
-	if (ctx.e == NULL)
-	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-		return NULL;
-	}
-	for (int i = 0; i < ctx.n; i++)
-	{
-		json_t	   *entry = json_object_get(json_array_get(ops, i), "create_table_version");
-
-		/* other operations, and malformed ones, are the catalog's to judge */
-		ctx.e[i].skip = !json_is_object(entry);
-		if (!ctx.e[i].skip && !prepare_entry(entry, &ctx, &ctx.e[i], err))
-			return call_and_release(function, request, info, &ctx, false, err);
-	}
-	return call_and_release(function, request, info, &ctx, true, err);
+	return commit_entries(function, request, info, &ctx, ops, "create_table_version", err);
 }
