@@ -1,20 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * client_paths.c
- *	  Manifest paths as Lance clients read and write them: one spelling
- *	  for every route.
- *
- * The catalog records a manifest's location: an absolute file path, or
- * "s3://BUCKET/KEY" for a table in a bucket.  A Lance client names its
- * staging manifest, and reads the manifest_path of a TableVersion, as a
- * path relative to its object store's root (object_store's Path): for a
- * local file that is the absolute path without its leading "/", for a
- * bucket the key.  Lance's own DirectoryNamespace answers in that form too.
- * So every TableVersion the gateway returns (CreateTableVersion,
- * BatchCreateTableVersions, BatchCommitTables, DescribeTableVersion,
- * ListTableVersions) carries that form, whatever form the request used
- * (an absolute path, a file:// or s3:// URI, or the relative form).  The
- * SQL functions (psql, PostgREST) report the recorded location itself.
+ *	  Manifest paths as Lance clients read and write them: relative to
+ *	  the object store's root (a file path without its leading "/", a
+ *	  bucket's key), as Lance's DirectoryNamespace answers.  Every
+ *	  TableVersion the gateway returns carries that form, whatever form
+ *	  the request used; SQL reports the recorded location itself.
  *
  *-------------------------------------------------------------------------
  */

@@ -1,11 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * pathid.c
- *	  Percent-decoding of path segments and query parameters, and the
- *	  parsing of a string identifier ("ns$sub$table") into a JSON array
- *	  of names, with the semantics of lance_namespace.lance_parse_id():
- *	  the empty string or the delimiter alone is the root (empty array);
- *	  otherwise the string is split on every occurrence of the delimiter.
+ *	  Percent-decoding of path segments and query parameters, and string
+ *	  identifiers ("ns$sub$table") split by the extension's rule.
  *
  *-------------------------------------------------------------------------
  */
@@ -17,11 +14,11 @@
 #include "name_rules.h"
 
 /*
- * gw_hexval
+ * hexval
  *		Value of one hex digit, or -1.
  */
-int
-gw_hexval(unsigned char c)
+static int
+hexval(unsigned char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -66,17 +63,9 @@ gw_percent_decode(const char *s, size_t len, bool plus_is_space, GwError *err)
 
 		if (c == '%')
 		{
-			int			hi,
-						lo;
+			int			hi = i + 2 < len ? hexval((unsigned char) s[i + 1]) : -1;
+			int			lo = i + 2 < len ? hexval((unsigned char) s[i + 2]) : -1;
 
-			if (i + 2 >= len)
-			{
-				free(out);
-				gw_error_set(err, GW_ERR_INVALID_INPUT, "malformed percent-encoding in request target");
-				return NULL;
-			}
-			hi = gw_hexval((unsigned char) s[i + 1]);
-			lo = gw_hexval((unsigned char) s[i + 2]);
 			if (hi < 0 || lo < 0)
 			{
 				free(out);
@@ -103,10 +92,9 @@ gw_percent_decode(const char *s, size_t len, bool plus_is_space, GwError *err)
 
 /*
  * gw_parse_id
- *		Split a decoded string identifier into a JSON array of strings,
- *		with the extension's own splitting rule (src/name_rules.c): the
- *		empty string or the delimiter alone is the root.  Names are
- *		validated by the catalog.
+ *		Split a decoded string identifier into a JSON array of strings by
+ *		the extension's rule (src/name_rules.c): the empty string or the
+ *		delimiter alone is the root.  The catalog validates the names.
  */
 json_t *
 gw_parse_id(const char *id, const char *delimiter, GwError *err)

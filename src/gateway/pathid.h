@@ -15,6 +15,5 @@
 extern char *gw_percent_decode(const char *s, size_t len, bool plus_is_space, GwError *err);
 extern json_t *gw_parse_id(const char *id, const char *delimiter, GwError *err);
 extern bool gw_valid_utf8(const char *s, size_t len);
-extern int	gw_hexval(unsigned char c);
 
 #endif							/* LANCE_GATEWAY_PATHID_H */

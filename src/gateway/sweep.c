@@ -122,29 +122,19 @@ static PGresult *
 run(Sweep *sw, const char *context, const char *sql, int nparams,
 	const char *const *params)
 {
-	PGresult   *res = PQexecParams(sw->conn, sql, nparams, NULL, params, NULL, NULL, 0);
-	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
-	const char *primary;
-	const char *sqlstate;
-	char		message[1024];
-	size_t		n;
+	PGresult   *res;
+	GwError		err;
+	char		sqlstate[6];
 
-	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+	if (gw_db_exec(sw->conn, sql, nparams, params, &res, sqlstate, &err))
 		return res;
-	primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
-	sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-	snprintf(message, sizeof(message), "%s", primary ? primary : PQerrorMessage(sw->conn));
-	n = strlen(message);
-	while (n > 0 && (message[n - 1] == '\n' || message[n - 1] == ' '))
-		message[--n] = '\0';
-	report(sw, context, message,
-		   sqlstate && strcmp(sqlstate, "42501") == 0 ?
+	report(sw, context, err.message,
+		   strcmp(sqlstate, "42501") == 0 ?
 		   "run the sweep as the catalog's owner or a superuser: it must see every row "
 		   "(row level security) and lock the tables it works on" :
-		   sqlstate && strcmp(sqlstate, "55P03") == 0 ?
+		   strcmp(sqlstate, "55P03") == 0 ?
 		   "a transaction held the table for longer than " SWEEP_LOCK_TIMEOUT
-		   "; the table was skipped, run the sweep again" : NULL);
-	PQclear(res);
+		   "; the table was skipped, run the sweep again" : err.detail);
 	return NULL;
 }
 
