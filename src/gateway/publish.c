@@ -195,37 +195,6 @@ prune(PGconn *conn, PGresult *rows, const bool *ok, GwError *err)
 }
 
 /*
- * removed_by_cleanup
- *		Whether the canonical file of version is missing while its
- *		directory lists the manifest of a later version: a client's cleanup
- *		of old versions removed it (table_files.c), which a publication must
- *		not undo.  A crash loses only the latest links, never one below a
- *		link that survived (the file system's journal commits in order).
- */
-static bool
-removed_by_cleanup(GwStorage *st, const char *canon, int64_t version)
-{
-	GwError		e;
-	int64_t		size;
-	char	   *dir;
-	char	   *slash;
-	bool		later;
-
-	gw_error_clear(&e);
-	if (st->stat_staging(st, canon, &size, &e) || errno != ENOENT)
-		return false;
-	if ((dir = strdup(canon)) == NULL || (slash = strrchr(dir, '/')) == NULL)
-	{
-		free(dir);
-		return false;
-	}
-	*slash = '\0';
-	later = gw_later_manifest(st, dir, version);
-	free(dir);
-	return later;
-}
-
-/*
  * publish_rows
  *		Make the canonical file of each pending row in res hold its bytes
  *		(ok[i] when it does, or when a cleanup removed it), flush them
@@ -259,7 +228,7 @@ publish_rows(PGconn *conn, PGresult *res, bool *ok, const char **paths,
 			counts->failed++;
 			continue;			/* not a local manifest under --root */
 		}
-		if (removed_by_cleanup(s, canon, atoll(PQgetvalue(res, i, 2))))
+		if (gw_manifest_missing(s, canon, atoll(PQgetvalue(res, i, 2))) == GW_MANIFEST_CLEANED)
 		{
 			counts->removed++;
 			ok[i] = true;

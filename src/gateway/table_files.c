@@ -141,29 +141,45 @@ gw_table_remove_data(const char *dir, int64_t min_age_ms, long *removed, GwError
 }
 
 /*
- * gw_later_manifest
- *		Whether directory dir (a _versions directory) lists a canonical
- *		manifest of a version above version.
+ * gw_manifest_missing
+ *		Whether the manifest file at path (of version) is missing: 0 no (or
+ *		cannot say), GW_MANIFEST_CLEANED when its directory lists a later
+ *		version's manifest (a client's cleanup removed it: a crash loses
+ *		only the latest links, the journal commits in order), else
+ *		GW_MANIFEST_LOST.
  */
-bool
-gw_later_manifest(GwStorage *st, const char *dir, int64_t version)
+int
+gw_manifest_missing(GwStorage *st, const char *path, int64_t version)
 {
 	GwFileInfo *files;
 	int			nfiles;
 	GwError		err;
-	bool		found = false;
+	int64_t		size;
+	char	   *dir;
+	char	   *slash;
+	bool		later = false;
 
 	gw_error_clear(&err);
-	if (!st->list(st, dir, &files, &nfiles, &err))
-		return false;
-	for (int i = 0; i < nfiles && !found; i++)
+	if (st->stat_staging(st, path, &size, &err) || errno != ENOENT)
+		return 0;
+	if ((dir = strdup(path)) == NULL || (slash = strrchr(dir, '/')) == NULL)
 	{
-		int64_t		v;
-
-		found = lance_manifest_version(files[i].name, &v, NULL) && v > version;
+		free(dir);
+		return 0;
 	}
-	free(files);
-	return found;
+	*slash = '\0';
+	if (st->list(st, dir, &files, &nfiles, &err))
+	{
+		for (int i = 0; i < nfiles && !later; i++)
+		{
+			int64_t		v;
+
+			later = lance_manifest_version(files[i].name, &v, NULL) && v > version;
+		}
+		free(files);
+	}
+	free(dir);
+	return later ? GW_MANIFEST_CLEANED : GW_MANIFEST_LOST;
 }
 
 /*
@@ -181,23 +197,18 @@ gw_describe_version_check(json_t *request, const GwRequestInfo *info, json_t *re
 	json_int_t	version = json_integer_value(json_object_get(v, "version"));
 	GwStorage  *st;
 	GwError		e;
-	int64_t		size;
-	char	   *dir = NULL;
-	char	   *slash;
 	bool		gone = false;
 
 	gw_error_clear(&e);
 	if (path != NULL && path[0] == '/' && gw_table_location_inside(path) &&
-		(st = gw_storage_for(path, &e)) != NULL &&
-		!st->stat_staging(st, path, &size, &e) && errno == ENOENT &&
-		(dir = strdup(path)) != NULL && (slash = strrchr(dir, '/')) != NULL)
+		(st = gw_storage_for(path, &e)) != NULL)
 	{
-		*slash = '\0';
-		gone = gw_later_manifest(st, dir, (int64_t) version);
-		if (!gone)
+		int			missing = gw_manifest_missing(st, path, (int64_t) version);
+
+		gone = missing == GW_MANIFEST_CLEANED;
+		if (missing == GW_MANIFEST_LOST)
 			(void) gw_publish_repair(path);	/* lost by a crash: rewritten */
 	}
-	free(dir);
 	if (gone)
 	{
 		json_t	   *retire = json_pack("{sOsIsOss}", "id", json_object_get(request, "id"),

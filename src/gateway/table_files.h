@@ -19,7 +19,9 @@ extern char *gw_table_location_dir(const char *location);
 extern bool gw_table_location_inside(const char *dir);
 extern bool gw_table_remove_data(const char *dir, int64_t min_age_ms, long *removed,
 								 GwError *err);
-extern bool gw_later_manifest(GwStorage *st, const char *dir, int64_t version);
+#define GW_MANIFEST_LOST	1
+#define GW_MANIFEST_CLEANED 2
+extern int	gw_manifest_missing(GwStorage *st, const char *path, int64_t version);
 extern bool gw_describe_version_check(json_t *request, const GwRequestInfo *info,
 									  json_t *res, GwError *err);
 extern char *gw_register_table(const char *function, json_t *request,
