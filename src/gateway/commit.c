@@ -63,10 +63,8 @@ typedef struct CommitCtx
 
 /*
  * hold_entry
- *		Send the staged bytes (ce->staged, read by read_staging) with the
- *		version, as base64, so that the catalog keeps them until the
- *		canonical file is durable (publish.c).  The field holds a
- *		placeholder until the request is written out (with_held).
+ *		Send the staged bytes with the version, as base64, for the catalog
+ *		to hold (publish.c); a placeholder until with_held.
  */
 static bool
 hold_entry(json_t *entry, CommitEntry *ce, int index, GwError *err)
@@ -181,12 +179,10 @@ s3_staging(const char *path, char **out)
 
 /*
  * prepare_entry
- *		Resolve one entry's staging manifest before the catalog call: check
- *		it is readable inside the root, reconcile manifest_size with the
- *		file (filling it in when absent) and hand the catalog the absolute
- *		path.  A problem with the staging file is only reported if the
- *		catalog accepts the version, so that a duplicate still gets its
- *		truthful 409 (and a missing table its 404).
+ *		Resolve one entry's staging manifest before the catalog call: its
+ *		absolute path, its size (filled in when absent) and, if held, its
+ *		bytes.  A problem with the staging file is reported only if the
+ *		catalog accepts the version, so that a duplicate still gets 409.
  */
 static bool
 prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
@@ -329,11 +325,9 @@ finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 	if (ce->deferred)
 	{
 		/*
-		 * The staging file is gone.  That is a retry after a lost reply
-		 * (the first attempt committed and removed it) when the catalog
-		 * returned the existing row and its canonical file is in place
-		 * with the recorded size: answer as the first attempt did.
-		 * Anything else is the staging error.  See RELIABILITY.md.
+		 * The staging file is gone: a retry after a lost reply if the
+		 * canonical file has the recorded size (RELIABILITY.md), else the
+		 * staging error.
 		 */
 		json_t	   *jsize = json_object_get(version, "manifest_size");
 		GwError		ignored;

@@ -40,19 +40,17 @@
 	" pg_catalog.set_config('row_security', 'off', false)," \
 	" pg_catalog.set_config('lock_timeout', '" SWEEP_LOCK_TIMEOUT "', false)"
 
-#define SQL_TABLES \
-	"SELECT e.id, e.location, lance_namespace.lance_format_id(e.path)" \
-	" FROM lance_namespace.entries e WHERE e.kind = 't' ORDER BY e.id"
+/* the tables, then the locations of dropped tables (lance_drop_table records them) */
+#define SQL_WORK \
+	"SELECT e.id, e.location, lance_namespace.lance_format_id(e.path), false" \
+	" FROM lance_namespace.entries e WHERE e.kind = 't'" \
+	" UNION ALL SELECT DISTINCT NULL::bigint, h.detail OPERATOR(pg_catalog.->>) 'location', NULL, true" \
+	" FROM lance_namespace.history h WHERE h.operation = 'DropTable'" \
+	" AND h.detail OPERATOR(pg_catalog.?) 'location' ORDER BY 4, 1, 2"
 
 #define SQL_LOCK_TABLE \
 	"SELECT e.location FROM lance_namespace.entries e" \
 	" WHERE e.id = $1::bigint AND e.kind = 't' FOR UPDATE"
-
-/* the locations of dropped tables (lance_drop_table records them) */
-#define SQL_DROPPED \
-	"SELECT DISTINCT h.detail OPERATOR(pg_catalog.->>) 'location'" \
-	" FROM lance_namespace.history h WHERE h.operation = 'DropTable'" \
-	" AND h.detail OPERATOR(pg_catalog.?) 'location' ORDER BY 1"
 
 /* no table of the catalog is at, above or below location $1 */
 #define SQL_LOCATION_FREE \
@@ -466,11 +464,7 @@ gw_sweep_run(const char *root)
 	{
 		GwPublishCounts pc = {0};
 
-		/*
-		 * First the publications a crash left unfinished (publish.c): a
-		 * canonical file they restore is neither missing (to retire) nor
-		 * an orphan.
-		 */
+		/* first what a crash left unpublished: neither missing nor orphans */
 		PQclear(res);
 		gw_error_clear(&err);
 		if (!gw_publish_pass(sw.conn, NULL, sw.dry_run, &pc, &err))
@@ -478,7 +472,7 @@ gw_sweep_run(const char *root)
 		else if (pc.pending > 0)
 			printf("sweep: %ld pending publications, %ld manifests %s from the catalog's bytes, %ld made durable\n",
 				   pc.pending, pc.rewritten, sw.dry_run ? "would be checked" : "republished", pc.pruned);
-		res = run(&sw, "listing the tables", SQL_TABLES, 0, NULL);
+		res = run(&sw, "listing the tables", SQL_WORK, 0, NULL);
 	}
 	for (int i = 0; res != NULL && i < PQntuples(res); i++)
 	{
@@ -489,22 +483,13 @@ gw_sweep_run(const char *root)
 			report(&sw, "catalog database", "the connection was lost", NULL);
 			break;
 		}
-		if (PQgetisnull(res, i, 1) || (dir = table_dir(PQgetvalue(res, i, 1))) == NULL)
-			continue;			/* not under the root: not the gateway's */
-		free(dir);
-		sweep_table(&sw, PQgetvalue(res, i, 0), PQgetvalue(res, i, 2));
-	}
-	PQclear(res);
-
-	res = run(&sw, "listing the dropped tables", SQL_DROPPED, 0, NULL);
-	for (int i = 0; res != NULL && i < PQntuples(res); i++)
-	{
-		if (PQstatus(sw.conn) != CONNECTION_OK)
+		if (strcmp(PQgetvalue(res, i, 3), "t") == 0)
+			sweep_dropped(&sw, PQgetvalue(res, i, 1));
+		else if (!PQgetisnull(res, i, 1) && (dir = table_dir(PQgetvalue(res, i, 1))) != NULL)
 		{
-			report(&sw, "catalog database", "the connection was lost", NULL);
-			break;
+			free(dir);			/* else not under the root: not the gateway's */
+			sweep_table(&sw, PQgetvalue(res, i, 0), PQgetvalue(res, i, 2));
 		}
-		sweep_dropped(&sw, PQgetvalue(res, i, 0));
 	}
 	PQclear(res);
 

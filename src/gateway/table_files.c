@@ -93,6 +93,28 @@ gw_table_location_inside(const char *dir)
 }
 
 /*
+ * storage_at
+ *		The backend that reaches table directory dir: the gateway's under
+ *		--root or in a bucket; else, for an absolute path, one confined to
+ *		base (*own, to free).  NULL with err set, or with err clear when
+ *		there is nothing at base.
+ */
+static GwStorage *
+storage_at(const char *dir, const char *base, GwStorage **own, GwError *err)
+{
+	*own = NULL;
+	gw_error_clear(err);
+	if (gw_table_location_inside(dir) || strncmp(dir, "s3://", 5) == 0)
+		return gw_storage_for(dir, err);
+	if (dir[0] != '/')
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "%s is neither an absolute path nor an s3:// location", dir);
+	else if ((*own = gw_storage_local_create(base, err)) == NULL)
+		gw_error_clear(err);
+	return *own;
+}
+
+/*
  * gw_table_remove_data
  *		Delete the files of the table at dir (normalized); *removed counts
  *		them.  Outside --root (allowed by the caller) a local location is
@@ -101,43 +123,26 @@ gw_table_location_inside(const char *dir)
 bool
 gw_table_remove_data(const char *dir, int64_t min_age_ms, long *removed, GwError *err)
 {
+	char	   *parent = strdup(dir);
+	char	   *slash = parent ? strrchr(parent, '/') : NULL;
+	GwStorage  *own;
 	GwStorage  *st;
 	bool		ok;
 
 	*removed = 0;
-	if (gw_table_location_inside(dir) || strncmp(dir, "s3://", 5) == 0)
+	if (parent == NULL)
 	{
-		st = gw_storage_for(dir, err);
-		return st != NULL && st->remove_tree(st, dir, min_age_ms, removed, err);
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		return false;
 	}
-	else
-	{
-		char	   *parent = strdup(dir);
-		char	   *slash = parent ? strrchr(parent, '/') : NULL;
-
-		if (slash == NULL || dir[0] != '/')
-		{
-			free(parent);
-			gw_error_set(err, GW_ERR_INVALID_INPUT,
-						 "%s is neither an absolute path nor an s3:// location", dir);
-			return false;
-		}
-		if (slash == parent)
-			slash[1] = '\0';
-		else
-			*slash = '\0';
-		st = gw_storage_local_create(parent, err);
-		free(parent);
-		if (st == NULL)
-		{
-			/* no parent directory: no data */
-			gw_error_clear(err);
-			return true;
-		}
-		ok = st->remove_tree(st, dir, min_age_ms, removed, err);
-		gw_storage_local_free(st);
-		return ok;
-	}
+	if (slash != NULL)
+		slash[slash == parent] = '\0';	/* the parent; "/" stays */
+	st = storage_at(dir, parent, &own, err);
+	free(parent);
+	ok = st != NULL ? st->remove_tree(st, dir, min_age_ms, removed, err) : err->code < 0;
+	if (own != NULL)
+		gw_storage_local_free(own);
+	return ok;
 }
 
 /*
@@ -262,16 +267,16 @@ listed_cmp(const void *a, const void *b)
 /*
  * list_versions
  *		The canonical manifests of <dir>/_versions as a JSON array of
- *		{version, manifest_path, naming_scheme, manifest_size[, e_tag]}, manifest_path
- *		spelled from location as given; one entry per version (V2 wins).
- *		NULL with err set on a storage error.
+ *		{version, manifest_path, naming_scheme, manifest_size[, e_tag]},
+ *		manifest_path spelled from location as given; one entry per version
+ *		(V2 wins).  NULL with err set on a storage error.
  */
 static json_t *
 list_versions(const char *location, const char *dir, GwError *err)
 {
 	json_t	   *out = json_array();
-	GwStorage  *st;
-	GwStorage  *own = NULL;
+	GwStorage  *own;
+	GwStorage  *st = storage_at(dir, dir, &own, err);
 	GwFileInfo *files = NULL;
 	Listed	   *listed = NULL;
 	char	   *vdir = NULL;
@@ -281,56 +286,26 @@ list_versions(const char *location, const char *dir, GwError *err)
 
 	while (loclen > 1 && location[loclen - 1] == '/')
 		loclen--;
-	if (out == NULL || asprintf(&vdir, "%s/_versions", dir) < 0)
-	{
-		json_decref(out);
+	if (st == NULL && dir[0] != '/' && strncmp(dir, "s3://", 5) != 0)
+		gw_error_clear(err);	/* rest_register_table judges the location */
+	if (st != NULL &&
+		(asprintf(&vdir, "%s/" LANCE_VERSIONS_DIR, dir) < 0 ||
+		 !st->list(st, vdir, &files, &nfiles, err) ||
+		 (listed = calloc(nfiles + 1, sizeof(Listed))) == NULL) && err->code < 0)
 		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-		return NULL;
-	}
-	if (gw_table_location_inside(dir) || strncmp(dir, "s3://", 5) == 0)
-		st = gw_storage_for(dir, err);
-	else if (dir[0] == '/')
-	{
-		/* outside --root: a backend confined to the location itself */
-		st = own = gw_storage_local_create(dir, err);
-		if (st == NULL)
-		{
-			gw_error_clear(err);	/* no such directory: no versions */
-			free(vdir);
-			return out;
-		}
-	}
-	else
-	{
-		free(vdir);
-		return out;				/* rest_register_table judges the location */
-	}
-	if (st == NULL || !st->list(st, vdir, &files, &nfiles, err))
-	{
-		json_decref(out);
-		out = NULL;
-		goto done;
-	}
-	listed = calloc(nfiles ? nfiles : 1, sizeof(Listed));
-	if (listed == NULL)
-	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-		json_decref(out);
-		out = NULL;
-		goto done;
-	}
-	for (int i = 0; i < nfiles; i++)
+	for (int i = 0; listed != NULL && i < nfiles; i++)
 		if (lance_manifest_version(files[i].name, &listed[n].version, &listed[n].scheme))
 			listed[n++].file = &files[i];
-	qsort(listed, n, sizeof(Listed), listed_cmp);
-	for (int i = 0; i < n; i++)
+	if (listed != NULL)
+		qsort(listed, n, sizeof(Listed), listed_cmp);
+	for (int i = 0; i < n && err->code < 0; i++)
 	{
 		json_t	   *e;
 		char	   *path;
 
 		if (i > 0 && listed[i].version == listed[i - 1].version)
 			continue;
-		if (asprintf(&path, "%.*s/_versions/%s", (int) loclen, location,
+		if (asprintf(&path, "%.*s/" LANCE_VERSIONS_DIR "/%s", (int) loclen, location,
 					 listed[i].file->name) < 0)
 			path = NULL;
 		e = json_pack("{sIssss}", "version", (json_int_t) listed[i].version,
@@ -342,15 +317,15 @@ list_versions(const char *location, const char *dir, GwError *err)
 		if (e != NULL && listed[i].file->etag[0] != '\0')
 			json_object_set_new(e, "e_tag", json_string(listed[i].file->etag));
 		if (e == NULL || json_array_append_new(out, e) != 0)
-		{
 			gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-			json_decref(out);
-			out = NULL;
-			break;
-		}
 	}
-
-done:
+	if (out == NULL)
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+	if (err->code >= 0)
+	{
+		json_decref(out);
+		out = NULL;
+	}
 	free(listed);
 	free(files);
 	free(vdir);
