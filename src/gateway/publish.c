@@ -157,6 +157,25 @@ recount(PGconn *conn)
 }
 
 /*
+ * own_pass
+ *		A pass on the publisher's connection (opened when needed), then a
+ *		recount after a full one.
+ */
+static bool
+own_pass(const char *manifest_path, GwPublishCounts *counts, GwError *err)
+{
+	bool		ok;
+
+	gw_error_clear(err);
+	pthread_mutex_lock(&conn_mu);
+	ok = ensure_conn(err) != NULL && gw_publish_pass(pconn, manifest_path, false, counts, err);
+	if (ok && manifest_path == NULL)
+		recount(pconn);
+	pthread_mutex_unlock(&conn_mu);
+	return ok;
+}
+
+/*
  * prune
  *		Delete the publications of rows[i] where ok[i] (their canonical
  *		files are durable).  Returns the number deleted, -1 on an error.
@@ -230,7 +249,6 @@ publish_rows(PGconn *conn, PGresult *res, bool *ok, const char **paths,
 		}
 		if (gw_manifest_missing(s, canon, atoll(PQgetvalue(res, i, 2))) == GW_MANIFEST_CLEANED)
 		{
-			counts->removed++;
 			ok[i] = true;
 			nprune++;
 			continue;
@@ -357,10 +375,7 @@ publisher_main(void *arg)
 		commits = 0;
 		pthread_mutex_unlock(&mu);
 
-		gw_error_clear(&err);
-		pthread_mutex_lock(&conn_mu);
-		if (ensure_conn(&err) == NULL ||
-			!gw_publish_pass(pconn, NULL, false, &counts, &err))
+		if (!own_pass(NULL, &counts, &err))
 		{
 			fprintf(stderr, "%s: publication pass: %s%s%s (retried)\n", GW_PROGRAM,
 					err.message, err.detail[0] ? ": " : "", err.detail);
@@ -368,9 +383,6 @@ publisher_main(void *arg)
 			commits++;			/* try again after an interval */
 			pthread_mutex_unlock(&mu);
 		}
-		else
-			recount(pconn);
-		pthread_mutex_unlock(&conn_mu);
 		if (last)
 			return NULL;
 	}
@@ -403,23 +415,21 @@ gw_publish_start(void)
 	owner = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
 		strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 	PQclear(res);
+	pthread_mutex_unlock(&conn_mu);
 	if (!owner)
 	{
-		pthread_mutex_unlock(&conn_mu);
 		fprintf(stderr, "%s: publications: the gateway's role is not the catalog's owner "
 				"(or the catalog predates 0.3.0): every create flushes its manifest\n", GW_PROGRAM);
 		return true;
 	}
 	privileged = true;
-	if (!gw_publish_pass(pconn, NULL, false, &counts, &err))
+	if (!own_pass(NULL, &counts, &err))
 	{
 		/* the publisher tries again; describe repairs one file on demand */
 		fprintf(stderr, "%s: publications at start-up: %s%s%s (retried)\n", GW_PROGRAM,
 				err.message, err.detail[0] ? ": " : "", err.detail);
 		commits = 1;
 	}
-	recount(pconn);
-	pthread_mutex_unlock(&conn_mu);
 	if (counts.pending > 0)
 		fprintf(stderr, "%s: publications at start-up: %ld pending, %ld republished, "
 				"%ld made durable, %ld left\n", GW_PROGRAM, counts.pending, counts.rewritten,
@@ -554,12 +564,7 @@ gw_publish_repair(const char *manifest_path)
 
 	if (!privileged)
 		return false;
-	gw_error_clear(&err);
-	pthread_mutex_lock(&conn_mu);
-	ok = ensure_conn(&err) != NULL &&
-		gw_publish_pass(pconn, manifest_path, false, &counts, &err);
-	pthread_mutex_unlock(&conn_mu);
-	if (!ok)
+	if (!(ok = own_pass(manifest_path, &counts, &err)))
 		fprintf(stderr, "%s: publication of %s: %s%s%s\n", GW_PROGRAM, manifest_path,
 				err.message, err.detail[0] ? ": " : "", err.detail);
 	return ok && counts.pruned > 0;

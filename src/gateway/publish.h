@@ -20,7 +20,6 @@ typedef struct GwPublishCounts
 	long		rewritten;		/* canonical files written from the bytes */
 	long		pruned;			/* rows deleted once their file was durable */
 	long		failed;			/* rows left for a later pass */
-	long		removed;		/* files a client's cleanup removed: pruned as is */
 } GwPublishCounts;
 
 extern bool gw_publish_start(void);

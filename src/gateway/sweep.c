@@ -138,10 +138,8 @@ run(Sweep *sw, const char *context, const char *sql, int nparams,
 
 /*
  * classify
- *		What a file name of a _versions directory is to the sweep.  For a
- *		canonical name, *version gets the version it names: exactly the
- *		names the catalog computes (manifest_rules.c, shared with the
- *		extension).
+ *		What a file name of a _versions directory is to the sweep, and the
+ *		version a canonical name names (manifest_rules.c).
  */
 static NameKind
 classify(const char *name, int64_t *version)
@@ -394,11 +392,9 @@ sweep_table(Sweep *sw, const char *table_id, const char *table_name)
 
 /*
  * sweep_dropped
- *		Delete what is left of a dropped table at location (DropTable
- *		deletes the files after its COMMIT; a crash in between leaves
- *		them), provided that it lies under the root and that no table of
- *		the catalog is at, above or below it now.  Files younger than
- *		--sweep-min-age stay: a table declared there since is young.
+ *		Delete what a crash after DropTable's COMMIT left at location, if it
+ *		lies under the root and no table is at, above or below it now.
+ *		Files younger than --sweep-min-age stay (a table declared since).
  */
 static void
 sweep_dropped(Sweep *sw, const char *location)
@@ -432,9 +428,8 @@ sweep_dropped(Sweep *sw, const char *location)
 
 /*
  * gw_sweep_run
- *		One sweep over the catalog's tables under root (a real path, checked
- *		against the catalog by the caller).  Prints one line per file and a
- *		summary; returns the exit status (0, or 1 after any error).
+ *		One sweep over the catalog's tables under root.  Prints one line
+ *		per file and a summary; returns the exit status (1 after an error).
  */
 int
 gw_sweep_run(const char *root)
