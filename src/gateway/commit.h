@@ -14,8 +14,6 @@
 #include "db.h"
 #include "storage.h"
 
-extern GwStorage *gw_storage;
-
 extern char *gw_commit_versions(const char *function, json_t *request, bool batch,
 								const GwRequestInfo *info, GwError *err);
 extern char *gw_commit_operations(const char *function, json_t *request,

@@ -104,13 +104,13 @@ typedef struct FeedSub
 } FeedSub;
 
 static pthread_mutex_t feed_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t feed_cond;	/* the poller connected (CLOCK_MONOTONIC) */
 static FeedSub *subs;
 static atomic_int nsubs;		/* linked into subs: read without the lock */
 static bool stopping;
 static bool connected;			/* the poller is connected */
 static bool started;			/* the poller runs */
 static pthread_t poller;
+static PGconn *first_conn;		/* opened by gw_feed_start for the poller */
 static atomic_bool poller_stop;
 static atomic_bool poke_pending;
 static int	wake_pipe[2] = {-1, -1};
@@ -324,7 +324,6 @@ set_connected(bool up, const char *text)
 	connected = up;
 	if (text)
 		log_append(frame_new(strdup(text), 0));
-	pthread_cond_broadcast(&feed_cond);
 	pthread_mutex_unlock(&feed_lock);
 }
 
@@ -939,8 +938,9 @@ poller_main(void *arg)
 	while (!atomic_load(&poller_stop))
 	{
 		GwError		err;
-		PGconn	   *conn = gw_pool_connect(&err);
+		PGconn	   *conn = first_conn ? first_conn : gw_pool_connect(&err);
 
+		first_conn = NULL;
 		if (conn == NULL)
 		{
 			pause_ms(backoff);
@@ -986,14 +986,13 @@ gw_feed_poke(void)
 
 /*
  * gw_feed_start
- *		Start the poller and wait (up to --startup-timeout) until it is
- *		connected.  False if the thread cannot be started.
+ *		Connect the poller's connection (or leave it to the poller to retry)
+ *		and start the poller.  False if the thread cannot be started.
  */
 bool
 gw_feed_start(void)
 {
-	pthread_condattr_t attr;
-	struct timespec deadline;
+	GwError		err;
 
 	heartbeat_ms = gw_config.sse_heartbeat_ms;
 	queue_max = gw_config.sse_queue;
@@ -1003,28 +1002,22 @@ gw_feed_start(void)
 	/* an idle stream must write before the HTTP server's idle timeout */
 	if (gw_config.request_timeout_s > 0 && heartbeat_ms > gw_config.request_timeout_s * 500L)
 		heartbeat_ms = gw_config.request_timeout_s * 500L;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&feed_cond, &attr);
-	pthread_condattr_destroy(&attr);
 	log_ring = calloc(queue_max, sizeof(Frame *));
 	privs = json_object();
 	if (log_ring == NULL || privs == NULL ||
 		regcomp(&cursor_form, CURSOR_FORM, REG_EXTENDED | REG_NOSUB) != 0 ||
-		pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0 ||
-		pthread_create(&poller, NULL, poller_main, NULL) != 0)
+		pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
 		return false;
-	started = true;
-
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += gw_config.startup_wait_s;
-	pthread_mutex_lock(&feed_lock);
-	while (!connected)
-		if (pthread_cond_timedwait(&feed_cond, &feed_lock, &deadline) != 0)
-			break;
+	/* subscribers of the first moment need not wait for the thread */
+	connected = (first_conn = gw_pool_connect(&err)) != NULL;
 	if (!connected)
 		fprintf(stderr, "%s: change feed: not connected yet; retrying in the background\n", GW_PROGRAM);
-	pthread_mutex_unlock(&feed_lock);
+	if (pthread_create(&poller, NULL, poller_main, NULL) != 0)
+	{
+		PQfinish(first_conn);
+		return false;
+	}
+	started = true;
 	return true;
 }
 
