@@ -77,15 +77,13 @@ typedef struct FeedSub
 {
 	struct FeedSub *next;
 	struct FeedSub *prev;
-	bool		joined;			/* has a position: pos and cursor */
 	bool		started;		/* sent its start: reads the log from pos */
 	uint64_t	pos;			/* the next frame of the log to send */
-	char	   *cursor;			/* the cursor that goes with pos */
+	char	   *cursor;			/* the cursor that goes with pos; NULL before */
 	char	   *resume;			/* the client's cursor, or NULL */
 	bool		told;			/* was told that the feed is reconnecting */
 	bool		closing;
-	const char *bye;			/* last comment to send when closing */
-	bool		bye_sent;
+	const char *bye;			/* last comment to send when closing, until sent */
 	char	   *ns_prefix;		/* how the ids in the namespace filter begin, or NULL */
 	char	   *table_id;		/* the table filter's id, or NULL */
 	char	   *role;			/* --db-auth role, or NULL */
@@ -281,7 +279,7 @@ log_append(Frame *f)
 	log_ring[log_head++ % queue_max] = f;
 	log_bytes += f->len;
 	for (FeedSub *s = subs; log_tail != tail && s; s = s->next)
-		if (s->joined && s->pos < log_tail && !s->closing)
+		if (s->cursor && s->pos < log_tail && !s->closing)
 		{
 			close_sub(s, SLOW);
 			gw_metrics_add(GW_M_SSE_SLOW_DISCONNECTS, 1);
@@ -515,12 +513,9 @@ catch_up(PGconn *conn, FeedSub *s, FILE *out, int *sent)
 static bool
 join(FeedSub *s)
 {
-	if (!s->joined && log_cursor != NULL && (s->cursor = strdup(log_cursor)) != NULL)
-	{
+	if (s->cursor == NULL && log_cursor != NULL && (s->cursor = strdup(log_cursor)) != NULL)
 		s->pos = log_head;
-		s->joined = true;
-	}
-	return s->joined;
+	return s->cursor != NULL;
 }
 
 /*
@@ -566,10 +561,9 @@ next_frame(FeedSub *s)
 
 	if (s->closing)
 	{
-		if (s->bye_sent || s->bye == NULL)
-			return NULL;
-		s->bye_sent = true;
-		return frame_new(strdup(s->bye), 0);
+		f = s->bye ? frame_new(strdup(s->bye), 0) : NULL;
+		s->bye = NULL;
+		return f;
 	}
 	if (!s->started)
 	{
@@ -644,7 +638,8 @@ read_cb(void *cls, uint64_t pos, char *buf, size_t max)
 	else if (s->closing || (s->fd >= 0 && poll(&p, 1, 0) > 0 &&
 							(p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))))
 	{
-		s->closing = s->bye_sent = true;
+		s->closing = true;
+		s->bye = NULL;
 		pthread_mutex_unlock(&feed_lock);
 		return MHD_CONTENT_READER_END_OF_STREAM;
 	}
