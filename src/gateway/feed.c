@@ -91,6 +91,7 @@ typedef struct FeedSub
 	bool		busy;			/* the poller works for it without feed_lock */
 	bool		gone;			/* freed while busy: the poller frees it */
 	int			round;			/* the poller's last round of work for it */
+	uint64_t	answered;		/* the last poll whose frames have its role's answers */
 	GwLoop	   *loop;			/* its stream's connection, in that loop */
 	struct MHD_Connection *conn;
 	int			fd;				/* the client's socket, -1 if unknown */
@@ -420,34 +421,40 @@ matches(const FeedSub *s, const Frame *f)
  * answer_readers
  *		Give each of the n commit frames the answer of every subscribing
  *		role whose filters it passes, role by role, asked without feed_lock.
- *		Returns with feed_lock held and no answer missing, so that the
- *		frames are appended before another role can join.
+ *		Returns with feed_lock held and no subscriber left out, so that the
+ *		frames are appended before another one can join.
  */
 static void
 answer_readers(PGconn *conn, Frame **frames, int n)
 {
+	static uint64_t round;
 	bool	   *need = calloc(n + 1, sizeof(bool));
 	char	   *role = NULL;
-	bool		ok = need != NULL;
 
+	round++;
 	for (;;)
 	{
 		pthread_mutex_lock(&feed_lock);
 		free(role);
 		role = NULL;
-		for (FeedSub *s = subs; ok && s; s = s->next)
-			for (int i = 0; s->role && i < n && (!role || strcmp(role, s->role) == 0); i++)
-				if (frames[i] && matches(s, frames[i]) &&
-					!json_object_get(frames[i]->readers, s->role) &&
-					(role != NULL || (role = strdup(s->role)) != NULL))
-					need[i] = true;
+		for (FeedSub *s = subs; need && n > 0 && s; s = s->next)
+		{
+			if (!s->role || s->answered == round || (role && strcmp(role, s->role) != 0))
+				continue;
+			if (!role && (role = strdup(s->role)) == NULL)
+				break;
+			s->answered = round;
+			for (int i = 0; i < n; i++)
+				need[i] |= frames[i] && matches(s, frames[i]) &&
+					!json_object_get(frames[i]->readers, role);
+		}
 		if (role == NULL)
 			break;				/* unanswered after a failure: withheld */
 		pthread_mutex_unlock(&feed_lock);
 		for (int i = 0; i < n; i++)
 			if (need[i])
-				ok &= json_object_set_new(frames[i]->readers, role,
-										  json_boolean(may_read(conn, role, frames[i]))) == 0;
+				json_object_set_new(frames[i]->readers, role,
+									json_boolean(may_read(conn, role, frames[i])));
 		memset(need, 0, n * sizeof(bool));
 	}
 	free(need);
