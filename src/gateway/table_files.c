@@ -286,19 +286,25 @@ list_versions(const char *location, const char *dir, GwError *err)
 
 	while (loclen > 1 && location[loclen - 1] == '/')
 		loclen--;
-	if (st == NULL && dir[0] != '/' && strncmp(dir, "s3://", 5) != 0)
-		gw_error_clear(err);	/* rest_register_table judges the location */
-	if (st != NULL &&
-		(asprintf(&vdir, "%s/" LANCE_VERSIONS_DIR, dir) < 0 ||
-		 !st->list(st, vdir, &files, &nfiles, err) ||
-		 (listed = calloc(nfiles + 1, sizeof(Listed))) == NULL) && err->code < 0)
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-	for (int i = 0; listed != NULL && i < nfiles; i++)
+	if (out == NULL)
+		goto oom;
+	if (st == NULL && err->code >= 0 && (dir[0] == '/' || strncmp(dir, "s3://", 5) == 0))
+		goto fail;
+	gw_error_clear(err);		/* nothing there, or rest_register_table judges */
+	if (st == NULL)
+		goto done;
+	if (asprintf(&vdir, "%s/" LANCE_VERSIONS_DIR, dir) < 0)
+		goto oom;
+	if (!st->list(st, vdir, &files, &nfiles, err))
+		goto fail;
+	gw_error_clear(err);		/* a missing directory lists nothing */
+	if ((listed = calloc(nfiles + 1, sizeof(Listed))) == NULL)
+		goto oom;
+	for (int i = 0; i < nfiles; i++)
 		if (lance_manifest_version(files[i].name, &listed[n].version, &listed[n].scheme))
 			listed[n++].file = &files[i];
-	if (listed != NULL)
-		qsort(listed, n, sizeof(Listed), listed_cmp);
-	for (int i = 0; i < n && err->code < 0; i++)
+	qsort(listed, n, sizeof(Listed), listed_cmp);
+	for (int i = 0; i < n; i++)
 	{
 		json_t	   *e;
 		char	   *path;
@@ -317,15 +323,15 @@ list_versions(const char *location, const char *dir, GwError *err)
 		if (e != NULL && listed[i].file->etag[0] != '\0')
 			json_object_set_new(e, "e_tag", json_string(listed[i].file->etag));
 		if (e == NULL || json_array_append_new(out, e) != 0)
-			gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+			goto oom;
 	}
-	if (out == NULL)
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-	if (err->code >= 0)
-	{
-		json_decref(out);
-		out = NULL;
-	}
+	goto done;
+oom:
+	gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+fail:
+	json_decref(out);
+	out = NULL;
+done:
 	free(listed);
 	free(files);
 	free(vdir);
