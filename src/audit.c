@@ -478,7 +478,7 @@ record_unrecorded_version(Relation rel, HeapTuple tuple)
 		TextDatumGetCString(heap_getattr(tuple, Anum_versions_manifest, desc, &isnull))));
 	values[6] = record[4];
 	SPI_connect();
-	lance_exec_as(rel->rd_rel->relowner, PLAN_MOVE_VERSION_RECORD, values, nulls, false, 0);
+	lance_exec_as(rel->rd_rel->relowner, PLAN_RECORD_VERSION, values, nulls, false, 0);
 	SPI_finish();
 }
 
@@ -515,35 +515,11 @@ lance_version_record_cleared(Relation rel, HeapTuple tuple)
 void
 lance_move_version_record(Relation rel, HeapTuple old)
 {
-	TupleDesc	desc = RelationGetDescr(rel);
-	Datum		values[7];
-	char		nulls[7] = "       ";
-	bool		isnull;
-	Datum		d;
+	Datum		values[1];
 
-	d = heap_getattr(old, Anum_versions_transaction_id, desc, &isnull);
-	if (isnull)
-		return;
-	values[0] = d;
-	values[1] = heap_getattr(old, Anum_versions_created_at, desc, &isnull);
-	if (isnull)
-		nulls[1] = 'n';
-	values[2] = heap_getattr(old, Anum_versions_created_by, desc, &isnull);
-	values[3] = heap_getattr(old, Anum_versions_interface, desc, &isnull);
-	if (isnull)
-		values[3] = CStringGetTextDatum("sql");
-	values[4] = heap_getattr(old, Anum_versions_table_path, desc, &isnull);
-	if (isnull)
-		values[4] = PointerGetDatum(construct_empty_array(TEXTOID));
-	values[5] = JsonbPGetDatum(lance_version_history_detail(
-		TextDatumGetCString(heap_getattr(old, Anum_versions_branch, desc, &isnull)),
-		DatumGetInt64(heap_getattr(old, Anum_versions_version, desc, &isnull)),
-		TextDatumGetCString(heap_getattr(old, Anum_versions_manifest, desc, &isnull))));
-	values[6] = heap_getattr(old, Anum_versions_session_role, desc, &isnull);
-	if (isnull)
-		nulls[6] = 'n';
+	values[0] = PointerGetDatum(&old->t_self);
 	SPI_connect();
-	lance_exec_as(rel->rd_rel->relowner, PLAN_MOVE_VERSION_RECORD, values, nulls, false, 0);
+	lance_exec_as(rel->rd_rel->relowner, PLAN_MOVE_VERSION_RECORD, values, NULL, false, 0);
 	SPI_finish();
 }
 
@@ -637,14 +613,7 @@ move_deleted_records(TriggerData *trigdata)
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(trigdata->tg_relation->rd_rel->relowner,
 						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-	rc = SPI_execute("INSERT INTO lance_namespace.history_log"
-					 " (transaction_id, at, role, interface, operation, id, detail, session_role)"
-					 " SELECT g.transaction_id, g.created_at, g.created_by,"
-					 "  COALESCE(g.interface, 'sql'), 'CreateTableVersion',"
-					 "  COALESCE(g.table_path, '{}'),"
-					 "  jsonb_build_object('branch', g.branch, 'version', g.version,"
-					 "                     'manifest_path', g.manifest_path), g.session_role"
-					 " FROM gone g WHERE g.transaction_id IS NOT NULL ORDER BY g.created_at",
+	rc = SPI_execute(LANCE_MOVE_VERSION_RECORDS("FROM gone v WHERE true"),
 					 false, 0);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 	if (rc != SPI_OK_INSERT)

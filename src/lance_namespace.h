@@ -122,6 +122,7 @@ typedef enum LancePlanId
 	PLAN_DELETE_ALL_VERSIONS,
 	PLAN_INSERT_HISTORY,
 	PLAN_INSERT_HISTORY_LOG,
+	PLAN_RECORD_VERSION,
 	PLAN_MOVE_VERSION_RECORD,
 	PLAN_MOVE_ALL_VERSION_RECORDS,
 	PLAN_ENTRY_PATH,
@@ -240,6 +241,25 @@ extern bool lance_restoring(Relation rel);
 extern HeapTuple lance_version_record(Relation rel, HeapTuple tuple);
 extern HeapTuple lance_version_record_cleared(Relation rel, HeapTuple tuple);
 extern void lance_move_version_record(Relation rel, HeapTuple old);
+
+/*
+ * LANCE_MOVE_VERSION_RECORDS(from)
+ *		The statement that moves the creation records of the version rows
+ *		"from" selects (as v) to the log, each as the CreateTableVersion row
+ *		that the history view reads from the row itself: one definition for
+ *		a changed row, a deleted statement's rows and a TRUNCATE (0.4.0's
+ *		history view, sql/lance_namespace--0.4.0.sql, is the same mapping;
+ *		15_version_records checks that the history reads the same before
+ *		and after each move).
+ */
+#define LANCE_MOVE_VERSION_RECORDS(from) \
+	"INSERT INTO lance_namespace.history_log" \
+	" (transaction_id, at, role, interface, operation, id, detail, session_role)" \
+	" SELECT v.transaction_id, v.created_at, v.created_by, COALESCE(v.interface, 'sql')," \
+	"  'CreateTableVersion', COALESCE(v.table_path, '{}')," \
+	"  jsonb_build_object('branch', v.branch, 'version', v.version," \
+	"                     'manifest_path', v.manifest_path), v.session_role " \
+	from " AND v.transaction_id IS NOT NULL ORDER BY v.created_at"
 
 /* branch_ops.c */
 typedef struct LanceBranch

@@ -223,26 +223,23 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		6, {TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, JSONBOID}
 	},
 	/*
-	 * The creation record of a version whose row goes or changes, moved
-	 * from the row to the log with its own transaction, time and roles
-	 * (0.4.0; audit.c).
+	 * The creation record of a version inserted without one, written to the
+	 * log with the values of the inserting transaction (audit.c).
 	 */
-	[PLAN_MOVE_VERSION_RECORD] = {
+	[PLAN_RECORD_VERSION] = {
 		"INSERT INTO lance_namespace.history_log"
 		" (transaction_id, at, role, interface, operation, id, detail, session_role)"
 		" VALUES ($1, $2, $3, $4, 'CreateTableVersion', $5, $6, $7)",
 		7, {XID8OID, TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTARRAYOID, JSONBOID, TEXTOID}
 	},
-	/* the same for every version, before the owner's TRUNCATE of versions */
+	/* the record of the version row at $1, which changes (0.4.0; audit.c) */
+	[PLAN_MOVE_VERSION_RECORD] = {
+		LANCE_MOVE_VERSION_RECORDS("FROM lance_namespace.versions v WHERE v.ctid = $1"),
+		1, {TIDOID}
+	},
+	/* every record, before the owner's TRUNCATE of versions */
 	[PLAN_MOVE_ALL_VERSION_RECORDS] = {
-		"INSERT INTO lance_namespace.history_log"
-		" (transaction_id, at, role, interface, operation, id, detail, session_role)"
-		" SELECT v.transaction_id, v.created_at, v.created_by, COALESCE(v.interface, 'sql'),"
-		"  'CreateTableVersion', COALESCE(v.table_path, '{}'),"
-		"  jsonb_build_object('branch', v.branch, 'version', v.version,"
-		"                     'manifest_path', v.manifest_path), v.session_role"
-		" FROM lance_namespace.versions v WHERE v.transaction_id IS NOT NULL"
-		" ORDER BY v.created_at",
+		LANCE_MOVE_VERSION_RECORDS("FROM lance_namespace.versions v WHERE true"),
 		0, {InvalidOid}
 	},
 	[PLAN_ENTRY_PATH] = {
