@@ -16,6 +16,7 @@ OBJS = \
 	src/spiutil.o \
 	src/catalog.o \
 	src/entry_probe.o \
+	src/catalog_oids.o \
 	src/namespace_ops.o \
 	src/table_ops.o \
 	src/version_ops.o \

@@ -547,10 +547,7 @@ void
 lance_record_version(ArrayType *id, TimestampTz at, const char *branch, int64 version,
 					 const char *manifest_path)
 {
-	Oid			relid = get_relname_relid("history",
-										  get_namespace_oid("lance_namespace", false));
-
-	if (get_attnum(relid, "session_role") != InvalidAttrNumber)
+	if (lance_catalog_oids()->history_has_session_role)
 		return;
 	/* a level of its own: the caller's SPI result (the version) survives */
 	SPI_connect();

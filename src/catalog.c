@@ -112,8 +112,7 @@ lance_check_lock_denied(const char *op, ArrayType *id, LanceLock lock)
 LanceLock
 lance_commit_lock(void)
 {
-	Oid			nsp = get_namespace_oid("lance_namespace", false);
-	Oid			entries = get_relname_relid("entries", nsp);
+	Oid			entries = lance_catalog_oids()->entries;
 
 	if (!OidIsValid(entries) || check_enable_rls(entries, InvalidOid, true) == RLS_ENABLED)
 		return LANCE_LOCK_KEY_SHARE;

@@ -25,20 +25,15 @@
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/table.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_collation.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
-#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
 #include "lance_namespace.h"
-
-/* The columns read, in LanceEntry order */
-static const char *const entry_columns[] = {"id", "kind", "location", "properties", "declared"};
 
 /*
  * lance_probe_entry
@@ -50,26 +45,21 @@ static const char *const entry_columns[] = {"id", "kind", "location", "propertie
 int
 lance_probe_entry(ArrayType *path, LanceEntry *entry)
 {
-	Oid			nsp = get_namespace_oid("lance_namespace", false);
-	Oid			relid = get_relname_relid("entries", nsp);
-	Oid			indexid = get_relname_relid("entries_path_key", nsp);
-	AttrNumber	attnums[lengthof(entry_columns)];
+	const LanceCatalogOids *oids = lance_catalog_oids();
+	Oid			relid = oids->entries;
+	Oid			indexid = oids->entries_path_key;
+	AttrNumber	attnums[LANCE_ENTRY_NCOLS];
 	AttrNumber	pathnum;
 	Relation	rel;
 	SysScanDesc scan;
 	ScanKeyData key;
 	HeapTuple	tup;
 	TupleDesc	desc;
+	bool		usable;
 	int			found = 0;
 
 	if (!OidIsValid(relid) || !OidIsValid(indexid) ||
 		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-		return -1;
-	for (int i = 0; i < lengthof(entry_columns); i++)
-		if ((attnums[i] = get_attnum(relid, entry_columns[i])) == InvalidAttrNumber)
-			return -1;
-	/* systable_beginscan takes the heap's attribute number */
-	if ((pathnum = get_attnum(relid, "path")) == InvalidAttrNumber)
 		return -1;
 
 	/* the snapshot of a non-read-only SPI execution */
@@ -78,6 +68,25 @@ lance_probe_entry(ArrayType *path, LanceEntry *entry)
 	UpdateActiveSnapshotCommandId();
 
 	rel = table_open(relid, AccessShareLock);
+
+	/*
+	 * The attribute numbers as of the invalidations that taking the lock
+	 * processed: a change of the relation committed before the lock is
+	 * seen.  Should the catalog have been replaced meanwhile, let SPI
+	 * look it up.
+	 */
+	oids = lance_catalog_oids();
+	pathnum = oids->entry_path;
+	usable = oids->entries == relid && oids->entries_path_key == indexid &&
+		pathnum != InvalidAttrNumber;
+	for (int i = 0; i < LANCE_ENTRY_NCOLS; i++)
+		usable = usable && (attnums[i] = oids->entry_attnums[i]) != InvalidAttrNumber;
+	if (!usable)
+	{
+		table_close(rel, NoLock);
+		PopActiveSnapshot();
+		return -1;
+	}
 	desc = RelationGetDescr(rel);
 	ScanKeyEntryInitialize(&key, 0, pathnum, BTEqualStrategyNumber, InvalidOid,
 						   C_COLLATION_OID, F_ARRAY_EQ, PointerGetDatum(path));

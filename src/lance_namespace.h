@@ -185,6 +185,20 @@ typedef enum LanceLock
 /* entry_probe.c: the LANCE_LOCK_NONE_FRESH lookup without SPI */
 extern int	lance_probe_entry(ArrayType *path, LanceEntry *entry);
 
+/* catalog_oids.c: the catalog's relations, looked up once per backend */
+#define LANCE_ENTRY_NCOLS 5
+typedef struct LanceCatalogOids
+{
+	Oid			entries;		/* lance_namespace.entries */
+	Oid			entries_path_key;	/* its unique index on path */
+	AttrNumber	entry_attnums[LANCE_ENTRY_NCOLS];	/* id, kind, location,
+													 * properties, declared */
+	AttrNumber	entry_path;		/* path */
+	bool		history_has_session_role;	/* 0.2.0 on */
+} LanceCatalogOids;
+
+extern const LanceCatalogOids *lance_catalog_oids(void);
+
 extern bool lance_lookup_entry(ArrayType *path, LanceLock lock, LanceEntry *entry);
 extern int64 lance_resolve_namespace(const char *op, ArrayType *id, LanceLock lock,
 									 LanceEntry *entry);

@@ -14,8 +14,19 @@ SELECT lance_namespace.lance_set_root_location(:'root');
 SELECT lance_namespace.lance_create_namespace(ARRAY['bench']);
 SELECT count(*) FROM (SELECT lance_namespace.lance_declare_table(ARRAY['bench', 'a' || i])
                         FROM generate_series(0, :ntables - 1) i) s;
--- (c) the tables that the hand-written floor (pgbench/plain_append*.sql)
--- appends to.
+-- (d) the hand-written floor without the foreign key
+-- (pgbench/plain_append_nofk.sql): a copy of versions with its columns,
+-- defaults, indexes (the primary key, the transaction index), row level
+-- security and row triggers, but no foreign key to entries.
+CREATE TABLE bench.versions_nofk (LIKE lance_namespace.versions INCLUDING DEFAULTS INCLUDING INDEXES);
+ALTER TABLE bench.versions_nofk ENABLE ROW LEVEL SECURITY;
+CREATE TRIGGER versions_check BEFORE INSERT OR UPDATE ON bench.versions_nofk
+	FOR EACH ROW EXECUTE FUNCTION lance_namespace.lance_versions_check();
+CREATE TRIGGER versions_unrecorded AFTER INSERT ON bench.versions_nofk
+	FOR EACH ROW WHEN (NEW.transaction_id IS NULL)
+	EXECUTE FUNCTION lance_namespace.lance_audit();
+-- (c) and (d): the tables that the hand-written floor
+-- (pgbench/plain_append*.sql) appends to.
 SELECT count(*) FROM (SELECT lance_namespace.lance_declare_table(ARRAY['bench', 'p' || i])
                         FROM generate_series(0, :ntables - 1) i) s;
 SELECT lance_namespace.lance_declare_table(ARRAY['bench', 'hot']);
