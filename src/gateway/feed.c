@@ -34,6 +34,8 @@
 #include "pathid.h"
 #include "server_int.h"
 
+#define PRIV_CACHE_MAX		4096
+#define PRIV_CACHE_TTL_S	60
 #define FEED_MIN_GAP_MS		5
 #define FEED_IDLE_PING_MS	30000
 #define TICK_MS				500 /* a waiting stream looks for bytes this often */
@@ -111,6 +113,7 @@ static PGconn *first_conn;		/* opened by gw_feed_start for the poller */
 static atomic_bool poller_stop;
 static atomic_bool poke_pending;
 static int	wake_pipe[2] = {-1, -1};
+static json_t *privs;			/* the poller's: "role\nid_json" -> seconds, negative: may not */
 
 /* the log: frames log_tail .. log_head - 1, at their number % queue_max */
 static Frame **log_ring;
@@ -336,58 +339,68 @@ xmax(const char *snap)
 }
 
 /*
- * ask_readers
- *		On the poller's connection: set readers[role] of each of the n
- *		commit frames to whether role may read its table, asked in one
- *		statement under that role.  A role that bypasses row level security
- *		on the catalog (its owner, a superuser) reads every table, as over
- *		REST.  When the database cannot say, the answer is no.
+ * check_privilege
+ *		On the poller's connection: 1 if role may read table id_json, 0 if
+ *		not, -1 if the database could not say.  A role that bypasses row
+ *		level security on the catalog (its owner, a superuser) reads every
+ *		table, as over REST.
  */
-static void
-ask_readers(PGconn *conn, const char *role, Frame **frames, int n)
+static int
+check_privilege(PGconn *conn, const char *role, const char *id_json)
 {
 	GwError		err;
-	PGresult   *res = NULL;
+	PGresult   *res;
 	const char *params[1] = {role};
-	char	   *ids = NULL;
-	size_t		len;
-	FILE	   *out = open_memstream(&ids, &len);
-	int			row = 0;
+	int			answer = -1;
 
-	for (int i = 0; out != NULL && i < n; i++)
-		if (frames[i] && frames[i]->id_json)
-			fprintf(out, "%s%s", row++ ? "," : "[", frames[i]->id_json);
-	if (out != NULL && ((fputc(']', out) == EOF) | (fclose(out) != 0)))
-		row = 0;
-	if (row > 0 &&
-		gw_db_exec(conn, "BEGIN READ ONLY", 0, NULL, NULL, NULL, &err) &&
-		gw_db_exec(conn, "SELECT pg_catalog.set_config('role', $1, true)", 1, params,
-				   NULL, NULL, &err))
+	if (!gw_db_exec(conn, "BEGIN READ ONLY", 0, NULL, NULL, NULL, &err) ||
+		!gw_db_exec(conn, "SELECT pg_catalog.set_config('role', $1, true)", 1, params,
+					NULL, NULL, &err))
+		goto done;
+	params[0] = id_json;
+	if (gw_db_exec(conn,
+				   "SELECT NOT pg_catalog.row_security_active('lance_namespace.entries'::pg_catalog.regclass)"
+				   " OR lance_namespace.lance_has_privilege("
+				   "ARRAY(SELECT pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb)), 'read')",
+				   1, params, &res, NULL, &err))
 	{
-		params[0] = ids;
-		if (gw_db_exec(conn, "SELECT NOT pg_catalog.row_security_active("
-					   "'lance_namespace.entries'::pg_catalog.regclass)"
-					   " OR lance_namespace.lance_has_privilege("
-					   "ARRAY(SELECT pg_catalog.jsonb_array_elements_text(i.id)), 'read')"
-					   " FROM pg_catalog.jsonb_array_elements($1::pg_catalog.jsonb)"
-					   " WITH ORDINALITY AS i(id, n) ORDER BY i.n", 1, params, &res, NULL, &err) &&
-			PQntuples(res) != row)
-		{
-			PQclear(res);
-			res = NULL;
-		}
+		answer = (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0) ? 1 : 0;
+		PQclear(res);
 	}
-	/* an error such as no USAGE on the schema: such a role reads nothing */
+	else if (PQstatus(conn) == CONNECTION_OK && err.code == GW_ERR_PERMISSION_DENIED)
+		answer = 0;				/* e.g. no USAGE on the schema: such a role reads nothing */
+done:
 	if (PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) != PQTRANS_IDLE)
 		PQclear(PQexec(conn, "ROLLBACK"));
-	row = 0;
-	for (int i = 0; i < n; i++)
-		if (frames[i])
-			json_object_set_new(frames[i]->readers, role,
-								json_boolean(frames[i]->id_json && res &&
-											 strcmp(PQgetvalue(res, row++, 0), "t") == 0));
-	PQclear(res);
-	free(ids);
+	return answer;
+}
+
+/*
+ * may_read
+ *		On the poller's connection: whether role may read the table of
+ *		commit frame f, as cached for PRIV_CACHE_TTL_S or as the database
+ *		says now (an unknown answer is no, and is not cached).
+ */
+static bool
+may_read(PGconn *conn, const char *role, const Frame *f)
+{
+	char	   *key;
+	json_int_t	at;
+	int			answer = -1;
+
+	if (f->id_json == NULL || asprintf(&key, "%s\n%s", role, f->id_json) < 0)
+		return false;
+	at = json_integer_value(json_object_get(privs, key));
+	if (at != 0 && time(NULL) - (at > 0 ? at : -at) < PRIV_CACHE_TTL_S)
+		answer = at > 0;
+	else if ((answer = check_privilege(conn, role, f->id_json)) >= 0)
+	{
+		if (json_object_size(privs) >= PRIV_CACHE_MAX)
+			json_object_clear(privs);
+		json_object_set_new(privs, key, json_integer(answer ? time(NULL) : -time(NULL)));
+	}
+	free(key);
+	return answer == 1;
 }
 
 /*
@@ -405,51 +418,17 @@ matches(const FeedSub *s, const Frame *f)
 }
 
 /*
- * delivers
- *		Whether s sends frame f: it passes the filters and, for a commit,
- *		the role of s may read its table (else it is counted withheld).
- */
-static bool
-delivers(const FeedSub *s, const Frame *f)
-{
-	if (!matches(s, f))
-		return false;
-	if (s->role == NULL || f->commits == 0 || json_is_true(json_object_get(f->readers, s->role)))
-		return true;
-	gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
-	return false;
-}
-
-/*
- * read_commits
- *		The commit frames of the payloads in column col of res (rows whose
- *		payload is NULL left out), in *frames; returns how many, or -1 when
- *		out of memory.
- */
-static int
-read_commits(PGresult *res, int col, Frame ***frames)
-{
-	int			n = 0;
-
-	if ((*frames = calloc(PQntuples(res) + 1, sizeof(Frame *))) == NULL)
-		return -1;
-	for (int i = 0; i < PQntuples(res); i++)
-		if (!PQgetisnull(res, i, col))
-			(*frames)[n++] = commit_frame(PQgetvalue(res, i, col));
-	return n;
-}
-
-/*
  * answer_readers
- *		Give the n commit frames the answers of every subscribing role, role
- *		by role, asked without feed_lock.  Returns with feed_lock held and no
- *		subscriber left out, so that the frames are appended before another
- *		one can join.
+ *		Give each of the n commit frames the answer of every subscribing
+ *		role whose filters it passes, role by role, asked without feed_lock.
+ *		Returns with feed_lock held and no subscriber left out, so that the
+ *		frames are appended before another one can join.
  */
 static void
 answer_readers(PGconn *conn, Frame **frames, int n)
 {
 	static uint64_t round;
+	bool	   *need = calloc(n + 1, sizeof(bool));
 	char	   *role = NULL;
 
 	round++;
@@ -458,19 +437,27 @@ answer_readers(PGconn *conn, Frame **frames, int n)
 		pthread_mutex_lock(&feed_lock);
 		free(role);
 		role = NULL;
-		for (FeedSub *s = subs; n > 0 && s; s = s->next)
+		for (FeedSub *s = subs; need && n > 0 && s; s = s->next)
 		{
 			if (!s->role || s->answered == round || (role && strcmp(role, s->role) != 0))
 				continue;
 			if (!role && (role = strdup(s->role)) == NULL)
-				break;			/* unanswered: withheld */
+				break;
 			s->answered = round;
+			for (int i = 0; i < n; i++)
+				need[i] |= frames[i] && matches(s, frames[i]) &&
+					!json_object_get(frames[i]->readers, role);
 		}
 		if (role == NULL)
-			return;
+			break;				/* unanswered after a failure: withheld */
 		pthread_mutex_unlock(&feed_lock);
-		ask_readers(conn, role, frames, n);
+		for (int i = 0; i < n; i++)
+			if (need[i])
+				json_object_set_new(frames[i]->readers, role,
+									json_boolean(may_read(conn, role, frames[i])));
+		memset(need, 0, n * sizeof(bool));
 	}
+	free(need);
 }
 
 /*
@@ -486,7 +473,6 @@ catch_up(PGconn *conn, FeedSub *s, FILE *out, int *sent)
 	const char *params[3] = {s->resume, s->cursor, limit};
 	PGresult   *res;
 	GwError		err;
-	Frame	  **frames = NULL;
 	int			n;
 
 	if (xmax(s->resume) > xmax(s->cursor))
@@ -505,23 +491,24 @@ catch_up(PGconn *conn, FeedSub *s, FILE *out, int *sent)
 					"commits may have been missed"), out);
 		return true;
 	}
-	n = PQntuples(res) > catch_up_max ? 0 : read_commits(res, 0, &frames);
-	PQclear(res);
-	if (n == 0 && frames == NULL)
+	n = PQntuples(res);
+	if (n > catch_up_max)
 		fprintf(out, RESET("more than %d commits since the cursor to resume from: "
 						   "re-read the tables; the stream goes on from here"), catch_up_max);
-	if (s->role != NULL)
-		ask_readers(conn, s->role, frames, n);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n && n <= catch_up_max; i++)
 	{
-		if (frames[i] && delivers(s, frames[i]))
+		Frame	   *f = commit_frame(PQgetvalue(res, i, 0));
+
+		if (f != NULL && matches(s, f) && (s->role == NULL || may_read(conn, s->role, f)))
 		{
-			fputs(frames[i]->text, out);
+			fputs(f->text, out);
 			(*sent)++;
 		}
-		frame_unref(frames[i]);
+		else if (f != NULL && matches(s, f))
+			gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
+		frame_unref(f);
 	}
-	free(frames);
+	PQclear(res);
 	return true;
 }
 
@@ -604,8 +591,14 @@ next_frame(FeedSub *s)
 	while (s->started && s->pos >= log_tail && s->pos < log_head)
 	{
 		f = log_ring[s->pos++ % queue_max];
-		if (!delivers(s, f))
+		if (!matches(s, f))
 			continue;
+		if (s->role != NULL && f->commits > 0 &&
+			!json_is_true(json_object_get(f->readers, s->role)))
+		{
+			gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
+			continue;
+		}
 		atomic_fetch_add(&f->refs, 1);
 		return f;
 	}
@@ -796,7 +789,7 @@ poll_once(PGconn *conn)
 {
 	const char *params[1] = {log_cursor};	/* only the poller changes it */
 	PGresult   *res = PQexecParams(conn, POLL_SQL, 1, NULL, params, NULL, NULL, 0);
-	Frame	  **frames = NULL;
+	Frame	  **frames;
 	char	   *next;
 	char	   *id = NULL;
 	bool		back;
@@ -811,21 +804,23 @@ poll_once(PGconn *conn)
 		return false;
 	}
 	next = strdup(PQgetvalue(res, 0, 0));
-	n = next != NULL ? read_commits(res, 1, &frames) : -1;
-	PQclear(res);
-	if (n < 0)
+	frames = calloc(PQntuples(res), sizeof(Frame *));
+	if (next == NULL || frames == NULL)
 	{
 		free(next);
+		free(frames);
+		PQclear(res);
 		return true;			/* try again later from the same cursor */
 	}
 	/* transaction ids that went back: another database (a restore) */
-	if ((back = log_cursor != NULL && xmax(next) < xmax(log_cursor)))
-	{
+	back = log_cursor != NULL && xmax(next) < xmax(log_cursor);
+	if (back)
 		fprintf(stderr, "%s: change feed: the database's transaction ids went back; "
 				"reading from its current snapshot\n", GW_PROGRAM);
-		while (n > 0)
-			frame_unref(frames[--n]);
-	}
+	for (int i = 0; !back && i < PQntuples(res); i++)
+		if (!PQgetisnull(res, i, 1))
+			frames[n++] = commit_frame(PQgetvalue(res, i, 1));
+	PQclear(res);
 	gw_metrics_add(GW_M_FEED_COMMITS, n);
 	if ((n > 0 || back) && asprintf(&id, "id: %s\n\n", next) < 0)
 		id = NULL;
@@ -1003,7 +998,8 @@ gw_feed_start(void)
 	if (gw_config.request_timeout_s > 0 && heartbeat_ms > gw_config.request_timeout_s * 500L)
 		heartbeat_ms = gw_config.request_timeout_s * 500L;
 	log_ring = calloc(queue_max, sizeof(Frame *));
-	if (log_ring == NULL ||
+	privs = json_object();
+	if (log_ring == NULL || privs == NULL ||
 		regcomp(&cursor_form, CURSOR_FORM, REG_EXTENDED | REG_NOSUB) != 0 ||
 		pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
 		return false;
@@ -1053,6 +1049,8 @@ gw_feed_join(void)
 	{
 		free(log_ring);
 		log_ring = NULL;
+		json_decref(privs);
+		privs = NULL;
 		regfree(&cursor_form);
 	}
 }
