@@ -38,8 +38,10 @@
 typedef struct CommitEntry
 {
 	char	   *staging;		/* absolute staging path, NULL if none */
+	GwStorage  *st;				/* its backend, NULL if none */
 	int64_t		size;
 	char	   *canonical;		/* absolute canonical path from the catalog */
+	GwStorage  *cst;			/* its backend, once finalize_entry set it */
 	GwWritten	synced;			/* what during_call fsync'd */
 	GwWritten	written;
 	GwStaged	staged;			/* object stores: the staging bytes */
@@ -210,7 +212,7 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 	json_object_set_new(entry, "manifest_path", json_string(ce->staging));
 	json_object_del(entry, "manifest_base64");	/* the gateway's alone */
 	gw_error_clear(&ce->error);
-	st = gw_storage_for(ce->staging, &ce->error);
+	st = ce->st = gw_storage_for(ce->staging, &ce->error);
 	errno = EINVAL;
 	if (st != NULL && st->read_staging != NULL && gw_publish_holds() &&
 		ctx->held < LANCE_MAX_HELD_REQUEST_BYTES)
@@ -319,7 +321,7 @@ finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
 		return false;
 	}
-	st = gw_storage_for(ce->canonical, err);
+	st = ce->cst = gw_storage_for(ce->canonical, err);
 	if (st == NULL)
 		return false;
 	if (ce->deferred)
@@ -369,12 +371,8 @@ during_call(void *arg)
 	{
 		CommitEntry *ce = &ctx->e[i];
 
-		GwError		ignored;
-		GwStorage  *st;
-
-		if (ce->staging && !ce->deferred && !ce->skip && !ce->held &&
-			(st = gw_storage_for(ce->staging, &ignored)) != NULL)
-			st->sync_staging(st, ce->staging, &ce->synced);
+		if (ce->st && !ce->deferred && !ce->skip && !ce->held)
+			ce->st->sync_staging(ce->st, ce->staging, &ce->synced);
 	}
 }
 
@@ -444,13 +442,10 @@ after_commit(void *arg)
 	for (int i = 0; i < ctx->n; i++)
 	{
 		CommitEntry *ce = &ctx->e[i];
-		GwError		ignored;
-		GwStorage  *st;
 
 		held |= ce->held && !ce->deferred;
-		if (ce->staging && ce->canonical && strcmp(ce->staging, ce->canonical) != 0 &&
-			(st = gw_storage_for(ce->staging, &ignored)) != NULL)
-			st->remove(st, ce->staging);
+		if (ce->st && ce->canonical && strcmp(ce->staging, ce->canonical) != 0)
+			ce->st->remove(ce->st, ce->staging);
 	}
 	if (held)
 		gw_publish_notify();
@@ -468,12 +463,9 @@ after_abort(void *arg)
 	for (int i = 0; i < ctx->n; i++)
 	{
 		CommitEntry *ce = &ctx->e[i];
-		GwError		ignored;
-		GwStorage  *st;
 
-		if (ce->canonical && ce->written.created &&
-			(st = gw_storage_for(ce->canonical, &ignored)) != NULL)
-			st->discard(st, ce->canonical, &ce->written);
+		if (ce->cst && ce->written.created)
+			ce->cst->discard(ce->cst, ce->canonical, &ce->written);
 		memset(&ce->written, 0, sizeof(ce->written));
 	}
 }

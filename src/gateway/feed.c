@@ -723,15 +723,18 @@ serve_subscribers(PGconn *conn)
 }
 
 /*
- * sub_free
+ * gw_feed_discard
  *		Unlink and free a subscriber (or leave it to the poller while it
- *		works for it).
+ *		works for it): a stream that ended or will not be sent.
  */
-static void
-sub_free(FeedSub *s)
+void
+gw_feed_discard(void *stream)
 {
+	FeedSub    *s = stream;
 	bool		busy;
 
+	if (s == NULL)
+		return;
 	pthread_mutex_lock(&feed_lock);
 	if (s->prev || subs == s)
 		atomic_fetch_sub(&nsubs, 1);
@@ -748,16 +751,6 @@ sub_free(FeedSub *s)
 	gw_metrics_add(GW_M_SSE_SUBSCRIBERS, -1);
 	if (!busy)
 		free_sub(s);
-}
-
-/*
- * free_cb
- *		libmicrohttpd is done with the stream's response.
- */
-static void
-free_cb(void *cls)
-{
-	sub_free(cls);
 }
 
 /*
@@ -778,9 +771,9 @@ gw_stream_response(GwReq *r, void *stream)
 	s->conn = r->conn;
 	s->fd = ci != NULL ? ci->connect_fd : -1;
 	pthread_mutex_unlock(&feed_lock);
-	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_cb, s, free_cb);
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_cb, s, gw_feed_discard);
 	if (resp == NULL)
-		sub_free(s);
+		gw_feed_discard(s);
 	return resp;
 }
 
@@ -1144,7 +1137,7 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 	}
 	s->fd = -1;
 	clock_gettime(CLOCK_MONOTONIC, &s->last_write);
-	gw_metrics_add(GW_M_SSE_SUBSCRIBERS, 1);	/* sub_free subtracts */
+	gw_metrics_add(GW_M_SSE_SUBSCRIBERS, 1);	/* gw_feed_discard subtracts */
 	gw_credentials(req->headers, &api_key, &bearer);
 	if (!parse_filter(req->query, "namespace", delimiter, &s->ns_prefix, &err) ||
 		!parse_filter(req->query, "table", delimiter, &s->table_id, &err) ||
@@ -1175,17 +1168,6 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 	return;
 
 fail:
-	sub_free(s);
+	gw_feed_discard(s);
 	gw_respond_error(resp, &err, req->path);
-}
-
-/*
- * gw_feed_discard
- *		Free a stream that will not be sent.
- */
-void
-gw_feed_discard(void *stream)
-{
-	if (stream != NULL)
-		sub_free(stream);
 }

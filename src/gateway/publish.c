@@ -82,8 +82,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static unsigned long commits;	/* creates since the last pass (mu) */
 static bool stopping;			/* (mu) */
-static bool holds;				/* creates send their bytes */
-static bool started;
+static bool started;			/* the publisher runs: creates send their bytes */
 static bool privileged;			/* the role may read and prune publications */
 static pthread_t publisher;
 
@@ -439,7 +438,6 @@ gw_publish_start(void)
 		if (pthread_create(&publisher, NULL, publisher_main, NULL) != 0)
 			return true;		/* creates keep flushing */
 		started = true;
-		holds = true;
 	}
 	return true;
 }
@@ -459,7 +457,6 @@ gw_publish_stop(void)
 	pthread_mutex_unlock(&mu);
 	pthread_join(publisher, NULL);
 	started = false;
-	holds = false;
 	privileged = false;
 	pthread_mutex_lock(&mu);
 	backlog = (Backlog) {0, 0};
@@ -478,7 +475,7 @@ gw_publish_stop(void)
 bool
 gw_publish_holds(void)
 {
-	return holds;
+	return started;
 }
 
 /*
@@ -493,7 +490,7 @@ gw_publish_reserve(size_t len)
 {
 	bool		ok;
 
-	if (!holds)
+	if (!started)
 		return false;
 	pthread_mutex_lock(&mu);
 	ok = backlog.rows < gw_config.publish_backlog &&

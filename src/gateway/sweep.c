@@ -9,8 +9,8 @@
  *	  and why they cannot lose a committed version: each table is swept in
  *	  a READ COMMITTED transaction holding FOR UPDATE on its row of entries
  *	  (so commits in flight end first and none starts), a canonical file
- *	  goes only if the catalog, asked right before the unlink, has no row
- *	  for it and it is above the branch's latest version, and only files
+ *	  goes only if it is above the branch's latest version as the catalog
+ *	  says under that lock, and only files
  *	  older than --sweep-min-age (by ctime) are touched.  Staging files and
  *	  anything not a regular file are left alone; every path goes through
  *	  the storage layer's confinement.  row_security is off in the
@@ -60,7 +60,7 @@
 	" WHERE t.l = $1 OR pg_catalog.starts_with(t.l, $1 || '/')" \
 	"  OR pg_catalog.starts_with($1, t.l || '/'))"
 
-/* the versions of a branch, to find those whose manifest is gone */
+/* the versions of a branch, read under the table's lock */
 #define SQL_BRANCH_VERSIONS \
 	"SELECT v.version, v.manifest_path FROM lance_namespace.versions v" \
 	" WHERE v.table_id = $1::bigint AND v.branch = $2::text ORDER BY v.version"
@@ -72,12 +72,6 @@
 #define SQL_BRANCHES \
 	"SELECT b.name FROM lance_namespace.branches b" \
 	" WHERE b.table_id = $1::bigint ORDER BY b.name"
-
-#define SQL_CHECK_VERSION \
-	"SELECT EXISTS (SELECT 1 FROM lance_namespace.versions v" \
-	"  WHERE v.table_id = $1::bigint AND v.branch = $2::text AND v.version = $3::bigint)," \
-	" (SELECT max(v.version) FROM lance_namespace.versions v" \
-	"  WHERE v.table_id = $1::bigint AND v.branch = $2::text)"
 
 typedef enum NameKind
 {
@@ -177,32 +171,6 @@ table_dir(const char *location)
 }
 
 /*
- * check_version
- *		Whether the canonical file of version may go: the catalog has no row
- *		for it and it is above the branch's latest version.  False (with
- *		the error reported) if the catalog could not be asked.
- */
-static bool
-check_version(Sweep *sw, const char *context, const char *table_id, const char *branch,
-			  int64_t version, bool *removable)
-{
-	char		vtext[32];
-	const char *params[3] = {table_id, branch, vtext};
-	PGresult   *res;
-
-	*removable = false;
-	snprintf(vtext, sizeof(vtext), "%" PRId64, version);
-	res = run(sw, context, SQL_CHECK_VERSION, 3, params);
-	if (res == NULL)
-		return false;
-	if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "f") == 0 &&
-		!PQgetisnull(res, 0, 1))
-		*removable = version > strtoll(PQgetvalue(res, 0, 1), NULL, 10);
-	PQclear(res);
-	return true;
-}
-
-/*
  * name_cmp
  *		bsearch's comparison of a name with a listed file's.
  */
@@ -214,50 +182,36 @@ name_cmp(const void *name, const void *file)
 
 /*
  * reconcile_dir
- *		Retire (or, in a dry run, list) the versions of a branch below
+ *		Retire (or, in a dry run, list) the versions of a branch (res) below
  *		latest_on_disk (the latest version the listing of dir holds) whose
  *		manifest is gone: a client's cleanup removed it.  Under the table's
  *		lock; a directory that is empty or gone retires nothing.
  */
 static bool
 reconcile_dir(Sweep *sw, const char *table_id, const char *table_name, const char *branch,
-			  const char *dir, const GwFileInfo *files, int nfiles, int64_t latest_on_disk)
+			  const char *dir, PGresult *res, const GwFileInfo *files, int nfiles,
+			  int64_t latest_on_disk)
 {
-	const char *params[2] = {table_id, branch};
 	size_t		dirlen = strlen(dir);
-	PGresult   *res;
 
-	if (latest_on_disk < 0)
-		return true;
-	res = run(sw, table_name, SQL_BRANCH_VERSIONS, 2, params);
-	if (res == NULL)
-		return false;
-	for (int i = 0; i < PQntuples(res); i++)
+	for (int i = 0; latest_on_disk >= 0 && i < PQntuples(res); i++)
 	{
 		const char *version = PQgetvalue(res, i, 0);
 		const char *path = PQgetvalue(res, i, 1);
 		const char *rparams[4] = {table_id, version, branch, path};
-		PGresult   *r;
+		PGresult   *r = NULL;
 
 		if (strtoll(version, NULL, 10) >= latest_on_disk ||
 			strncmp(path, dir, dirlen) != 0 || path[dirlen] != '/' ||
 			bsearch(path + dirlen + 1, files, nfiles, sizeof(GwFileInfo), name_cmp))
 			continue;
-		if (!sw->dry_run)
-		{
-			r = run(sw, table_name, SQL_RETIRE, 4, rparams);
-			if (r == NULL)
-			{
-				PQclear(res);
-				return false;
-			}
-			PQclear(r);
-		}
+		if (!sw->dry_run && (r = run(sw, table_name, SQL_RETIRE, 4, rparams)) == NULL)
+			return false;
+		PQclear(r);
 		sw->nretired++;
 		printf("%s version %s of table %s, branch %s: its manifest %s is gone\n",
 			   sw->dry_run ? "would retire" : "retired", version, table_name, branch, path);
 	}
-	PQclear(res);
 	return true;
 }
 
@@ -272,11 +226,14 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 		  const char *dir)
 {
 	const char *verb = sw->dry_run ? "would remove" : "removed";
+	const char *params[2] = {table_id, branch};
 	GwFileInfo *files;
 	int			nfiles;
 	GwError		err;
-	bool		ok = true;
+	bool		ok;
 	GwStorage  *st;
+	PGresult   *res;
+	int64_t		latest_row = -1;
 	int64_t		latest_on_disk = -1;
 
 	gw_error_clear(&err);
@@ -286,24 +243,25 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 		report(sw, table_name, err.message, err.detail);
 		return true;
 	}
+	if ((res = run(sw, table_name, SQL_BRANCH_VERSIONS, 2, params)) == NULL)
+	{
+		free(files);
+		return false;
+	}
+	if (PQntuples(res) > 0)
+		latest_row = strtoll(PQgetvalue(res, PQntuples(res) - 1, 0), NULL, 10);
 	for (int i = 0; i < nfiles; i++)
 	{
 		const GwFileInfo *f = &files[i];
 		int64_t		version = -1;
 		NameKind	kind = classify(f->name, &version);
-		bool		removable = false;
 		int			rc = 1;
 
 		if (kind == NAME_OTHER)
 			continue;
-		/* the catalog decides about a canonical file right before it goes */
-		if (kind == NAME_CANONICAL && f->age_ms >= sw->min_age_ms &&
-			!check_version(sw, table_name, table_id, branch, version, &removable))
-		{
-			ok = false;
-			break;
-		}
-		if (kind == NAME_CANONICAL && !removable)
+		/* a canonical file goes only above the branch's latest row */
+		if (kind == NAME_CANONICAL &&
+			(latest_row < 0 || version <= latest_row || f->age_ms < sw->min_age_ms))
 		{
 			latest_on_disk = version > latest_on_disk ? version : latest_on_disk;
 			continue;
@@ -331,8 +289,8 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 				   verb, dir, f->name, table_name, branch, version);
 		}
 	}
-	if (ok)
-		ok = reconcile_dir(sw, table_id, table_name, branch, dir, files, nfiles, latest_on_disk);
+	ok = reconcile_dir(sw, table_id, table_name, branch, dir, res, files, nfiles, latest_on_disk);
+	PQclear(res);
 	free(files);
 	return ok;
 }
