@@ -199,72 +199,77 @@ rollback(PGconn *conn)
 }
 
 /*
- * A pipeline: statements sent together (libpq pipeline mode) with one
- * Sync, so that they cost one network round trip instead of one each.
- * The results are read back in order: the call's is kept, and the first
- * failure.
+ * gw_db_pipe
+ *		Start a pipeline of statements on conn (in pipeline mode), whose
+ *		session has prepared prep.
  */
-#define PIPE_MAX 10
-
-typedef struct Pipe
+void
+gw_db_pipe(GwPipe *p, PGconn *conn, GwPrepared *prep, const char *function)
 {
-	GwConn	   *c;
-	const char *function;		/* the call's, for its errors */
-	int			n;				/* steps sent, Prepares included */
-	const char *prepare[PIPE_MAX];	/* a Prepare's name (forgotten if it fails) */
-	int			call;			/* the step of the call */
-	PGresult   *result;			/* its result */
-	bool		send_failed;
-	bool		commit_sent;	/* a COMMIT is among the statements */
-} Pipe;
+	memset(p, 0, sizeof(*p));
+	p->conn = conn;
+	p->prep = prep;
+	p->function = function;
+	p->call = -1;
+}
 
 /*
- * gw_db_send
- *		Send one statement on a connection in pipeline mode.  A name (a
- *		string that lives as long as the program) makes it a prepared
- *		statement of the session: one that prep does not have yet is
- *		prepared first and recorded at once, and *preparing names it, for
- *		the caller to forget if that Prepare fails.  NULL, or a full
- *		prep, sends it unnamed.  sql NULL: the call statement of the
- *		binding name (SQL_CALL; the statement is named by its binding, no
- *		statement of the gateway's is named rest_*), written out only when
- *		it is sent as text, not for every call.  False if libpq refused.
+ * gw_db_queue
+ *		Send one statement down the pipeline; call: it is the call, whose
+ *		result is kept.  A name (a string that lives as long as the
+ *		program) makes it a prepared statement of the session, prepared
+ *		first if the session does not have it yet (NULL, or a full prep:
+ *		sent unnamed).  sql NULL: the call statement of binding name
+ *		(SQL_CALL), written out only when it is sent as text.  False once
+ *		libpq refused a statement.
  */
 bool
-gw_db_send(PGconn *conn, GwPrepared *prep, const char *name, const char *sql,
-		   int nparams, const char *const *params, const char **preparing)
+gw_db_queue(GwPipe *p, const char *name, const char *sql, int nparams,
+			const char *const *params, bool call)
 {
+	GwPrepared *prep = p->prep;
 	bool		known = false;
-	char		call[1024];
+	char		text[1024];
 
-	*preparing = NULL;
 	for (int i = 0; name != NULL && i < prep->n && !known; i++)
 		known = prep->names[i] == name || strcmp(prep->names[i], name) == 0;
 	if (sql == NULL && !known)
 	{
-		snprintf(call, sizeof(call), SQL_CALL, name);
-		sql = call;
+		snprintf(text, sizeof(text), SQL_CALL, name);
+		sql = text;
 	}
-	if (name != NULL && !known)
+	if (p->send_failed || p->n + 2 > GW_PIPE_MAX)
 	{
-		if (prep->n == GW_MAX_PREPARED)
-			name = NULL;
-		else if (PQsendPrepare(conn, name, sql, nparams, NULL) != 1)
-			return false;
-		else
-			prep->names[prep->n++] = *preparing = name;
+		p->send_failed = true;
+		return false;
 	}
+	if (name != NULL && !known && prep->n == GW_MAX_PREPARED)
+		name = NULL;
+	else if (name != NULL && !known)
+	{
+		if (PQsendPrepare(p->conn, name, sql, nparams, NULL) != 1)
+		{
+			p->send_failed = true;
+			return false;
+		}
+		prep->names[prep->n++] = p->prepare[p->n++] = name;
+	}
+	if (call)
+		p->call = p->n;
+	p->n++;
 	if (name != NULL)
-		return PQsendQueryPrepared(conn, name, nparams, params, NULL, NULL, 0) == 1;
-	return PQsendQueryParams(conn, sql, nparams, NULL, params, NULL, NULL, 0) == 1;
+		p->send_failed = PQsendQueryPrepared(p->conn, name, nparams, params, NULL, NULL, 0) != 1;
+	else
+		p->send_failed = PQsendQueryParams(p->conn, sql, nparams, NULL, params, NULL, NULL, 0) != 1;
+	return !p->send_failed;
 }
 
 /*
- * gw_db_forget
+ * forget
  *		A Prepare failed: the name is prepared anew next time.
  */
-void
-gw_db_forget(GwPrepared *prep, const char *name)
+static void
+forget(GwPrepared *prep, const char *name)
 {
 	for (int i = 0; i < prep->n; i++)
 		if (prep->names[i] == name)
@@ -274,117 +279,84 @@ gw_db_forget(GwPrepared *prep, const char *name)
 		}
 }
 
-static bool
-pipe_begin(Pipe *p, GwConn *c, const char *function)
-{
-	memset(p, 0, sizeof(*p));
-	p->c = c;
-	p->function = function;
-	p->call = -1;
-	return PQenterPipelineMode(c->conn) == 1;
-}
-
 /*
- * pipe_query
- *		Queue one statement, by name (see gw_db_send) or unnamed (NULL);
- *		call: it is the call, whose result is kept.
+ * gw_db_result
+ *		Take one result of the pipeline (NULL: the end of one statement's
+ *		results).  The call's value is kept; the first failure fills err
+ *		and sqlstate.  libpq returns no NULL after a Sync.
  */
-static void
-pipe_query(Pipe *p, const char *name, const char *sql, int nparams,
-		   const char *const *params, bool call)
+GwPipeStep
+gw_db_result(GwPipe *p, PGresult *res, char *sqlstate, GwError *err)
 {
-	const char *preparing;
+	ExecStatusType st = PQresultStatus(res);
 
-	if (p->send_failed || p->n + 2 > PIPE_MAX ||
-		!gw_db_send(p->c->conn, &p->c->prep, name, sql, nparams, params, &preparing))
+	if (res == NULL)
 	{
-		p->send_failed = true;
-		return;
+		if (!p->got)
+			return GW_PIPE_IDLE;
+		p->at++;
+		p->got = false;
+		return GW_PIPE_MORE;
 	}
-	if (preparing != NULL)
-		p->prepare[p->n++] = preparing;
-	if (call)
-		p->call = p->n;
-	p->n++;
+	p->got = st != PGRES_PIPELINE_SYNC;
+	if (st == PGRES_PIPELINE_SYNC && !p->failed && p->call >= 0 && p->value == NULL)
+	{
+		p->failed = true;
+		sqlstate[0] = '\0';
+		gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", p->function);
+	}
+	else if (st == PGRES_TUPLES_OK && p->at == p->call && !p->failed &&
+			 PQntuples(res) == 1 && !PQgetisnull(res, 0, 0) &&
+			 (p->value = strdup(PQgetvalue(res, 0, 0))) == NULL)
+	{
+		p->failed = true;
+		sqlstate[0] = '\0';
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+	}
+	else if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_PIPELINE_SYNC)
+	{
+		if (p->at < p->n && p->prepare[p->at] != NULL)
+			forget(p->prep, p->prepare[p->at]);
+		if (st != PGRES_PIPELINE_ABORTED && !p->failed)
+		{
+			p->failed = true;
+			gw_db_call_error(p->conn, res, p->function, sqlstate, err);
+		}
+	}
+	PQclear(res);
+	return st == PGRES_PIPELINE_SYNC ? GW_PIPE_SYNC : GW_PIPE_MORE;
 }
 
 /*
  * pipe_run
  *		Send the Sync, run during(arg) if given while the server works,
- *		read every result and leave pipeline mode.  On failure fill err and
- *		the SQLSTATE buffer from the first failed statement ("08006" when
- *		libpq made the error: a lost connection), clear the call's result
- *		and return false.
+ *		read every result and leave pipeline mode.  False with err and
+ *		sqlstate set ("08006" when libpq made the error: a lost
+ *		connection) if a statement failed or the pipeline did not end.
  */
 static bool
-pipe_run(Pipe *p, char *sqlstate, GwError *err, void (*during) (void *), void *arg)
+pipe_run(GwPipe *p, char *sqlstate, GwError *err, void (*during) (void *), void *arg)
 {
-	PGconn	   *conn = p->c->conn;
-	bool		failed = false;
-	bool		got = false;
-	int			i = 0;
-
-	if (p->send_failed || PQpipelineSync(conn) != 1)
+	if (!p->send_failed && PQpipelineSync(p->conn) == 1)
 	{
-		/* nothing more can be trusted on this connection */
-		gw_db_call_error(conn, NULL, p->function, sqlstate, err);
-		return false;
-	}
-	if (during)
-		during(arg);
-	for (int guard = 0; guard < 4 * PIPE_MAX + 8; guard++)
-	{
-		PGresult   *res = PQgetResult(conn);
-		ExecStatusType st;
-
-		if (res == NULL)
+		if (during)
+			during(arg);
+		for (int guard = 0; guard < 4 * GW_PIPE_MAX + 8; guard++)
 		{
-			/* the end of one statement's results */
-			if (!got || PQstatus(conn) != CONNECTION_OK)
+			GwPipeStep step = gw_db_result(p, PQgetResult(p->conn), sqlstate, err);
+
+			if (step == GW_PIPE_SYNC && p->at >= p->n && PQexitPipelineMode(p->conn) == 1 &&
+				!p->failed)
+				return true;
+			if (step != GW_PIPE_MORE)
 				break;
-			i++;
-			got = false;
-			continue;
 		}
-		st = PQresultStatus(res);
-		if (st == PGRES_PIPELINE_SYNC)
-		{
-			PQclear(res);
-			if (i >= p->n && PQexitPipelineMode(conn) == 1)
-			{
-				if (!failed)
-					return true;
-				goto cleanup;
-			}
-			break;
-		}
-		got = true;
-		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
-		{
-			if (i == p->call && p->result == NULL)
-			{
-				p->result = res;
-				continue;
-			}
-		}
-		else
-		{
-			if (i < p->n && p->prepare[i])
-				gw_db_forget(&p->c->prep, p->prepare[i]);
-			if (st != PGRES_PIPELINE_ABORTED && !failed)
-			{
-				failed = true;
-				gw_db_call_error(conn, res, p->function, sqlstate, err);
-			}
-		}
-		PQclear(res);
 	}
-	/* the connection broke, or the protocol went out of step */
-	if (!failed)
-		gw_db_call_error(conn, NULL, p->function, sqlstate, err);
-cleanup:
-	PQclear(p->result);
-	p->result = NULL;
+	/* else the connection broke, or the protocol went out of step */
+	if (!p->failed)
+		gw_db_call_error(p->conn, NULL, p->function, sqlstate, err);
+	free(p->value);
+	p->value = NULL;
 	return false;
 }
 
@@ -437,52 +409,41 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	char	   *result;
 	bool		commit_in_pipe = !(hooks && hooks->after_call);
 	bool		implicit = commit_in_pipe && !gw_config.db_auth;
-	Pipe		p;
+	bool		commit_sent;
+	GwPipe		p;
 
-	if (!pipe_begin(&p, c, function))
+	if (PQenterPipelineMode(conn) != 1)
 	{
 		gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
 		return TX_STALE;
 	}
+	gw_db_pipe(&p, conn, &c->prep, function);
 	if (!implicit)
-		pipe_query(&p, STMT_BEGIN, "BEGIN", 0, NULL, false);
+		gw_db_queue(&p, STMT_BEGIN, "BEGIN", 0, NULL, false);
 	if (gw_config.db_auth)
 	{
 		params[0] = info->api_key;
 		params[1] = info->bearer;
 		params[2] = gw_config.anon_role;
-		pipe_query(&p, STMT_ROLE, SQL_ROLE, 3, params, false);
+		gw_db_queue(&p, STMT_ROLE, SQL_ROLE, 3, params, false);
 	}
-
 	params[0] = request_json;
 	params[1] = info->headers_json;
 	params[2] = info->method;
 	params[3] = info->path;
-	pipe_query(&p, function, NULL, 4, params, true);
+	gw_db_queue(&p, function, NULL, 4, params, true);
 	if (commit_in_pipe && !implicit)
-		pipe_query(&p, STMT_COMMIT, "COMMIT", 0, NULL, false);
+		gw_db_queue(&p, STMT_COMMIT, "COMMIT", 0, NULL, false);
 	/* the Sync of an implicit transaction is its COMMIT */
-	if (commit_in_pipe)
-		p.commit_sent = !p.send_failed;
+	commit_sent = commit_in_pipe && !p.send_failed;
 	if (!pipe_run(&p, sqlstate, err, hooks ? hooks->during_call : NULL, hooks ? hooks->arg : NULL))
 	{
-		if (p.commit_sent && failed_lost(conn, sqlstate))
-		{
-			/* Lost with the COMMIT on its way: the outcome is unknown. */
-			return TX_FAILED;
-		}
-		goto failed;
-	}
-	/* one row, never NULL: for a NULL result the statement raises (SQL_CALL) */
-	result = strdup(PQgetvalue(p.result, 0, 0));
-	PQclear(p.result);
-	if (result == NULL)
-	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-		if (commit_in_pipe)
+		/* lost with the COMMIT on its way: the outcome is unknown */
+		if (commit_sent && failed_lost(conn, sqlstate))
 			return TX_FAILED;
 		goto failed;
 	}
+	result = p.value;
 	if (commit_in_pipe)
 	{
 		*out = result;

@@ -1,34 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * pipeline.c
- *	  A loop's database connection: one libpq connection in
- *	  pipeline mode, non-blocking, that carries the call statements of
- *	  every connection the loop answers.  Each statement is followed by a
- *	  Sync, so it is a transaction of its own, exactly as db.c runs it
- *	  (the call statement and its prepared name are db.c's); a failure
- *	  ends at its Sync and touches no other call.  Calls that are ready at
- *	  one wake-up reach the backend together, and their results are read
- *	  back in the order they were sent.
- *
- *	  What the loop does not answer itself goes to a worker (worker.c),
- *	  which runs the request from the start with db.c's retries: a
- *	  serialization failure or deadlock, a statement whose preparation
- *	  failed, and every call while the loop has no connection.
- *	  A read that waits for a table lock (LOCK TABLE, DDL on the catalog)
- *	  holds up every read behind it in the pipeline, so the connection's
- *	  lock_timeout is --loop-lock-wait-ms (unless a shorter one is already
- *	  in effect for it): such a read fails there with 55P03 and goes to
- *	  a worker, where it waits on a connection of its own, under the
- *	  connection string's settings, and the pipeline goes on.  For the
- *	  next LOCK_BYPASS_MS the loop then sends every read to a worker, so
- *	  that while the lock is held the pipeline stalls once, not once for
- *	  each read of the locked table.
- *	  A connection that breaks is closed; the calls that were in its
- *	  pipeline may have committed, so they are answered 503 (code 17), as
- *	  db.c answers a call whose COMMIT was in flight.  A new connection is
- *	  opened by a short-lived thread, at most once a second (when a call
- *	  needs one, and at the loop's once-a-second scan), so that the loop
- *	  never waits for the database.
+ *	  A loop's database connection: one non-blocking libpq connection in
+ *	  pipeline mode that carries the reads of every connection the loop
+ *	  answers, each call statement followed by a Sync (its own
+ *	  transaction, as db.c runs it).  A serialization failure, a lost
+ *	  prepared statement or a lock wait past --loop-lock-wait-ms sends the
+ *	  request to a worker; a broken connection answers its calls 503, and
+ *	  a short-lived thread opens the next one (src/gateway/README.md,
+ *	  "Reads share one pipelined connection").
  *
  *-------------------------------------------------------------------------
  */
@@ -185,10 +165,6 @@ pop(GwLoop *L)
 	if ((L->qhead = r->next) == NULL)
 		L->qtail = NULL;
 	gw_metrics_add(GW_M_LOOP_CALLS, -1);
-	PQclear(L->head_res);
-	L->head_res = NULL;
-	L->head_prepared = false;
-	L->head_failed = false;
 	return r;
 }
 
@@ -203,19 +179,6 @@ reply(GwReq *r, char *result, const GwError *err)
 	gw_dispatch_finish(&r->call, result, err, r->path, &r->resp);
 	gw_metrics_add(GW_M_LOOP_ANSWERED, 1);
 	gw_server_answer(r);
-}
-
-/*
- * to_worker
- *		Give up on a request's statement (it may be run again: a
- *		serialization failure, a lost prepared statement, a lock wait); a
- *		worker serves the request from the start.
- */
-static void
-to_worker(GwReq *r)
-{
-	gw_call_free(&r->call);
-	gw_worker_submit(r);
 }
 
 /*
@@ -238,30 +201,18 @@ lost(GwLoop *L)
 	gw_metrics_add(GW_M_DB_RECONNECTS, 1);
 	gw_metrics_db_error("08006");
 	while (L->qhead != NULL)
-		reply(pop(L), NULL, &err);
+	{
+		GwReq	   *r = pop(L);
+
+		free(r->pipe.value);
+		reply(r, NULL, &err);
+	}
 	gw_pipe_connect(L);
 }
 
 /*
- * push
- *		Put a call at the queue's tail.
- */
-static void
-push(GwLoop *L, GwReq *r, const char *prepare)
-{
-	r->prepare = prepare;
-	r->next = NULL;
-	if (L->qtail)
-		L->qtail->next = r;
-	else
-		L->qhead = r;
-	L->qtail = r;
-	gw_metrics_add(GW_M_LOOP_CALLS, 1);
-}
-
-/*
  * bypassing
- *		True while reads go to threads after a lock wait in the pipeline.
+ *		True while reads go to workers after a lock wait in the pipeline.
  */
 static bool
 bypassing(GwLoop *L)
@@ -273,24 +224,20 @@ bypassing(GwLoop *L)
 
 /*
  * gw_pipe_send
- *		Send a request's call (r->call) down the pipeline, or answer it
- *		with the error that prevents that.  False if the loop cannot take
- *		it now (no connection, a lock wait lately): the call is released
- *		and the caller gives the request to a worker.
+ *		Send a request's call down the pipeline, or answer it with the
+ *		error that prevents that.  False if the loop cannot take it now (no
+ *		connection, a lock wait lately): the call is released and the
+ *		caller gives the request to a worker.
  */
 bool
 gw_pipe_send(GwReq *r)
 {
 	GwLoop	   *L = r->loop;
-	const char *function = r->call.route->function;
 	const char *params[4];
-	const char *prepare;
 	GwError		err;
-	bool		sent;
 
 	gw_error_clear(&err);
-	params[0] = gw_call_text(&r->call, &err);
-	if (params[0] == NULL)
+	if ((params[0] = gw_call_text(&r->call, &err)) == NULL)
 	{
 		reply(r, NULL, &err);
 		return true;
@@ -304,56 +251,53 @@ gw_pipe_send(GwReq *r)
 	params[1] = r->call.info.headers_json;
 	params[2] = r->call.info.method;
 	params[3] = r->call.info.path;
-	sent = gw_db_send(L->pg, &L->prep, function, NULL, 4, params, &prepare);
-	if (!sent || PQpipelineSync(L->pg) != 1)
+	gw_db_pipe(&r->pipe, L->pg, &L->prep, r->call.route->function);
+	if (!gw_db_queue(&r->pipe, r->call.route->function, NULL, 4, params, true) ||
+		PQpipelineSync(L->pg) != 1)
 	{
 		/* the connection is out of step: drop it, run this one elsewhere */
 		lost(L);
 		gw_call_free(&r->call);
 		return false;
 	}
-	push(L, r, prepare);
+	r->next = NULL;
+	if (L->qtail)
+		L->qtail->next = r;
+	else
+		L->qhead = r;
+	L->qtail = r;
+	gw_metrics_add(GW_M_LOOP_CALLS, 1);
 	return true;
 }
 
 /*
  * complete
  *		The Sync of the call at the queue's head arrived: answer it, or
- *		hand it to a worker when it may simply run again there (a
- *		serialization failure or deadlock, which db.c retries; a prepared
- *		statement missing because its preparation failed; the loop's lock
- *		wait ran out, see the file's header).
+ *		give it to a worker, which runs it from the start, when it may
+ *		simply run again there (a serialization failure or deadlock, a
+ *		prepared statement whose preparation failed, the lock wait).
  */
 static void
 complete(GwLoop *L)
 {
-	const char *function = L->qhead->call.route->function;
-	char	   *result = NULL;
-	bool		again = false;
-	GwReq	   *r;
-	GwError		err;
+	GwReq	   *r = pop(L);
+	const char *state = L->head_sqlstate;
 
-	gw_error_clear(&err);
-	if (L->head_failed)
+	if (!r->pipe.failed)
+		reply(r, r->pipe.value, NULL);
+	else if (gw_db_retryable(state) || strcmp(state, "26000") == 0 || strcmp(state, "55P03") == 0)
 	{
-		err = L->head_err;
-		again = gw_db_retryable(L->head_sqlstate) ||
-			strcmp(L->head_sqlstate, "26000") == 0;
-		if (strcmp(L->head_sqlstate, "55P03") == 0)
-		{
-			again = true;
+		if (strcmp(state, "55P03") == 0)
 			clock_gettime(CLOCK_MONOTONIC, &L->bypass_from);
-		}
+		free(r->pipe.value);
+		gw_call_free(&r->call);
+		gw_worker_submit(r);
 	}
-	else if (L->head_res == NULL || PQntuples(L->head_res) != 1 || PQgetisnull(L->head_res, 0, 0))
-		gw_error_set(&err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", function);
-	else if ((result = strdup(PQgetvalue(L->head_res, 0, 0))) == NULL)
-		gw_error_set(&err, GW_ERR_INTERNAL, "out of memory");
-	r = pop(L);
-	if (again)
-		to_worker(r);
 	else
-		reply(r, result, &err);
+	{
+		free(r->pipe.value);
+		reply(r, NULL, &L->head_err);
+	}
 }
 
 /*
@@ -363,8 +307,6 @@ complete(GwLoop *L)
 static void
 read_results(GwLoop *L)
 {
-	int			nulls = 0;
-
 	if (PQconsumeInput(L->pg) != 1)
 	{
 		lost(L);
@@ -372,41 +314,13 @@ read_results(GwLoop *L)
 	}
 	while (L->pg != NULL && L->qhead != NULL && PQisBusy(L->pg) == 0)
 	{
-		PGresult   *res = PQgetResult(L->pg);
-		ExecStatusType st;
+		GwPipeStep	step = gw_db_result(&L->qhead->pipe, PQgetResult(L->pg),
+										L->head_sqlstate, &L->head_err);
 
-		if (res == NULL)
-		{
-			/* the end of one statement's results; twice: nothing more yet */
-			if (++nulls > 1)
-				break;
-			continue;
-		}
-		nulls = 0;
-		st = PQresultStatus(res);
-		if (st == PGRES_PIPELINE_SYNC)
-		{
-			PQclear(res);
+		if (step == GW_PIPE_SYNC)
 			complete(L);
-			continue;
-		}
-		if (st == PGRES_TUPLES_OK && !L->head_failed && L->head_res == NULL)
-		{
-			L->head_res = res;
-			continue;
-		}
-		if (st == PGRES_COMMAND_OK)
-			L->head_prepared = true;	/* only a Prepare answers that */
-		if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK &&
-			st != PGRES_PIPELINE_ABORTED && !L->head_failed)
-		{
-			L->head_failed = true;
-			gw_db_call_error(L->pg, res, L->qhead->call.route->function,
-							 L->head_sqlstate, &L->head_err);
-			if (L->qhead->prepare != NULL && !L->head_prepared)
-				gw_db_forget(&L->prep, L->qhead->prepare);	/* the Prepare failed */
-		}
-		PQclear(res);
+		else if (step == GW_PIPE_IDLE)
+			break;
 	}
 	if (L->pg != NULL && PQstatus(L->pg) != CONNECTION_OK)
 		lost(L);

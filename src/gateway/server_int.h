@@ -62,11 +62,7 @@ typedef struct GwLoop
 	GwPrepared	prep;
 	struct GwReq *qhead;		/* the calls in the pipeline, by next */
 	struct GwReq *qtail;
-	/* the call at the queue's head, while its results arrive */
-	PGresult   *head_res;
-	bool		head_prepared;	/* its statement's preparation succeeded */
-	bool		head_failed;
-	char		head_sqlstate[6];
+	char		head_sqlstate[6];	/* the head call's failure */
 	GwError		head_err;
 } GwLoop;
 
@@ -94,7 +90,7 @@ typedef struct GwReq
 	int			status;			/* as sent, for the log and metrics */
 	const struct GwRoute *route;
 	bool		stream;			/* a change-feed stream */
-	const char *prepare;		/* in the pipeline: statement prepared with it */
+	GwPipe		pipe;			/* its statement, in a loop's pipeline */
 	struct GwReq *next;			/* in the pipeline's or the workers' queue */
 } GwReq;
 
