@@ -17,7 +17,6 @@
 #include "dispatch.h"
 #include "feed.h"
 #include "metrics.h"
-#include "request.h"
 #include "router.h"
 #include "table_files.h"
 #include "vend.h"
@@ -252,7 +251,6 @@ blocks(GwRouteKind kind)
 			return gw_config.db_auth || strcmp(gw_config.vend_credentials, "sts") == 0;
 		case GW_ROUTE_METRICS:
 		case GW_ROUTE_HEALTH:
-		case GW_ROUTE_UNSUPPORTED:
 			return false;
 		default:
 			return true;

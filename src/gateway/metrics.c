@@ -60,12 +60,10 @@ gw_metrics_add(GwMetric m, long delta)
 static int
 route_slot(const GwRoute *route)
 {
-	int			i = gw_route_index(route);
-	int			n = gw_route_count();
+	int			n = gw_nroutes < MAX_ROUTES ? gw_nroutes : MAX_ROUTES - 1;
+	int			i = route ? (int) (route - gw_routes) : n;
 
-	if (n >= MAX_ROUTES)
-		n = MAX_ROUTES - 1;
-	return (i >= 0 && i < n) ? i : n;
+	return i < n ? i : n;
 }
 
 /*
@@ -121,9 +119,7 @@ load(atomic_ulong *v)
 static const char *
 route_label(int slot)
 {
-	const char *p = gw_route_pattern(slot);
-
-	return p ? p : "(unmatched)";
+	return slot < gw_nroutes ? gw_routes[slot].pattern : "(unmatched)";
 }
 
 /*
@@ -143,7 +139,7 @@ gw_metrics_render(void)
 		GW_METRICS(GW_METRIC_INFO)
 #undef GW_METRIC_INFO
 	};
-	int			nroutes = gw_route_count();
+	int			nroutes = gw_nroutes;
 	char	   *text = NULL;
 	size_t		len;
 	FILE	   *b = open_memstream(&text, &len);

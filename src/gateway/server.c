@@ -50,7 +50,7 @@
 #include "feed.h"
 #include "metrics.h"
 #include "pathid.h"
-#include "request.h"
+#include "router.h"
 #include "server.h"
 #include "server_int.h"
 
