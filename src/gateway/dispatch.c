@@ -1,9 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * dispatch.c
- *	  Route a request, check authentication, build the request model and
- *	  run the operation's SQL function (or answer health, readiness,
- *	  unsupported and unknown routes).
+ *	  Route a request, check its credentials, build its call and run it,
+ *	  or answer the gateway's own routes and the requests no route serves.
  *
  *-------------------------------------------------------------------------
  */
@@ -31,6 +30,17 @@ gw_respond_error(GwResponse *resp, const GwError *err, const char *instance)
 	resp->status = err->status ? err->status : gw_status_for_code(err->code);
 	resp->body = gw_error_body(err, instance);
 	resp->retry_after = err->retry_after || resp->status == 503;
+}
+
+/*
+ * respond_ok
+ *		A 200 answer with a body (malloc'd, taken over).
+ */
+static void
+respond_ok(GwResponse *resp, char *body)
+{
+	resp->status = 200;
+	resp->body = body;
 }
 
 /*
@@ -150,48 +160,38 @@ void
 gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
 				   const char *instance, GwResponse *resp)
 {
-	GwError		vend_err;
-	json_t	   *res;
 	const char *op = call->route->operation;
+	bool		describe = strcmp(op, "DescribeTableVersion") == 0;
+	GwError		own;
+	json_t	   *res;
 
+	gw_error_clear(&own);
+	/* tables in buckets: endpoint, region and credentials (vend.c) */
 	if (result != NULL && (strcmp(op, "DeclareTable") == 0 || strcmp(op, "DescribeTable") == 0))
-	{
-		/* tables in buckets: endpoint, region and credentials (vend.c) */
-		gw_error_clear(&vend_err);
-		result = gw_vend_storage_options(call->request, result, &vend_err);
-		if (result == NULL)
-			err = &vend_err;
-	}
-	else if (result != NULL && (strcmp(op, "DescribeTableVersion") == 0 ||
-								strcmp(op, "ListTableVersions") == 0) &&
+		result = gw_vend_storage_options(call->request, result, &own);
+	/* a manifest gone from storage: 404, the row retired (table_files.c) */
+	else if (result != NULL && (describe || strcmp(op, "ListTableVersions") == 0) &&
 			 (res = json_loads(result, 0, NULL)) != NULL)
 	{
-		/* a manifest gone from disk: 404, the row retired (table_files.c) */
-		gw_error_clear(&vend_err);
-		if (strcmp(op, "DescribeTableVersion") == 0 &&
-			!gw_describe_version_check(call->request, &call->info, res, &vend_err))
+		if (describe && !gw_describe_version_check(call->request, &call->info, res, &own))
 		{
 			free(result);
 			result = NULL;
-			err = &vend_err;
 		}
 		else
-			result = gw_client_paths(res, result);	/* one spelling: client_paths.c */
+			result = gw_client_paths(res, result);
 		json_decref(res);
 	}
 	if (result == NULL)
-		gw_respond_error(resp, err, instance);
+		gw_respond_error(resp, own.code >= 0 ? &own : err, instance);
 	else if (call->route->kind == GW_ROUTE_EXISTS)
 	{
 		/* existence is the status code; no body (catalog-rest-index.md) */
-		resp->status = 200;
+		respond_ok(resp, NULL);
 		free(result);
 	}
 	else
-	{
-		resp->status = 200;
-		resp->body = result;
-	}
+		respond_ok(resp, result);
 	gw_call_free(call);
 }
 
@@ -231,14 +231,11 @@ run_call(GwCall *call, const GwHttpRequest *req, GwResponse *resp)
 
 /*
  * blocks
- *		Routes that a loop does not answer itself.  It answers the
- *		reads, whose statements never wait for another transaction's row
- *		locks, so one of them cannot hold up the others behind it in the
- *		loop's pipeline.  The rest wait on something: the writes on
- *		locks, the commits also on their manifest files, the readiness
- *		probe on a pooled connection, the change feed on commits; and,
- *		with --db-auth, every call on its role switch, a round trip of its
- *		own.
+ *		Routes a loop does not answer itself, for they wait: the writes on
+ *		locks (the commits also on their files), readiness on a pooled
+ *		connection, and with --db-auth the role of the credentials (a
+ *		round trip of its own); DescribeTable with STS vending on STS.  The
+ *		reads never wait for another transaction's row locks.
  */
 static bool
 blocks(GwRouteKind kind)
@@ -247,8 +244,9 @@ blocks(GwRouteKind kind)
 	{
 		case GW_ROUTE_READ:
 		case GW_ROUTE_EXISTS:
-			/* STS vending makes DescribeTable wait on the STS endpoint */
 			return gw_config.db_auth || strcmp(gw_config.vend_credentials, "sts") == 0;
+		case GW_ROUTE_EVENTS:
+			return gw_config.db_auth;
 		case GW_ROUTE_METRICS:
 		case GW_ROUTE_HEALTH:
 			return false;
@@ -261,11 +259,9 @@ blocks(GwRouteKind kind)
  * gw_dispatch_begin
  *		Route a request.  GW_DISPATCH_DONE: resp is its answer.
  *		GW_DISPATCH_CALL: call is the route's one statement, to be run
- *		(gw_db_call, or a loop's pipeline) and given to
- *		gw_dispatch_finish.  GW_DISPATCH_THREAD (only when may_block is
- *		false): the request needs a worker, gw_dispatch; nothing was
- *		done.  With may_block, readiness, the change feed and the
- *		commits are answered here, so the result is never THREAD.
+ *		(a loop's pipeline, or run_call) and given to gw_dispatch_finish.
+ *		GW_DISPATCH_THREAD (only when may_block is false): the request
+ *		needs a worker (gw_dispatch); nothing was done.
  */
 GwDispatchStep
 gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call,
@@ -275,93 +271,56 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call,
 	char	   *raw_id = NULL;
 	GwError		err;
 	GwMatch		m;
+	GwRouteKind kind;
 	GwDispatchStep step = GW_DISPATCH_DONE;
 
 	gw_error_clear(&err);
 	memset(resp, 0, sizeof(*resp));
 	m = gw_route_match(req->path, gw_method_bit(req->method), &route, &raw_id);
 	resp->route = route;
-
-	if (m == GW_MATCH_OK && route->kind == GW_ROUTE_HEALTH)
-	{
-		resp->status = 200;
-		resp->body = strdup("{\"status\":\"ok\"}");
-		free(raw_id);
-		return GW_DISPATCH_DONE;
-	}
-	if (!may_block && m == GW_MATCH_OK && blocks(route->kind))
-	{
-		free(raw_id);
-		return GW_DISPATCH_THREAD;
-	}
-	if (m == GW_MATCH_OK && route->kind == GW_ROUTE_READY)
+	kind = m == GW_MATCH_OK ? route->kind : GW_ROUTE_CATALOG;
+	if (m == GW_MATCH_OK && !may_block && blocks(kind))
+		step = GW_DISPATCH_THREAD;
+	else if (m == GW_MATCH_OK && kind == GW_ROUTE_HEALTH)
+		respond_ok(resp, strdup("{\"status\":\"ok\"}"));
+	else if (m == GW_MATCH_OK && kind == GW_ROUTE_READY)
 	{
 		if (gw_db_ping(&err))
-		{
-			resp->status = 200;
-			resp->body = strdup("{\"status\":\"ready\"}");
-		}
-		else
-			gw_respond_error(resp, &err, req->path);
-		free(raw_id);
-		return GW_DISPATCH_DONE;
+			respond_ok(resp, strdup("{\"status\":\"ready\"}"));
 	}
-
-	if (!authenticated(req->headers))
-	{
+	else if (!authenticated(req->headers))
 		gw_error_set(&err, GW_ERR_UNAUTHENTICATED, "missing or invalid API key");
-		gw_respond_error(resp, &err, req->path);
-		free(raw_id);
-		return GW_DISPATCH_DONE;
-	}
-
-	/* /metrics never touches the database (so not even --db-auth) */
-	if (m == GW_MATCH_OK && route->kind == GW_ROUTE_METRICS)
+	else if (m == GW_MATCH_NONE)
+		/* code 0 has status 406, not 404: a client must not think "not found" */
+		gw_error_set(&err, GW_ERR_UNSUPPORTED, "no such route: %s %s", req->method, req->path);
+	else if (m == GW_MATCH_UNSUPPORTED)
+		gw_error_set(&err, GW_ERR_UNSUPPORTED,
+					 "this route is a data operation, which this catalog does not serve");
+	else if (m == GW_MATCH_METHOD)
 	{
+		gw_error_set(&err, GW_ERR_UNSUPPORTED, "method %s is not allowed for %s",
+					 req->method, route->operation);
+		err.status = 405;
+		resp->allow = (route->methods & GW_GET) ? "GET, POST" : "POST";
+	}
+	else if (kind == GW_ROUTE_METRICS)
+	{
+		/* never the database (so not even --db-auth) */
 		resp->body = gw_metrics_render();
 		resp->status = resp->body ? 200 : 500;
 		resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
-		free(raw_id);
-		return GW_DISPATCH_DONE;
 	}
-	if (m == GW_MATCH_OK && route->kind == GW_ROUTE_EVENTS)
-	{
+	else if (kind == GW_ROUTE_EVENTS)
 		gw_feed_subscribe(req, resp);
-		free(raw_id);
-		return GW_DISPATCH_DONE;
-	}
-
-	switch (m)
+	else if (build_call(route, raw_id, req, resp, call))
 	{
-		case GW_MATCH_NONE:
-			/* Unsupported, with the status of that code (406), not 404:
-			 * a client reading the status must not think "not found". */
-			gw_error_set(&err, GW_ERR_UNSUPPORTED, "no such route: %s %s", req->method, req->path);
-			gw_respond_error(resp, &err, req->path);
-			break;
-		case GW_MATCH_UNSUPPORTED:
-			gw_error_set(&err, GW_ERR_UNSUPPORTED,
-						 "%s is a data operation, which this catalog does not serve",
-						 route ? route->operation : "this route");
-			gw_respond_error(resp, &err, req->path);
-			break;
-		case GW_MATCH_METHOD:
-			gw_error_set(&err, GW_ERR_UNSUPPORTED, "method %s is not allowed for %s",
-						 req->method, route->operation);
-			err.status = 405;
-			gw_respond_error(resp, &err, req->path);
-			resp->allow = (route->methods & GW_GET) ? "GET, POST" : "POST";
-			break;
-		case GW_MATCH_OK:
-			if (!build_call(route, raw_id, req, resp, call))
-				break;
-			if (route->kind == GW_ROUTE_READ || route->kind == GW_ROUTE_EXISTS ||
-				route->kind == GW_ROUTE_CATALOG)
-				step = GW_DISPATCH_CALL;
-			else
-				run_call(call, req, resp);
-			break;
+		if (kind == GW_ROUTE_READ || kind == GW_ROUTE_EXISTS || kind == GW_ROUTE_CATALOG)
+			step = GW_DISPATCH_CALL;
+		else
+			run_call(call, req, resp);
 	}
+	if (err.code >= 0)
+		gw_respond_error(resp, &err, req->path);
 	free(raw_id);
 	return step;
 }

@@ -2,14 +2,11 @@
  *
  * worker.c
  *	  The workers: threads that answer the requests a loop must not wait
- *	  for (the writes and commits with their retries and manifest files,
- *	  readiness, subscribing to the change feed, --db-auth calls, and the
- *	  reads the pipeline gave back), each on a pooled connection (db.c).
- *	  A loop suspends the request's connection and queues the request
- *	  here; a worker answers it and resumes the connection, and the loop
- *	  sends the answer.  Workers are started as needed (so that a request
- *	  waits for a database connection, not for a worker: --pool-wait-ms
- *	  keeps its meaning) and end after a while without work.
+ *	  for (dispatch.c, blocks()) and the reads its pipeline gives back,
+ *	  each on a pooled connection.  A worker answers the request and
+ *	  resumes its connection; the loop sends the answer.  Workers start as
+ *	  needed, so that a request waits for a database connection
+ *	  (--pool-wait-ms), not for a worker, and end after a while idle.
  *
  *-------------------------------------------------------------------------
  */
