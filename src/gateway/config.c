@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "gateway.h"
 
 GwConfig	gw_config;
 

@@ -23,11 +23,10 @@
 #include <jansson.h>
 
 #include "commit.h"
-#include "config.h"
 #include "db.h"
 #include "feed.h"
 #include "pool.h"
-#include "server.h"
+#include "server_int.h"
 #include "publish.h"
 #include "sweep.h"
 

@@ -21,7 +21,6 @@
 #include <time.h>
 #include <sys/epoll.h>
 
-#include "config.h"
 #include "db.h"
 #include "metrics.h"
 #include "pool.h"

@@ -122,7 +122,9 @@ gw_pool_acquire(int wait_ms, GwError *err)
 	GwConn	   *c = NULL;
 
 	clock_gettime(CLOCK_MONOTONIC, &started);
-	deadline = gw_after_ms(started, wait_ms);
+	deadline.tv_nsec = started.tv_nsec + wait_ms % 1000 * 1000000L;
+	deadline.tv_sec = started.tv_sec + wait_ms / 1000 + deadline.tv_nsec / 1000000000L;
+	deadline.tv_nsec %= 1000000000L;
 
 	pthread_mutex_lock(&pool_lock);
 	for (;;)

@@ -51,7 +51,6 @@
 #include "metrics.h"
 #include "pathid.h"
 #include "router.h"
-#include "server.h"
 #include "server_int.h"
 
 #define SCAN_MS			1000	/* the loop's pipeline is checked this often */

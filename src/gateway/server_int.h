@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
+#include <sys/socket.h>
 
 #include <libpq-fe.h>
 #include <microhttpd.h>
@@ -95,6 +96,9 @@ typedef struct GwReq
 } GwReq;
 
 /* server.c */
+extern bool gw_server_start(const struct sockaddr *addr);
+extern int	gw_server_port(void);
+extern void gw_server_stop(void);
 extern atomic_bool gw_server_stopping;
 extern void gw_server_answer(GwReq *r);
 extern void gw_loop_wake(GwLoop *L);

@@ -42,7 +42,7 @@ check_error(const GwError *err, const char *path)
 	json_t	   *j;
 
 	assert(err->code == GW_ERR_INVALID_INPUT);
-	assert(gw_status_for_code(err->code) == 400);
+	assert(lance_http_status_for_code(err->code) == 400);
 	body = gw_error_body(err, path);
 	assert(body != NULL);
 	j = json_loads(body, 0, NULL);
