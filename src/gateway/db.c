@@ -1,16 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * db.c
- *	  One request, one transaction: expose the request headers to SQL the
- *	  way PostgREST does, then SELECT lance_namespace.rest_<op>($1), both
- *	  in one statement.  The statements are prepared once per pooled
- *	  connection and sent as one libpq pipeline: in the common case that
- *	  statement alone, in the implicit transaction that ends at the
- *	  pipeline's Sync (one round trip, one statement).  BEGIN and COMMIT
- *	  are sent only for manifest files to copy before COMMIT (a second
- *	  round trip) or --db-auth's role switch before the call.
- *	  Serialization failures and deadlocks are retried; a stale connection
- *	  (PostgreSQL restarted) is replaced; errors become Lance error codes.
+ *	  One request, one transaction: the call statement sets the request.*
+ *	  settings the way PostgREST does and calls lance_namespace.rest_<op>,
+ *	  prepared once per session and sent as a libpq pipeline, usually
+ *	  alone in the implicit transaction its Sync commits (one round trip);
+ *	  BEGIN and COMMIT only around manifest files or --db-auth's role.
+ *	  Serialization failures and deadlocks are retried, a stale connection
+ *	  is replaced, errors become Lance error codes (README, "Database
+ *	  round trips").
  *
  *-------------------------------------------------------------------------
  */
@@ -32,22 +30,15 @@ typedef enum TxOutcome
 	TX_STALE					/* connection broke before any work */
 } TxOutcome;
 
-/*
- * The statements of a request.  Each is prepared once per pooled
- * connection (lazily, in the same pipeline as its first execution) and
- * executed by name after that, so it is parsed and planned once per
- * session instead of once per request.
- */
+/* statements prepared once per session, in the pipeline of their first use */
 #define STMT_BEGIN "gw_begin"
 #define STMT_COMMIT "gw_commit"
 #define STMT_ROLE "gw_role"
 
 /*
  * --db-auth: the role of a request's credentials ($1 x-api-key, $2 bearer
- * token), else the --anon-role ($3), else an error: current_setting() of a
- * parameter that does not exist (42704), recognised by its name (below).
- * SQL_ROLE makes it the transaction's role in the same round trip as the
- * call.
+ * token), else the --anon-role ($3), else an error (current_setting() of
+ * a parameter that does not exist, recognised by its name: 401).
  */
 #define NO_ROLE_GUC "lance_gateway.no_credentials"
 #define SQL_WHO \
@@ -56,15 +47,11 @@ typedef enum TxOutcome
 #define SQL_ROLE "SELECT pg_catalog.set_config('role', " SQL_WHO ", true)"
 
 /*
- * The call.  The request.* settings come first: they are the output of a
- * subquery that the planner can neither flatten (OFFSET 0) nor drop
- * (set_config is volatile), so its row, and with it every set_config, is
- * computed before the outer target list calls the function.
- *
- * A NULL result must roll the transaction back although the end of the
- * transaction may be in the same pipeline, so it raises an error instead:
- * current_setting() of a parameter that does not exist (42704), evaluated
- * only when the result is NULL and recognised by its name in the message.
+ * The call.  The request.* settings are the row of a subquery the planner
+ * can neither flatten (OFFSET 0) nor drop (set_config is volatile), so
+ * they are set before the function runs.  A NULL result raises an error
+ * the same way as NO_ROLE_GUC, so that it rolls back although the end of
+ * the transaction may be in the same pipeline.
  */
 #define NO_RESULT_GUC "lance_gateway.no_result"
 #define SQL_CALL \
@@ -77,17 +64,16 @@ typedef enum TxOutcome
 	" OFFSET 0) AS request_settings"
 
 /*
- * gw_db_call_error
+ * call_error
  *		Fill err from a failed command's result (or the connection's state
- *		if there is no result), copy the SQLSTATE ("" if none; "08006" for
- *		a lost connection) into sqlstate_out (6 bytes) and count it.  The
- *		errors the gateway's own statements raise on purpose (NO_RESULT_GUC
- *		for the call of function, NULL if it is not a call; NO_ROLE_GUC)
- *		become theirs, with no SQLSTATE.
+ *		if there is none), copy its SQLSTATE ("" if none; "08006" for a
+ *		lost connection) into sqlstate_out (6 bytes) and count it.  The
+ *		errors the gateway's statements raise on purpose (NO_RESULT_GUC for
+ *		the call of function; NO_ROLE_GUC) have no SQLSTATE.
  */
-void
-gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
-				 char *sqlstate_out, GwError *err)
+static void
+call_error(PGconn *conn, PGresult *res, const char *function,
+		   char *sqlstate_out, GwError *err)
 {
 	const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
@@ -96,12 +82,7 @@ gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
 
 	snprintf(sqlstate_out, 6, "%s", sqlstate ? sqlstate : "");
 
-	/*
-	 * No SQLSTATE means libpq made the error itself: almost always a lost
-	 * connection that it has not marked bad yet (a failed write, e.g. after
-	 * an immediate shutdown or failover).  Treat it as one (503), and the
-	 * outcome of a COMMIT as unknown.
-	 */
+	/* no SQLSTATE: libpq's own error, a connection lost but not marked bad yet */
 	if (PQstatus(conn) != CONNECTION_OK || sqlstate == NULL)
 	{
 		gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
@@ -116,7 +97,6 @@ gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
 					 "credentials required: send x-api-key or Authorization: Bearer");
 	else
 	{
-		/* the rule of error_rules.c, the one lance_error_code() applies too */
 		gw_error_set(err, lance_code_for_sqlstate(sqlstate), "%s",
 					 primary ? primary : "catalog database error");
 		if (detail)
@@ -160,7 +140,7 @@ gw_db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params
 			PQclear(res);
 		return true;
 	}
-	gw_db_call_error(conn, res, NULL, sqlstate, err);
+	call_error(conn, res, NULL, sqlstate, err);
 	PQclear(res);
 	return false;
 }
@@ -185,11 +165,24 @@ pooled_query(const char *sql, int nparams, const char *const *params, GwError *e
 }
 
 /*
+ * pooled_value
+ *		The first value of one statement's result (malloc'd), or NULL with
+ *		err set.
+ */
+static char *
+pooled_value(const char *sql, int nparams, const char *const *params, GwError *err)
+{
+	PGresult   *res = pooled_query(sql, nparams, params, err);
+	char	   *value = res ? strdup(PQgetvalue(res, 0, 0)) : NULL;
+
+	PQclear(res);
+	return value;
+}
+
+/*
  * rollback
- *		End a failed transaction, ignoring errors (the connection is
- *		dropped by the pool if this does not work).  Nothing is sent when
- *		the server says no transaction is open (e.g. a failed COMMIT
- *		already ended it).
+ *		End a failed transaction if one is open, ignoring errors (the pool
+ *		drops a connection where this does not work).
  */
 static void
 rollback(PGconn *conn)
@@ -320,7 +313,7 @@ gw_db_result(GwPipe *p, PGresult *res, char *sqlstate, GwError *err)
 		if (st != PGRES_PIPELINE_ABORTED && !p->failed)
 		{
 			p->failed = true;
-			gw_db_call_error(p->conn, res, p->function, sqlstate, err);
+			call_error(p->conn, res, p->function, sqlstate, err);
 		}
 	}
 	PQclear(res);
@@ -354,7 +347,7 @@ pipe_run(GwPipe *p, char *sqlstate, GwError *err, void (*during) (void *), void 
 	}
 	/* else the connection broke, or the protocol went out of step */
 	if (!p->failed)
-		gw_db_call_error(p->conn, NULL, p->function, sqlstate, err);
+		call_error(p->conn, NULL, p->function, sqlstate, err);
 	free(p->value);
 	p->value = NULL;
 	return false;
@@ -369,11 +362,8 @@ char *
 gw_db_role(const char *api_key, const char *bearer, GwError *err)
 {
 	const char *params[3] = {api_key, bearer, gw_config.anon_role};
-	PGresult   *res = pooled_query("SELECT " SQL_WHO, 3, params, err);
-	char	   *role = res ? strdup(PQgetvalue(res, 0, 0)) : NULL;
 
-	PQclear(res);
-	return role;
+	return pooled_value("SELECT " SQL_WHO, 3, params, err);
 }
 
 /*
@@ -462,12 +452,10 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	if (!gw_db_exec(conn, "COMMIT", 0, NULL, NULL, sqlstate, err))
 	{
 		free(result);
-		/* Lost during COMMIT: the outcome is unknown, so undo nothing. */
-		if (PQstatus(conn) != CONNECTION_OK || strcmp(sqlstate, "08006") == 0)
+		/* lost during COMMIT: the outcome is unknown, so undo nothing */
+		if (failed_lost(conn, sqlstate))
 			return TX_FAILED;
-		if (hooks->after_abort)
-			hooks->after_abort(hooks->arg);
-		return gw_db_retryable(sqlstate) ? TX_RETRY : TX_FAILED;
+		goto failed;
 	}
 	if (hooks->after_commit)
 		hooks->after_commit(hooks->arg);
@@ -477,7 +465,7 @@ run_once(GwConn *c, const char *function, const char *request_json,
 failed:
 	if (hooks && hooks->after_abort)
 		hooks->after_abort(hooks->arg);
-	/* A connection lost before COMMIT rolled back: safe to run again. */
+	/* a connection lost before COMMIT rolled back: safe to run again */
 	if (failed_lost(conn, sqlstate))
 		return TX_STALE;
 	rollback(conn);
@@ -575,21 +563,18 @@ bool
 gw_db_check_root(const char *root, char **catalog_root, GwError *err)
 {
 	const char *params[1] = {root};
-	PGresult   *res = pooled_query("SELECT COALESCE(lance_namespace.lance_root_location(),"
-								   " lance_namespace.lance_set_root_location($1), $1)",
-								   1, params, err);
 
-	*catalog_root = res ? strdup(PQgetvalue(res, 0, 0)) : NULL;
-	PQclear(res);
+	*catalog_root = pooled_value("SELECT COALESCE(lance_namespace.lance_root_location(),"
+								 " lance_namespace.lance_set_root_location($1), $1)",
+								 1, params, err);
 	return *catalog_root != NULL;
 }
 
 /*
  * gw_db_load_routes
- *		Load the REST interface that the extension declares, its routes
- *		(lance_namespace.rest_routes) and the query parameters that carry
- *		request fields (rest_query_parameters), into the route table
- *		(router.c).  Called once at start, before any request is served.
+ *		Load the extension's routes (lance_namespace.rest_routes) and the
+ *		query parameters that carry request fields (rest_query_parameters)
+ *		into the route table (router.c), once at start.
  */
 bool
 gw_db_load_routes(GwError *err)
