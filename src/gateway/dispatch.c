@@ -99,14 +99,11 @@ gw_credentials(json_t *headers, const char **api_key, const char **bearer)
  *		resp filled when the request is malformed.
  */
 static bool
-build_call(const GwRoute *route, const char *raw_id, const GwHttpRequest *req,
-		   GwResponse *resp, GwCall *call)
+build_call(const char *raw_id, const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 {
 	GwError		err;
 
 	gw_error_clear(&err);
-	memset(call, 0, sizeof(*call));
-	call->route = route;
 	call->request = gw_parse_body(req->body, req->body_len, &err);
 	if (call->request != NULL)
 		call->request = gw_build_request(call->request, raw_id, req->query, &err);
@@ -230,42 +227,29 @@ run_call(GwCall *call, const GwHttpRequest *req, GwResponse *resp)
 }
 
 /*
- * blocks
- *		Routes a loop does not answer itself, for they wait: the writes on
- *		locks (the commits also on their files), readiness on a pooled
- *		connection, and with --db-auth the role of the credentials (a
- *		round trip of its own); DescribeTable with STS vending on STS.  The
- *		reads never wait for another transaction's row locks.
+ * in_loop
+ *		Whether a loop runs a route's call itself, down its pipeline: the
+ *		reads, which never wait for another transaction's row locks, unless
+ *		--db-auth's role (a round trip of its own) or STS vending (the STS
+ *		endpoint, for DescribeTable) makes them wait.  Everything else waits
+ *		on locks, files or a pooled connection, at a worker.
  */
 static bool
-blocks(GwRouteKind kind)
+in_loop(GwRouteKind kind)
 {
-	switch (kind)
-	{
-		case GW_ROUTE_READ:
-		case GW_ROUTE_EXISTS:
-			return gw_config.db_auth || strcmp(gw_config.vend_credentials, "sts") == 0;
-		case GW_ROUTE_EVENTS:
-			return gw_config.db_auth;
-		case GW_ROUTE_METRICS:
-		case GW_ROUTE_HEALTH:
-			return false;
-		default:
-			return true;
-	}
+	return (kind == GW_ROUTE_READ || kind == GW_ROUTE_EXISTS) && !gw_config.db_auth &&
+		strcmp(gw_config.vend_credentials, "sts") != 0;
 }
 
 /*
  * gw_dispatch_begin
- *		Route a request.  GW_DISPATCH_DONE: resp is its answer.
- *		GW_DISPATCH_CALL: call is the route's one statement, to be run
- *		(a loop's pipeline, or run_call) and given to gw_dispatch_finish.
- *		GW_DISPATCH_THREAD (only when may_block is false): the request
- *		needs a worker (gw_dispatch); nothing was done.
+ *		Route a request, in its loop.  GW_DISPATCH_DONE: resp is its
+ *		answer.  GW_DISPATCH_CALL: call is a read's statement, for the
+ *		loop's pipeline (pipeline.c) and gw_dispatch_finish.
+ *		GW_DISPATCH_WORK: a worker is to run call (gw_dispatch_run).
  */
 GwDispatchStep
-gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call,
-				  bool may_block)
+gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 {
 	const GwRoute *route;
 	char	   *raw_id = NULL;
@@ -276,18 +260,14 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call,
 
 	gw_error_clear(&err);
 	memset(resp, 0, sizeof(*resp));
+	memset(call, 0, sizeof(*call));
 	m = gw_route_match(req->path, gw_method_bit(req->method), &route, &raw_id);
-	resp->route = route;
+	resp->route = call->route = route;
 	kind = m == GW_MATCH_OK ? route->kind : GW_ROUTE_CATALOG;
-	if (m == GW_MATCH_OK && !may_block && blocks(kind))
-		step = GW_DISPATCH_THREAD;
-	else if (m == GW_MATCH_OK && kind == GW_ROUTE_HEALTH)
+	if (m == GW_MATCH_OK && kind == GW_ROUTE_HEALTH)
 		respond_ok(resp, strdup("{\"status\":\"ok\"}"));
 	else if (m == GW_MATCH_OK && kind == GW_ROUTE_READY)
-	{
-		if (gw_db_ping(&err))
-			respond_ok(resp, strdup("{\"status\":\"ready\"}"));
-	}
+		step = GW_DISPATCH_WORK;
 	else if (!authenticated(req->headers))
 		gw_error_set(&err, GW_ERR_UNAUTHENTICATED, "missing or invalid API key");
 	else if (m == GW_MATCH_NONE)
@@ -310,15 +290,12 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call,
 		resp->status = resp->body ? 200 : 500;
 		resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
 	}
-	else if (kind == GW_ROUTE_EVENTS)
+	else if (kind == GW_ROUTE_EVENTS && !gw_config.db_auth)
 		gw_feed_subscribe(req, resp);
-	else if (build_call(route, raw_id, req, resp, call))
-	{
-		if (kind == GW_ROUTE_READ || kind == GW_ROUTE_EXISTS || kind == GW_ROUTE_CATALOG)
-			step = GW_DISPATCH_CALL;
-		else
-			run_call(call, req, resp);
-	}
+	else if (kind == GW_ROUTE_EVENTS)
+		step = GW_DISPATCH_WORK;
+	else if (build_call(raw_id, req, resp, call))
+		step = in_loop(kind) ? GW_DISPATCH_CALL : GW_DISPATCH_WORK;
 	if (err.code >= 0)
 		gw_respond_error(resp, &err, req->path);
 	free(raw_id);
@@ -326,14 +303,22 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call,
 }
 
 /*
- * gw_dispatch
- *		Answer one request in this thread.
+ * gw_dispatch_run
+ *		At a worker: run what gw_dispatch_begin left to it (or a read the
+ *		loop's pipeline gave back) and fill resp.
  */
 void
-gw_dispatch(const GwHttpRequest *req, GwResponse *resp)
+gw_dispatch_run(GwCall *call, const GwHttpRequest *req, GwResponse *resp)
 {
-	GwCall		call;
+	GwError		err;
 
-	if (gw_dispatch_begin(req, resp, &call, true) == GW_DISPATCH_CALL)
-		run_call(&call, req, resp);
+	gw_error_clear(&err);
+	if (call->route->kind == GW_ROUTE_READY && gw_db_ping(&err))
+		respond_ok(resp, strdup("{\"status\":\"ready\"}"));
+	else if (call->route->kind == GW_ROUTE_READY)
+		gw_respond_error(resp, &err, req->path);
+	else if (call->route->kind == GW_ROUTE_EVENTS)
+		gw_feed_subscribe(req, resp);
+	else
+		run_call(call, req, resp);
 }

@@ -223,28 +223,20 @@ bypassing(GwLoop *L)
 
 /*
  * gw_pipe_send
- *		Send a request's call down the pipeline, or answer it with the
- *		error that prevents that.  False if the loop cannot take it now (no
- *		connection, a lock wait lately): the call is released and the
- *		caller gives the request to a worker.
+ *		Send a request's call down the pipeline.  False if the loop cannot
+ *		take it now (no connection, a lock wait lately): the caller gives
+ *		the request to a worker.
  */
 bool
 gw_pipe_send(GwReq *r)
 {
 	GwLoop	   *L = r->loop;
 	const char *params[4];
-	GwError		err;
+	GwError		err;			/* out of memory: the worker says so */
 
-	gw_error_clear(&err);
-	if ((params[0] = gw_call_text(&r->call, &err)) == NULL)
-	{
-		reply(r, NULL, &err);
-		return true;
-	}
-	if (L->pg == NULL || bypassing(L))
+	if (L->pg == NULL || bypassing(L) || (params[0] = gw_call_text(&r->call, &err)) == NULL)
 	{
 		gw_pipe_connect(L);
-		gw_call_free(&r->call);
 		return false;
 	}
 	params[1] = r->call.info.headers_json;
@@ -256,7 +248,6 @@ gw_pipe_send(GwReq *r)
 	{
 		/* the connection is out of step: drop it, run this one elsewhere */
 		lost(L);
-		gw_call_free(&r->call);
 		return false;
 	}
 	r->next = NULL;
@@ -272,9 +263,9 @@ gw_pipe_send(GwReq *r)
 /*
  * complete
  *		The Sync of the call at the queue's head arrived: answer it, or
- *		give it to a worker, which runs it from the start, when it may
- *		simply run again there (a serialization failure or deadlock, a
- *		prepared statement whose preparation failed, the lock wait).
+ *		give it to a worker where it may simply run again (a serialization
+ *		failure or deadlock, a prepared statement whose preparation failed,
+ *		the lock wait).
  */
 static void
 complete(GwLoop *L)
@@ -283,20 +274,17 @@ complete(GwLoop *L)
 	const char *state = L->head_sqlstate;
 
 	if (!r->pipe.failed)
+	{
 		reply(r, r->pipe.value, NULL);
-	else if (gw_db_retryable(state) || strcmp(state, "26000") == 0 || strcmp(state, "55P03") == 0)
-	{
-		if (strcmp(state, "55P03") == 0)
-			clock_gettime(CLOCK_MONOTONIC, &L->bypass_from);
-		free(r->pipe.value);
-		gw_call_free(&r->call);
+		return;
+	}
+	free(r->pipe.value);
+	if (strcmp(state, "55P03") == 0)
+		clock_gettime(CLOCK_MONOTONIC, &L->bypass_from);
+	if (gw_db_retryable(state) || strcmp(state, "26000") == 0 || strcmp(state, "55P03") == 0)
 		gw_worker_submit(r);
-	}
 	else
-	{
-		free(r->pipe.value);
 		reply(r, NULL, &L->head_err);
-	}
 }
 
 /*

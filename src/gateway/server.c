@@ -368,7 +368,7 @@ dispatch(GwReq *r)
 	}
 	MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, add_header_json, req->headers);
 
-	switch (gw_dispatch_begin(req, &r->resp, &r->call, false))
+	switch (gw_dispatch_begin(req, &r->resp, &r->call))
 	{
 		case GW_DISPATCH_DONE:
 			gw_metrics_add(GW_M_LOOP_ANSWERED, 1);
@@ -378,7 +378,7 @@ dispatch(GwReq *r)
 			if (!gw_pipe_send(r))
 				gw_worker_submit(r);
 			return MHD_YES;
-		case GW_DISPATCH_THREAD:
+		case GW_DISPATCH_WORK:
 			MHD_suspend_connection(r->conn);
 			gw_worker_submit(r);
 			return MHD_YES;

@@ -38,8 +38,7 @@ static bool stopping;
 static void
 serve(GwReq *r)
 {
-	memset(&r->resp, 0, sizeof(r->resp));
-	gw_dispatch(&r->req, &r->resp);
+	gw_dispatch_run(&r->call, &r->req, &r->resp);
 	gw_server_answer(r);
 }
 
