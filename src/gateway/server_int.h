@@ -48,7 +48,6 @@ typedef struct GwLoop
 	int			ep;				/* epoll set: the daemon's, wake_fd, the database */
 	int			wake_fd;		/* eventfd: a database connection was opened */
 	pthread_t	thread;
-	bool		started;
 
 	/* the pipelined database connection (pipeline.c) */
 	pthread_mutex_t db_lock;
@@ -101,6 +100,7 @@ extern int	gw_server_port(void);
 extern void gw_server_stop(void);
 extern atomic_bool gw_server_stopping;
 extern void gw_server_answer(GwReq *r);
+extern void gw_server_fail(GwReq *r, int code, int status, const char *message);
 extern void gw_loop_wake(GwLoop *L);
 extern void gw_loop_resume(GwLoop *L, struct MHD_Connection *conn);
 

@@ -117,15 +117,11 @@ gw_worker_submit(GwReq *r)
 		pthread_detach(t);
 	else
 	{
-		GwError		err;
-
 		fprintf(stderr, "%s: cannot start a worker: %s\n", GW_PROGRAM, strerror(rc));
 		pthread_mutex_lock(&work_lock);
 		nworkers--;
 		pthread_mutex_unlock(&work_lock);
-		gw_error_set(&err, GW_ERR_UNAVAILABLE, "the gateway cannot start a worker");
-		memset(&r->resp, 0, sizeof(r->resp));
-		gw_respond_error(&r->resp, &err, r->path);
+		gw_server_fail(r, GW_ERR_UNAVAILABLE, 0, "the gateway cannot start a worker");
 		gw_server_answer(r);
 	}
 }
