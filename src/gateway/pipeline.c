@@ -28,13 +28,9 @@
 #include "server_int.h"
 
 #define RECONNECT_GAP_MS 1000	/* between connection attempts, at least */
-#define LOCK_BYPASS_MS	1000	/* reads go to threads after a lock wait */
+#define LOCK_BYPASS_MS	1000	/* reads go to workers after a lock wait */
 
-/*
- * SQL_LOCK_WAIT sets the session's lock_timeout to $1 (an interval such as
- * "50ms"), unless a shorter one is already in effect (from the connection
- * string, or ALTER ROLE / ALTER DATABASE ... SET).
- */
+/* lock_timeout $1 (such as "50ms") unless a shorter one is in effect */
 #define SQL_LOCK_WAIT \
 	"SELECT pg_catalog.set_config('lock_timeout', $1, false)" \
 	" WHERE pg_catalog.current_setting('lock_timeout') = '0'" \
@@ -42,41 +38,22 @@
 	" > $1::pg_catalog.interval"
 
 /*
- * bound_lock_wait
- *		Give a new connection the loop's lock_timeout (see the file's
- *		header).  False if the connection failed.
- */
-static bool
-bound_lock_wait(PGconn *conn)
-{
-	char		value[32];
-	const char *params[1] = {value};
-	PGresult   *res;
-	bool		ok;
-
-	if (gw_config.loop_lock_wait_ms == 0)
-		return true;
-	snprintf(value, sizeof(value), "%dms", gw_config.loop_lock_wait_ms);
-	res = PQexecParams(conn, SQL_LOCK_WAIT, 1, NULL, params, NULL, NULL, 0);
-	ok = PQresultStatus(res) == PGRES_TUPLES_OK;
-	PQclear(res);
-	return ok;
-}
-
-/*
  * connect_main
- *		The connect thread: open a connection and hand it to the loop.
+ *		The connect thread: open a connection with the loop's lock_timeout
+ *		and hand it to the loop.
  */
 static void *
 connect_main(void *arg)
 {
 	GwLoop	   *L = arg;
+	char		wait[32];
+	const char *params[1] = {wait};
 	GwError		err;
-	PGconn	   *conn;
+	PGconn	   *conn = gw_pool_connect(&err);
 
-	gw_error_clear(&err);
-	conn = gw_pool_connect(&err);
-	if (conn != NULL && !bound_lock_wait(conn))
+	snprintf(wait, sizeof(wait), "%dms", gw_config.loop_lock_wait_ms);
+	if (conn != NULL && gw_config.loop_lock_wait_ms > 0 &&
+		!gw_db_exec(conn, SQL_LOCK_WAIT, 1, params, NULL, NULL, &err))
 	{
 		PQfinish(conn);
 		conn = NULL;
@@ -98,8 +75,8 @@ connect_main(void *arg)
 
 /*
  * gw_pipe_connect
- *		Start opening a connection, unless one is being opened or the last
- *		attempt was less than RECONNECT_GAP_MS ago.
+ *		Start opening a connection, unless one is open or being opened or
+ *		the last attempt was less than RECONNECT_GAP_MS ago.
  */
 void
 gw_pipe_connect(GwLoop *L)
@@ -117,13 +94,13 @@ gw_pipe_connect(GwLoop *L)
 
 /*
  * gw_pipe_take_connection
- *		After a wake-up: start using the connection the connect thread
- *		opened, if it has.
+ *		After a wake-up: use the connection the connect thread opened, if
+ *		it has.
  */
 void
 gw_pipe_take_connection(GwLoop *L)
 {
-	struct epoll_event ev;
+	struct epoll_event ev = {EPOLLIN, {.u64 = GW_EV_PIPE}};
 	PGconn	   *conn;
 	bool		done;
 
@@ -136,16 +113,14 @@ gw_pipe_take_connection(GwLoop *L)
 	if (!done)
 		return;
 	L->connecting = false;
-	if (conn == NULL)
-		return;
-	ev.events = EPOLLIN;
-	ev.data.u64 = GW_EV_PIPE;
-	if (PQsetnonblocking(conn, 1) != 0 || PQenterPipelineMode(conn) != 1 ||
-		epoll_ctl(L->ep, EPOLL_CTL_ADD, PQsocket(conn), &ev) != 0)
+	if (conn != NULL && (PQsetnonblocking(conn, 1) != 0 || PQenterPipelineMode(conn) != 1 ||
+						 epoll_ctl(L->ep, EPOLL_CTL_ADD, PQsocket(conn), &ev) != 0))
 	{
 		PQfinish(conn);
-		return;
+		conn = NULL;
 	}
+	if (conn == NULL)
+		return;
 	L->pg = conn;
 	gw_metrics_add(GW_M_LOOP_CONNECTED, 1);
 	L->want_write = false;
@@ -288,12 +263,15 @@ complete(GwLoop *L)
 }
 
 /*
- * read_results
- *		Read what the server sent and answer the calls whose Sync arrived.
+ * gw_pipe_read
+ *		The connection's socket is readable (or failed): read what the
+ *		server sent and answer the calls whose Sync arrived.
  */
-static void
-read_results(GwLoop *L)
+void
+gw_pipe_read(GwLoop *L)
 {
+	if (L->pg == NULL)
+		return;
 	if (PQconsumeInput(L->pg) != 1)
 	{
 		lost(L);
@@ -314,27 +292,9 @@ read_results(GwLoop *L)
 }
 
 /*
- * gw_pipe_event
- *		The connection's socket is readable or writable (or failed).
- */
-void
-gw_pipe_event(GwLoop *L, uint32_t events)
-{
-	if (L->pg == NULL)
-		return;
-	if ((events & EPOLLOUT) && PQflush(L->pg) < 0)
-	{
-		lost(L);
-		return;
-	}
-	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
-		read_results(L);
-}
-
-/*
  * gw_pipe_flush
- *		After a batch: send what libpq still holds, watching for the socket
- *		to become writable while it cannot take it all.
+ *		After each round of the loop: send what libpq holds, watching for
+ *		the socket to become writable while it cannot take it all.
  */
 void
 gw_pipe_flush(GwLoop *L)

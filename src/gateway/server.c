@@ -464,7 +464,7 @@ loop_main(void *arg)
 				gw_pipe_take_connection(L);
 			}
 			else if (evs[i].data.u64 == GW_EV_PIPE)
-				gw_pipe_event(L, evs[i].events);
+				gw_pipe_read(L);
 		}
 		MHD_run(L->daemon);
 		gw_pipe_flush(L);

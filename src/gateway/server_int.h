@@ -108,7 +108,7 @@ extern void gw_loop_resume(GwLoop *L, struct MHD_Connection *conn);
 extern void gw_pipe_connect(GwLoop *L);
 extern void gw_pipe_take_connection(GwLoop *L);
 extern bool gw_pipe_send(GwReq *r);
-extern void gw_pipe_event(GwLoop *L, uint32_t events);
+extern void gw_pipe_read(GwLoop *L);
 extern void gw_pipe_flush(GwLoop *L);
 extern void gw_pipe_close(GwLoop *L);
 
