@@ -29,11 +29,7 @@ static const GwRoute own_routes[] = {
 	{"/v1/events", GW_GET, GW_ROUTE_EVENTS, NULL, "ChangeFeed", {NULL}, 0},
 };
 
-/*
- * The operations around whose binding call the gateway handles files or
- * objects (commit.c, table_files.c); every other route of the extension
- * is its binding call alone, a read or a write as the binding declares.
- */
+/* operations whose call comes with files (commit.c, table_files.c) */
 static const struct
 {
 	const char *operation;
@@ -47,10 +43,9 @@ static const struct
 };
 
 /*
- * Data operations, served by a Lance data server rather than a catalog:
- * table actions (first segment after /v1/table/{id}/; tags/ and branches/
- * catch their sub-routes the extension does not list) and top-level
- * collections.
+ * Data operations, for a Lance data server: table actions (after
+ * /v1/table/{id}/; tags and branches: their sub-routes the extension does
+ * not list) and top-level collections.
  */
 static const char *const unsupported_table_actions[] = {
 	"create", "insert", "merge_insert", "update", "delete", "query",
@@ -450,47 +445,35 @@ gw_build_request(json_t *body, const char *raw_id, json_t *query, GwError *err)
 {
 	json_t	   *jdelim = json_object_get(query, "delimiter");
 	const char *delimiter = json_is_string(jdelim) ? json_string_value(jdelim) : "$";
+	json_t	   *identity;
 
 	if (raw_id != NULL)
 	{
 		char	   *decoded = gw_percent_decode(raw_id, strlen(raw_id), false, err);
-		json_t	   *id;
-		json_t	   *body_id;
+		json_t	   *id = decoded ? gw_parse_id(decoded, delimiter, err) : NULL;
+		json_t	   *body_id = json_object_get(body, "id");
 
-		if (decoded == NULL)
-			goto fail;
-		id = gw_parse_id(decoded, delimiter, err);
 		free(decoded);
-		if (id == NULL)
-			goto fail;
-		body_id = json_object_get(body, "id");
-		if (body_id != NULL && !json_is_null(body_id) && !json_equal(body_id, id))
+		if (id != NULL && body_id != NULL && !json_is_null(body_id) && !json_equal(body_id, id))
 		{
 			json_decref(id);
+			id = NULL;
 			gw_error_set(err, GW_ERR_INVALID_INPUT,
 						 "the id in the request body does not match the id in the path");
-			goto fail;
 		}
+		if (id == NULL)
+			goto fail;
 		json_object_set_new(body, "id", id);
 	}
-
-	/*
-	 * The spec's Identity travels in the x-api-key and Authorization
-	 * headers on REST (catalog-rest-index.md); one in the body would be
-	 * ignored, so it is refused rather than dropped without a word.
-	 */
+	/* the spec's Identity travels in headers on REST: one in the body is refused, not ignored */
+	identity = json_object_get(body, "identity");
+	if (identity != NULL && !json_is_null(identity))
 	{
-		json_t	   *identity = json_object_get(body, "identity");
-
-		if (identity != NULL && !json_is_null(identity))
-		{
-			gw_error_set(err, GW_ERR_INVALID_INPUT,
-						 "identity is not read from the request body: send the API key in the "
-						 "x-api-key header or the token in the Authorization header");
-			goto fail;
-		}
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "identity is not read from the request body: send the API key in the "
+					 "x-api-key header or the token in the Authorization header");
+		goto fail;
 	}
-
 	/* the query parameters and their types are the extension's */
 	for (int i = 0; i < nquery_parameters; i++)
 	{
@@ -537,18 +520,13 @@ gw_parse_query(const char *query, size_t len, json_t *obj, GwError *err)
 		char	   *v;
 
 		k = gw_percent_decode(seg, klen, true, err);
-		if (k == NULL)
-			return false;
-		v = eq ? gw_percent_decode(eq + 1, seglen - klen - 1, true, err)
-			: gw_percent_decode("", 0, true, err);
-		if (v == NULL)
-		{
-			free(k);
-			return false;
-		}
-		json_object_set_new(obj, k, json_string(v));
+		v = k ? gw_percent_decode(eq ? eq + 1 : "", eq ? seglen - klen - 1 : 0, true, err) : NULL;
+		if (v != NULL)
+			json_object_set_new(obj, k, json_string(v));
 		free(k);
 		free(v);
+		if (v == NULL)
+			return false;
 		pos += seglen + 1;
 	}
 	return true;
