@@ -208,13 +208,10 @@ gw_db_pipe(GwPipe *p, PGconn *conn, GwPrepared *prep, const char *function)
 
 /*
  * gw_db_queue
- *		Send one statement down the pipeline; call: it is the call, whose
- *		result is kept.  A name (a string that lives as long as the
- *		program) makes it a prepared statement of the session, prepared
- *		first if the session does not have it yet (NULL, or a full prep:
- *		sent unnamed).  sql NULL: the call statement of binding name
- *		(SQL_CALL), written out only when it is sent as text.  False once
- *		libpq refused a statement.
+ *		Send one statement down the pipeline (call: the call, whose result
+ *		is kept), by name (a string that lives as long as the program),
+ *		prepared first if the session lacks it.  sql NULL: the call of
+ *		binding name (SQL_CALL).  False once libpq refused a statement.
  */
 bool
 gw_db_queue(GwPipe *p, const char *name, const char *sql, int nparams,
@@ -381,13 +378,9 @@ failed_lost(PGconn *conn, const char *sqlstate)
 
 /*
  * run_once
- *		One attempt of the transaction.  Without --db-auth or an after_call
- *		hook it is the call statement alone (request.* settings and
- *		SELECT rest_<op>($1)), one pipeline whose Sync commits it.
- *		Otherwise it is BEGIN; [--db-auth: the role of the credentials,
- *		SQL_ROLE]; the call; COMMIT, one pipeline, where with an after_call
- *		hook (manifest finalization) the COMMIT is sent on its own after
- *		the hook.
+ *		One attempt of the transaction: the call alone, committed by the
+ *		pipeline's Sync; or BEGIN, [--db-auth's SQL_ROLE,] the call and
+ *		COMMIT, where an after_call hook runs before a COMMIT of its own.
  */
 static TxOutcome
 run_once(GwConn *c, const char *function, const char *request_json,
@@ -395,9 +388,10 @@ run_once(GwConn *c, const char *function, const char *request_json,
 {
 	PGconn	   *conn = c->conn;
 	char		sqlstate[6] = "";
-	const char *params[4];
+	const char *role[3] = {info->api_key, info->bearer, gw_config.anon_role};
+	const char *call[4] = {request_json, info->headers_json, info->method, info->path};
 	char	   *result;
-	bool		commit_in_pipe = !(hooks && hooks->after_call);
+	bool		commit_in_pipe = hooks->after_call == NULL;
 	bool		implicit = commit_in_pipe && !gw_config.db_auth;
 	bool		commit_sent;
 	GwPipe		p;
@@ -411,22 +405,13 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	if (!implicit)
 		gw_db_queue(&p, STMT_BEGIN, "BEGIN", 0, NULL, false);
 	if (gw_config.db_auth)
-	{
-		params[0] = info->api_key;
-		params[1] = info->bearer;
-		params[2] = gw_config.anon_role;
-		gw_db_queue(&p, STMT_ROLE, SQL_ROLE, 3, params, false);
-	}
-	params[0] = request_json;
-	params[1] = info->headers_json;
-	params[2] = info->method;
-	params[3] = info->path;
-	gw_db_queue(&p, function, NULL, 4, params, true);
+		gw_db_queue(&p, STMT_ROLE, SQL_ROLE, 3, role, false);
+	gw_db_queue(&p, function, NULL, 4, call, true);
 	if (commit_in_pipe && !implicit)
 		gw_db_queue(&p, STMT_COMMIT, "COMMIT", 0, NULL, false);
 	/* the Sync of an implicit transaction is its COMMIT */
 	commit_sent = commit_in_pipe && !p.send_failed;
-	if (!pipe_run(&p, sqlstate, err, hooks ? hooks->during_call : NULL, hooks ? hooks->arg : NULL))
+	if (!pipe_run(&p, sqlstate, err, hooks->during_call, hooks->arg))
 	{
 		/* lost with the COMMIT on its way: the outcome is unknown */
 		if (commit_sent && failed_lost(conn, sqlstate))
@@ -463,7 +448,7 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	return TX_OK;
 
 failed:
-	if (hooks && hooks->after_abort)
+	if (hooks->after_abort)
 		hooks->after_abort(hooks->arg);
 	/* a connection lost before COMMIT rolled back: safe to run again */
 	if (failed_lost(conn, sqlstate))
@@ -498,6 +483,7 @@ char *
 gw_db_call(const char *function, const char *request_json,
 		   const GwRequestInfo *info, const GwTxHooks *hooks, GwError *err)
 {
+	static const GwTxHooks no_hooks;
 	bool		reconnected = false;
 
 	for (int attempt = 0;; attempt++)
@@ -509,7 +495,7 @@ gw_db_call(const char *function, const char *request_json,
 		if (c == NULL)
 			return NULL;
 		gw_error_clear(err);
-		rc = run_once(c, function, request_json, info, hooks, &out, err);
+		rc = run_once(c, function, request_json, info, hooks ? hooks : &no_hooks, &out, err);
 		if (rc == TX_STALE || PQstatus(c->conn) != CONNECTION_OK ||
 			PQpipelineStatus(c->conn) != PQ_PIPELINE_OFF)
 			gw_pool_discard(c);
@@ -555,9 +541,8 @@ gw_db_ping(GwError *err)
 
 /*
  * gw_db_check_root
- *		Make sure the catalog's root location is root: set it if the catalog
- *		has none.  *catalog_root gets the catalog's value (malloc'd), for
- *		the caller to compare.
+ *		The catalog's root location (malloc'd, into *catalog_root), set to
+ *		root if it had none.
  */
 bool
 gw_db_check_root(const char *root, char **catalog_root, GwError *err)

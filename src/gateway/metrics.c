@@ -1,11 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * metrics.c
- *	  GET /metrics: Prometheus text exposition format 0.0.4.  The hot path
- *	  only does relaxed atomic increments on fixed arrays indexed by route
- *	  and HTTP status; rendering reads them without locks (a scrape may see
- *	  a request counted but its latency not yet, which Prometheus
- *	  tolerates).  Nothing here touches the database.
+ *	  GET /metrics in the Prometheus text format 0.0.4.  Requests only add
+ *	  to fixed arrays with relaxed atomics; a scrape reads them without
+ *	  locks (it may see a request counted but its latency not yet).
  *
  *-------------------------------------------------------------------------
  */
@@ -155,15 +153,14 @@ gw_metrics_render(void)
 		for (int s = 0; s < N_STATUS; s++)
 		{
 			unsigned long v = load(&requests[r][s]);
+			char		status[8] = "none";
 
 			if (v == 0)
 				continue;
-			if (s == 0)
-				fprintf(b, "lance_gateway_requests_total{route=\"%s\",status=\"none\"} %lu\n",
-						route_label(r), v);
-			else
-				fprintf(b, "lance_gateway_requests_total{route=\"%s\",status=\"%d\"} %lu\n",
-						route_label(r), s + 99, v);
+			if (s > 0)
+				snprintf(status, sizeof(status), "%d", s + 99);
+			fprintf(b, "lance_gateway_requests_total{route=\"%s\",status=\"%s\"} %lu\n",
+					route_label(r), status, v);
 		}
 
 	fprintf(b, "# HELP lance_gateway_request_duration_seconds Time from request arrival to completion, by route pattern (streams excluded).\n"
