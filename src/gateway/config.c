@@ -257,8 +257,7 @@ is_choice(const char *choices, const char *value)
 
 /*
  * apply
- *		Apply one option value (a default, the environment or the command
- *		line; value is NULL for a flag).  name is what errors call it.
+ *		Apply an option's value (NULL: a flag); errors call it name.
  */
 static void
 apply(const GwOption *o, const char *name, const char *value)
@@ -383,8 +382,7 @@ print_markdown(void)
 
 /*
  * gw_config_load
- *		Defaults, then environment, then command line.  Exits on --help,
- *		--version and on errors.
+ *		Defaults, environment, command line; exits on --help or an error.
  */
 void
 gw_config_load(int argc, char **argv)

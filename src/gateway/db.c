@@ -120,8 +120,8 @@ gw_db_retryable(const char *sqlstate)
 
 /*
  * gw_db_exec
- *		Run a command; its result into *resp (if given) on success, else
- *		fill err and the SQLSTATE buffer (if given).
+ *		Run a command: true with its result in *resp (if given), or false
+ *		with err and sqlstate_out (if given) set.
  */
 bool
 gw_db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params,
@@ -147,8 +147,7 @@ gw_db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params
 
 /*
  * pooled_query
- *		Run one statement on a pooled connection: its result (to clear)
- *		or NULL with err set.
+ *		One statement on a pooled connection: its result, or NULL.
  */
 static PGresult *
 pooled_query(const char *sql, int nparams, const char *const *params, GwError *err)
@@ -166,8 +165,7 @@ pooled_query(const char *sql, int nparams, const char *const *params, GwError *e
 
 /*
  * pooled_value
- *		The first value of one statement's result (malloc'd), or NULL with
- *		err set.
+ *		The first value of a pooled_query (malloc'd), or NULL.
  */
 static char *
 pooled_value(const char *sql, int nparams, const char *const *params, GwError *err)
@@ -181,8 +179,7 @@ pooled_value(const char *sql, int nparams, const char *const *params, GwError *e
 
 /*
  * rollback
- *		End a failed transaction if one is open, ignoring errors (the pool
- *		drops a connection where this does not work).
+ *		End a failed transaction, if one is open; errors are ignored.
  */
 static void
 rollback(PGconn *conn)
@@ -193,8 +190,7 @@ rollback(PGconn *conn)
 
 /*
  * gw_db_pipe
- *		Start a pipeline of statements on conn (in pipeline mode), whose
- *		session has prepared prep.
+ *		Start a pipeline on conn (in pipeline mode), whose session has prep.
  */
 void
 gw_db_pipe(GwPipe *p, PGconn *conn, GwPrepared *prep, const char *function)
@@ -352,8 +348,7 @@ pipe_run(GwPipe *p, char *sqlstate, GwError *err, void (*during) (void *), void 
 
 /*
  * gw_db_role
- *		--db-auth outside a call (the change feed): the role of the
- *		credentials (SQL_WHO; malloc'd), or NULL with err set.
+ *		--db-auth outside a call (the change feed): the credentials' role.
  */
 char *
 gw_db_role(const char *api_key, const char *bearer, GwError *err)
@@ -365,8 +360,7 @@ gw_db_role(const char *api_key, const char *bearer, GwError *err)
 
 /*
  * failed_lost
- *		True if a failure was a lost connection (or a pipeline that could
- *		not be completed) rather than an error the server reported.
+ *		Whether a failure lost the connection (or left a pipeline open).
  */
 static bool
 failed_lost(PGconn *conn, const char *sqlstate)
@@ -476,8 +470,8 @@ backoff(int attempt)
 
 /*
  * gw_db_call
- *		Run lance_namespace.<function>(request) in its own transaction and
- *		return its JSON result text (malloc'd), or NULL with err set.
+ *		lance_namespace.<function>(request) in a transaction of its own:
+ *		its JSON result (malloc'd), or NULL with err set.
  */
 char *
 gw_db_call(const char *function, const char *request_json,
@@ -522,8 +516,7 @@ gw_db_call(const char *function, const char *request_json,
 
 /*
  * gw_db_ping
- *		True if a pooled connection answers SELECT 1 (a second one if the
- *		first was lost).
+ *		Whether a pooled connection answers (a second try if one was lost).
  */
 bool
 gw_db_ping(GwError *err)

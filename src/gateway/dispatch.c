@@ -61,8 +61,7 @@ secret_equal(const char *a, const char *b)
 
 /*
  * authenticated
- *		With --api-key, the request must carry x-api-key: KEY or
- *		Authorization: Bearer KEY.
+ *		With --api-key: x-api-key: KEY or Authorization: Bearer KEY.
  */
 static bool
 authenticated(json_t *headers)
@@ -95,8 +94,7 @@ gw_credentials(json_t *headers, const char **api_key, const char **bearer)
 
 /*
  * build_call
- *		The request model and header texts of a route's call; false with
- *		resp filled when the request is malformed.
+ *		A route's call; false with resp filled for a malformed request.
  */
 static bool
 build_call(const char *raw_id, const GwHttpRequest *req, GwResponse *resp, GwCall *call)
@@ -122,8 +120,7 @@ build_call(const char *raw_id, const GwHttpRequest *req, GwResponse *resp, GwCal
 
 /*
  * gw_call_text
- *		The request model of a call as JSON text (kept in the call), or
- *		NULL with err set.
+ *		The call's request model as JSON text (kept), or NULL with err set.
  */
 const char *
 gw_call_text(GwCall *call, GwError *err)
@@ -150,8 +147,7 @@ gw_call_free(GwCall *call)
 
 /*
  * gw_dispatch_finish
- *		Turn a call's result (malloc'd, taken over) or its error into the
- *		response, and release the call.
+ *		The response of a call's result (malloc'd, taken) or error.
  */
 void
 gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
@@ -194,8 +190,7 @@ gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
 
 /*
  * run_call
- *		Run a route's call here, in this thread: the commits with their
- *		manifest files (commit.c), every other route as its statement.
+ *		Run a call in this thread, with its files if it has any.
  */
 static void
 run_call(GwCall *call, const GwHttpRequest *req, GwResponse *resp)
@@ -228,11 +223,9 @@ run_call(GwCall *call, const GwHttpRequest *req, GwResponse *resp)
 
 /*
  * in_loop
- *		Whether a loop runs a route's call itself, down its pipeline: the
- *		reads, which never wait for another transaction's row locks, unless
- *		--db-auth's role (a round trip of its own) or STS vending (the STS
- *		endpoint, for DescribeTable) makes them wait.  Everything else waits
- *		on locks, files or a pooled connection, at a worker.
+ *		Whether a loop runs a route's call down its pipeline: the reads,
+ *		which never wait for row locks, unless --db-auth's role (a round
+ *		trip) or STS vending makes them wait.
  */
 static bool
 in_loop(GwRouteKind kind)

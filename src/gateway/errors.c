@@ -32,8 +32,7 @@ gw_error_clear(GwError *err)
 
 /*
  * gw_error_set
- *		Record an error with a Lance code and a printf-style message.  The
- *		HTTP status follows from the code unless set afterwards.
+ *		An error of a Lance code (its HTTP status unless set after).
  */
 void
 gw_error_set(GwError *err, int code, const char *fmt,...)
@@ -102,9 +101,8 @@ gw_error_body(const GwError *err, const char *instance)
 
 /*
  * gw_fatal
- *		Print "lance-namespace-gateway: " and the message, and exit with
- *		status: 2 for a wrong option (config.c), 1 for a failed start
- *		(main.c).
+ *		Print the message and exit with status (2: a wrong option; 1: a
+ *		failed start).
  */
 void
 gw_fatal(int status, const char *fmt,...)

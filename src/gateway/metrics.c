@@ -52,8 +52,7 @@ gw_metrics_add(GwMetric m, long delta)
 
 /*
  * route_slot
- *		Array index of a route: its table index, or the last used slot for
- *		requests that matched no route entry.
+ *		A route's array index (unmatched: the slot after the routes).
  */
 static int
 route_slot(const GwRoute *route)
@@ -66,8 +65,7 @@ route_slot(const GwRoute *route)
 
 /*
  * gw_metrics_request
- *		Count one finished request; observe its latency unless it was a
- *		long-lived stream.
+ *		Count a finished request, and its latency unless it streamed.
  */
 void
 gw_metrics_request(const struct GwRoute *route, int status, double seconds,
@@ -90,8 +88,7 @@ gw_metrics_request(const struct GwRoute *route, int status, double seconds,
 
 /*
  * gw_metrics_db_error
- *		Count a failed database command by its SQLSTATE class ([0-9A-Z]{2};
- *		anything else, "" included, is skipped).
+ *		Count a failed command by its SQLSTATE class ("" is skipped).
  */
 void
 gw_metrics_db_error(const char *sqlstate)

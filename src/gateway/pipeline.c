@@ -39,8 +39,7 @@
 
 /*
  * connect_main
- *		The connect thread: open a connection with the loop's lock_timeout
- *		and hand it to the loop.
+ *		The connect thread: open the loop's connection, hand it over.
  */
 static void *
 connect_main(void *arg)
@@ -94,8 +93,7 @@ gw_pipe_connect(GwLoop *L)
 
 /*
  * gw_pipe_take_connection
- *		After a wake-up: use the connection the connect thread opened, if
- *		it has.
+ *		After a wake-up: use the connection the connect thread opened.
  */
 void
 gw_pipe_take_connection(GwLoop *L)
@@ -144,8 +142,7 @@ pop(GwLoop *L)
 
 /*
  * reply
- *		Answer a request from its statement's result (malloc'd, taken
- *		over) or error.
+ *		Answer a request from its call's result (malloc'd) or error.
  */
 static void
 reply(GwReq *r, char *result, const GwError *err)
@@ -157,8 +154,7 @@ reply(GwReq *r, char *result, const GwError *err)
 
 /*
  * lost
- *		The connection broke: close it and answer every call that was in
- *		its pipeline 503, for its outcome is unknown.
+ *		The connection broke: answer its calls 503 (outcome unknown).
  */
 static void
 lost(GwLoop *L)
@@ -321,8 +317,7 @@ gw_pipe_flush(GwLoop *L)
 
 /*
  * gw_pipe_close
- *		When the loop ends: close the connection (and one still being
- *		opened, once it is).
+ *		When the loop ends: close its connections, open or being opened.
  */
 void
 gw_pipe_close(GwLoop *L)

@@ -116,9 +116,8 @@ drop(GwConn *c)
 
 /*
  * gw_pool_acquire
- *		Take a free slot, waiting at most wait_ms, and make sure it has a
- *		connection.  Returns NULL with err set (503) on timeout or when the
- *		database cannot be reached.
+ *		A free slot with a connection, waited for at most wait_ms; NULL
+ *		with err set (503) on timeout or if the database is unreachable.
  */
 GwConn *
 gw_pool_acquire(int wait_ms, GwError *err)
@@ -188,8 +187,7 @@ gw_pool_acquire(int wait_ms, GwError *err)
 
 /*
  * gw_pool_release
- *		Give a slot back.  A connection that is broken or not idle is
- *		closed first.
+ *		Give a slot back, closing a connection broken or not idle.
  */
 void
 gw_pool_release(GwConn *c)

@@ -86,9 +86,8 @@ gw_method_bit(const char *method)
 
 /*
  * split_path
- *		Split "/a/b/c" into segments (in place in a copy).  One trailing
- *		slash is ignored.  Returns the number of segments, or -1 if the
- *		path does not start with '/' or has too many segments.
+ *		Split "/a/b/c" (in place) into at most maxseg segments, ignoring
+ *		one trailing slash: their number, or -1.
  */
 static int
 split_path(char *copy, char **seg, int maxseg)
@@ -121,8 +120,7 @@ split_path(char *copy, char **seg, int maxseg)
 
 /*
  * add_route
- *		Append a route to the table, its pattern split into segments once.
- *		False when out of memory or for a pattern that cannot be split.
+ *		Append a route to the table, its pattern split once.
  */
 static bool
 add_route(const GwRoute *route)
@@ -149,8 +147,7 @@ add_route(const GwRoute *route)
 
 /*
  * methods_of
- *		GW_GET/GW_POST bits of a text[] of method names ("{GET,POST}"), or
- *		0 when one is neither.
+ *		GW_GET/GW_POST bits of a text[] ("{GET,POST}"); 0 for another.
  */
 static int
 methods_of(const char *array)
@@ -214,9 +211,7 @@ gw_route_add(const char *path, const char *methods, const char *operation,
 
 /*
  * gw_query_parameter_add
- *		Add a query parameter of the extension's rest_query_parameters and
- *		its type ("string", "integer" or "boolean").  False, with err set,
- *		for another type.
+ *		Add a query parameter of rest_query_parameters and its type.
  */
 bool
 gw_query_parameter_add(const char *name, const char *type, GwError *err)
@@ -247,8 +242,7 @@ gw_query_parameter_add(const char *name, const char *type, GwError *err)
 
 /*
  * match_one
- *		Match path segments against a route's pattern; on success *id
- *		points at the {id} segment (or stays NULL if the pattern has none).
+ *		Match path segments against a route's; *id: its {id} segment.
  */
 static bool
 match_one(const GwRoute *route, char **seg, int nseg, const char **id)
@@ -316,8 +310,7 @@ gw_route_match(const char *path, int method, const GwRoute **route, char **raw_i
 
 /*
  * too_deep
- *		Whether JSON text (already parsed) nests arrays and objects deeper
- *		than GW_MAX_JSON_DEPTH: its brackets outside strings.
+ *		Whether parsed JSON text nests deeper than GW_MAX_JSON_DEPTH.
  */
 static bool
 too_deep(const char *s, size_t len)
@@ -396,11 +389,8 @@ gw_parse_body(const char *body, size_t len, GwError *err)
 
 /*
  * typed_query_value
- *		The JSON value of query parameter name (a JSON string as the query
- *		was parsed) as the spec's type: an integer from an optional "-" and
- *		decimal digits in the 64-bit range, a boolean from "true" or "false"
- *		(any case) or "1" or "0".  NULL with err set when the text is not
- *		one.  Returns a new reference.
+ *		A query parameter's value (qv) as its type (README, "Requests"):
+ *		a new reference, or NULL with err set.
  */
 static json_t *
 typed_query_value(const char *name, GwQueryType type, json_t *qv, GwError *err)
@@ -498,11 +488,9 @@ fail:
 
 /*
  * gw_parse_query
- *		Query parameters into obj: split on '&' and then the first '=',
- *		'+' is a space, each part percent-decoded.  A parameter without
- *		'=' has the empty value, an empty part (as in "a=1&&b=2") is the
- *		empty name, a final empty part adds nothing, and a later duplicate
- *		wins.  False with err set on bad encoding.
+ *		Query parameters into obj: split on '&' and the first '=', '+' a
+ *		space, percent-decoded; a later duplicate wins.  False with err
+ *		set on bad encoding.
  */
 bool
 gw_parse_query(const char *query, size_t len, json_t *obj, GwError *err)

@@ -56,8 +56,7 @@ gw_loop_wake(GwLoop *L)
 
 /*
  * gw_server_answer
- *		A request's answer (r->resp) is ready: let its loop send it (from
- *		any thread).
+ *		r->resp is ready: let r's loop send it (from any thread).
  */
 void
 gw_server_answer(GwReq *r)
@@ -81,8 +80,7 @@ gw_loop_resume(GwLoop *L, struct MHD_Connection *conn)
 
 /*
  * on_uri
- *		libmicrohttpd read a request line: the request's context, with its
- *		raw target (the access handler's url is decoded).
+ *		A request line was read: the request's context, with its raw target.
  */
 static void *
 on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
@@ -174,8 +172,7 @@ send_answer(GwReq *r, bool close)
 
 /*
  * reply_error
- *		Refuse a request before routing it (code 13), and close the
- *		connection after the answer.
+ *		Refuse a request before routing it (code 13) and close the connection.
  */
 static enum MHD_Result
 reply_error(GwReq *r, int status, const char *message)
@@ -202,8 +199,7 @@ count_header(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_siz
 
 /*
  * add_header_json
- *		Add one header field to the request's headers (lower-case name;
- *		values that are not UTF-8 are left out).
+ *		Add a header field to the request's (lower-cased; UTF-8 values only).
  */
 static enum MHD_Result
 add_header_json(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
@@ -302,8 +298,7 @@ take_body(GwReq *r, const char *data, size_t len)
 
 /*
  * dispatch
- *		Route a complete request: answer it, send its statement down the
- *		pipeline, or give it to a worker.
+ *		Route a complete request; answer it, or send its call on its way.
  */
 static enum MHD_Result
 dispatch(GwReq *r)
@@ -387,8 +382,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 
 /*
  * on_completed
- *		A request ended (answered, or the connection failed): the access
- *		log line, the metrics, and its memory.
+ *		A request ended: the access log line, the metrics, its memory.
  */
 static void
 on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
@@ -487,8 +481,7 @@ loop_main(void *arg)
 
 /*
  * loop_start
- *		Set up loop L (its daemon, listening on bind_addr, and its epoll
- *		set) and start it.
+ *		Set up loop L (its daemon on bind_addr, its epoll set) and start it.
  */
 static bool
 loop_start(GwLoop *L, unsigned int limit)

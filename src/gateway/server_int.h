@@ -1,16 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * server_int.h
- *	  What the server's parts share: a loop (server.c) with its pipelined
- *	  database connection (pipeline.c), the request each connection is
- *	  answering, the workers that run what may block (worker.c) and the
- *	  change feed's streams (stream.c).
- *
- *	  A request belongs to its loop from its first byte to its last: the
- *	  loop reads it, routes it, and either answers it at once, sends its
- *	  statement down the pipeline, or gives its call to a worker; in the
- *	  two latter cases the connection is suspended (libmicrohttpd) until
- *	  the answer is ready, and the loop sends it.
+ *	  The HTTP server (server.c) and what its parts share: a loop with its
+ *	  pipelined database connection (pipeline.c), the request a connection
+ *	  is answering, the workers (worker.c) and the change feed's streams
+ *	  (feed.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -29,18 +23,14 @@
 #include "dispatch.h"
 #include "pool.h"
 
-struct GwReq;
-
 /* epoll tags of a loop's descriptors */
 #define GW_EV_DAEMON	1		/* the daemon's own epoll set */
 #define GW_EV_WAKE		2		/* wake_fd */
 #define GW_EV_PIPE		3		/* the pipelined database connection */
 
 /*
- * A loop: its thread, its libmicrohttpd daemon (external epoll mode), and
- * its pipelined database connection.  Everything belongs to the loop's
- * thread except what is under db_lock (the connection the connect
- * thread opened).
+ * A loop: its thread, its libmicrohttpd daemon and its pipelined database
+ * connection, all the thread's but what is under db_lock.
  */
 typedef struct GwLoop
 {
@@ -84,7 +74,7 @@ typedef struct GwReq
 	size_t		body_cap;
 	bool		too_large;		/* the body passed --max-body-bytes */
 	GwHttpRequest req;			/* the dispatcher's view */
-	GwCall		call;			/* its statement, while in the pipeline */
+	GwCall		call;			/* its route's call */
 	GwResponse	resp;			/* the answer, once ready */
 	bool		ready;			/* resp is the answer (set before resuming) */
 	int			status;			/* as sent, for the log and metrics */

@@ -44,8 +44,7 @@ serve(GwReq *r)
 
 /*
  * worker_main
- *		A worker: answer queued requests; end after WORKER_IDLE_S seconds
- *		without one, or when the server stops.
+ *		A worker: answer queued requests; end idle or at shutdown.
  */
 static void *
 worker_main(void *arg)
@@ -128,8 +127,7 @@ gw_worker_submit(GwReq *r)
 
 /*
  * gw_worker_stop
- *		At shutdown, once no request is in flight: end the idle workers
- *		and wait for them.
+ *		At shutdown, nothing in flight: end the workers, wait for them.
  */
 void
 gw_worker_stop(void)
