@@ -29,7 +29,6 @@ gw_respond_error(GwResponse *resp, const GwError *err, const char *instance)
 {
 	resp->status = err->status ? err->status : lance_http_status_for_code(err->code);
 	resp->body = gw_error_body(err, instance);
-	resp->retry_after = err->retry_after || resp->status == 503;
 }
 
 /*

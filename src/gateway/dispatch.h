@@ -28,7 +28,6 @@ typedef struct GwResponse
 {
 	int			status;
 	char	   *body;			/* malloc'd, NULL for none */
-	bool		retry_after;
 	const char *allow;			/* Allow header for 405, or NULL */
 	const char *content_type;	/* NULL: application/json */
 	const struct GwRoute *route;	/* matched route entry (metrics), or NULL */

@@ -27,7 +27,6 @@ gw_error_clear(GwError *err)
 	err->status = 0;
 	err->message[0] = '\0';
 	err->detail[0] = '\0';
-	err->retry_after = false;
 }
 
 /*
@@ -42,7 +41,6 @@ gw_error_set(GwError *err, int code, const char *fmt,...)
 	err->code = code;
 	err->status = 0;
 	err->detail[0] = '\0';
-	err->retry_after = (code == GW_ERR_UNAVAILABLE);
 	va_start(ap, fmt);
 	vsnprintf(err->message, sizeof(err->message), fmt, ap);
 	va_end(ap);

@@ -96,7 +96,6 @@ typedef struct GwError
 	int			status;			/* HTTP status (0 = derive from code) */
 	char		message[1024];
 	char		detail[1024];	/* empty = JSON null */
-	bool		retry_after;	/* add Retry-After (503) */
 } GwError;
 
 extern GwConfig gw_config;

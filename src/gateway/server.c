@@ -162,7 +162,7 @@ send_answer(GwReq *r, bool close)
 							  resp->content_type ? resp->content_type : "application/json")) &&
 		(!r->stream || (add_header(m, "Cache-Control", "no-cache") &&
 						add_header(m, "X-Accel-Buffering", "no"))) &&
-		(!resp->retry_after || add_header(m, "Retry-After", "1")) &&
+		(r->status != 503 || add_header(m, "Retry-After", "1")) &&
 		(resp->allow == NULL || add_header(m, "Allow", resp->allow)) &&
 		(!(close || atomic_load(&gw_server_stopping)) || add_header(m, "Connection", "close")))
 		ok = MHD_queue_response(r->conn, (unsigned int) r->status, m);
