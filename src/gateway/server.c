@@ -80,7 +80,8 @@ gw_loop_resume(GwLoop *L, struct MHD_Connection *conn)
 
 /*
  * on_uri
- *		A request line was read: the request's context, with its raw target.
+ *		A request line was read: the request's context, with its raw target
+ *		(cut at '?' once the head is complete).
  */
 static void *
 on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
@@ -89,7 +90,7 @@ on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 
 	(void) cls;
 	(void) conn;
-	if (r != NULL && (r->target = strdup(uri)) == NULL)
+	if (r != NULL && (r->path = strdup(uri)) == NULL)
 	{
 		free(r);
 		r = NULL;
@@ -228,24 +229,22 @@ static enum MHD_Result
 start(GwReq *r, GwLoop *L, struct MHD_Connection *conn, const char *method)
 {
 	const char *cl;
-	char	   *q;
+	char	   *q = strchr(r->path, '?');
+	bool		too_long = strlen(r->path) > (size_t) gw_config.max_url_bytes;
 	size_t		header_bytes = 0;
 
 	r->started = true;
 	r->conn = conn;
 	r->loop = L;
 	clock_gettime(CLOCK_MONOTONIC, &r->start);
-	r->method = strdup(method);
-	r->path = strdup(r->target);
-	if (r->method == NULL || r->path == NULL)
+	if ((r->method = strdup(method)) == NULL)
 		return MHD_NO;
-	q = strchr(r->path, '?');
 	if (q != NULL)
 	{
 		*q = '\0';
-		r->query = r->target + (q - r->path) + 1;
+		r->query = q + 1;
 	}
-	if (strlen(r->target) > (size_t) gw_config.max_url_bytes)
+	if (too_long)
 		return reply_error(r, 414, "request target is too long");
 	MHD_get_connection_values_n(conn, MHD_HEADER_KIND, count_header, &header_bytes);
 	if (header_bytes > (size_t) gw_config.max_header_bytes)
@@ -419,7 +418,6 @@ on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 	free(r->body);
 	free(r->method);
 	free(r->path);
-	free(r->target);
 	free(r);
 }
 

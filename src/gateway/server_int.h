@@ -61,10 +61,9 @@ typedef struct GwReq
 {
 	struct MHD_Connection *conn;
 	GwLoop	   *loop;
-	char	   *target;			/* the raw request target */
 	char	   *method;
-	char	   *path;			/* raw path (in target, cut at '?') */
-	const char *query;			/* raw query string, or NULL */
+	char	   *path;			/* the raw request target, cut at '?' */
+	const char *query;			/* the raw query string after it, or NULL */
 	struct timespec start;
 	bool		started;		/* the head was checked */
 	bool		dispatched;		/* answered, in a call, or at a worker */
