@@ -149,8 +149,7 @@ gw_call_free(GwCall *call)
  *		The response of a call's result (malloc'd, taken) or error.
  */
 void
-gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
-				   const char *instance, GwResponse *resp)
+gw_dispatch_finish(GwCall *call, char *result, const GwError *err, GwResponse *resp)
 {
 	const char *op = call->route->operation;
 	bool		describe = strcmp(op, "DescribeTableVersion") == 0;
@@ -175,7 +174,7 @@ gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
 		json_decref(res);
 	}
 	if (result == NULL)
-		gw_respond_error(resp, own.code >= 0 ? &own : err, instance);
+		gw_respond_error(resp, own.code >= 0 ? &own : err, call->info.path);
 	else if (call->route->kind == GW_ROUTE_EXISTS)
 	{
 		/* existence is the status code; no body (catalog-rest-index.md) */
@@ -185,39 +184,6 @@ gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
 	else
 		respond_ok(resp, result);
 	gw_call_free(call);
-}
-
-/*
- * run_call
- *		Run a call in this thread, with its files if it has any.
- */
-static void
-run_call(GwCall *call, const GwHttpRequest *req, GwResponse *resp)
-{
-	GwRouteKind kind = call->route->kind;
-	const char *function = call->route->function;
-	char	   *result = NULL;
-	const char *text;
-	GwError		err;
-
-	gw_error_clear(&err);
-	if (kind == GW_ROUTE_BATCH_COMMIT)
-		result = gw_commit_operations(function, call->request, &call->info, &err);
-	else if (kind == GW_ROUTE_VERSION_CREATE || kind == GW_ROUTE_BATCH_CREATE)
-		result = gw_commit_versions(function, call->request,
-									kind == GW_ROUTE_BATCH_CREATE, &call->info, &err);
-	else if (kind == GW_ROUTE_TABLE_DROP)
-		result = gw_drop_table(function, call->request, &call->info, &err);	/* table_files.c */
-	else if (kind == GW_ROUTE_TABLE_REGISTER)
-		result = gw_register_table(function, call->request, &call->info, &err);	/* table_files.c */
-	else if ((text = gw_call_text(call, &err)) != NULL)
-		result = gw_db_call(function, text, &call->info, NULL, &err);
-
-	if (result != NULL && (kind == GW_ROUTE_BATCH_COMMIT ||
-						   kind == GW_ROUTE_VERSION_CREATE ||
-						   kind == GW_ROUTE_BATCH_CREATE))
-		gw_feed_poke();			/* subscribers need not wait for the poll */
-	gw_dispatch_finish(call, result, &err, req->path, resp);
 }
 
 /*
@@ -297,20 +263,39 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 /*
  * gw_dispatch_run
  *		At a worker: run what gw_dispatch_begin left to it (or a read the
- *		loop's pipeline gave back) and fill resp.
+ *		loop's pipeline gave back), with its files if it has any.
  */
 void
 gw_dispatch_run(GwCall *call, const GwHttpRequest *req, GwResponse *resp)
 {
+	GwRouteKind kind = call->route->kind;
+	const char *function = call->route->function;
+	char	   *result = NULL;
+	const char *text;
 	GwError		err;
 
 	gw_error_clear(&err);
-	if (call->route->kind == GW_ROUTE_READY && gw_db_ping(&err))
+	if (kind == GW_ROUTE_READY && gw_db_ping(&err))
 		respond_ok(resp, strdup("{\"status\":\"ready\"}"));
-	else if (call->route->kind == GW_ROUTE_READY)
+	else if (kind == GW_ROUTE_READY)
 		gw_respond_error(resp, &err, req->path);
-	else if (call->route->kind == GW_ROUTE_EVENTS)
+	else if (kind == GW_ROUTE_EVENTS)
 		gw_feed_subscribe(req, resp);
-	else
-		run_call(call, req, resp);
+	if (kind == GW_ROUTE_READY || kind == GW_ROUTE_EVENTS)
+		return;
+	if (kind == GW_ROUTE_BATCH_COMMIT)
+		result = gw_commit_operations(function, call->request, &call->info, &err);
+	else if (kind == GW_ROUTE_VERSION_CREATE || kind == GW_ROUTE_BATCH_CREATE)
+		result = gw_commit_versions(function, call->request,
+									kind == GW_ROUTE_BATCH_CREATE, &call->info, &err);
+	else if (kind == GW_ROUTE_TABLE_DROP)
+		result = gw_drop_table(function, call->request, &call->info, &err);
+	else if (kind == GW_ROUTE_TABLE_REGISTER)
+		result = gw_register_table(function, call->request, &call->info, &err);
+	else if ((text = gw_call_text(call, &err)) != NULL)
+		result = gw_db_call(function, text, &call->info, NULL, &err);
+	if (result != NULL && (kind == GW_ROUTE_BATCH_COMMIT || kind == GW_ROUTE_VERSION_CREATE ||
+						   kind == GW_ROUTE_BATCH_CREATE))
+		gw_feed_poke();			/* subscribers need not wait for the poll */
+	gw_dispatch_finish(call, result, &err, resp);
 }

@@ -55,7 +55,7 @@ extern GwDispatchStep gw_dispatch_begin(const GwHttpRequest *req, GwResponse *re
 										GwCall *call);
 extern void gw_dispatch_run(GwCall *call, const GwHttpRequest *req, GwResponse *resp);
 extern void gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
-							   const char *instance, GwResponse *resp);
+							   GwResponse *resp);
 extern const char *gw_call_text(GwCall *call, GwError *err);
 extern void gw_call_free(GwCall *call);
 extern void gw_respond_error(GwResponse *resp, const GwError *err, const char *instance);

@@ -147,7 +147,7 @@ pop(GwLoop *L)
 static void
 reply(GwReq *r, char *result, const GwError *err)
 {
-	gw_dispatch_finish(&r->call, result, err, r->path, &r->resp);
+	gw_dispatch_finish(&r->call, result, err, &r->resp);
 	gw_metrics_add(GW_M_LOOP_ANSWERED, 1);
 	gw_server_answer(r);
 }
