@@ -32,17 +32,6 @@ static int	nworkers;
 static bool stopping;
 
 /*
- * serve
- *		Answer one request in this thread, then hand it back to its loop.
- */
-static void
-serve(GwReq *r)
-{
-	gw_dispatch_run(&r->call, &r->req, &r->resp);
-	gw_server_answer(r);
-}
-
-/*
  * worker_main
  *		A worker: answer queued requests; end idle or at shutdown.
  */
@@ -55,7 +44,8 @@ worker_main(void *arg)
 	{
 		struct timespec until;
 
-		serve(r);
+		gw_dispatch_run(&r->call, &r->req, &r->resp);
+		gw_server_answer(r);
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += WORKER_IDLE_S;
 		pthread_mutex_lock(&work_lock);
