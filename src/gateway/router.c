@@ -66,6 +66,20 @@ static const char *const batch_fields[] = {"entries", "ranges", "operations", NU
 GwRoute    *gw_routes;
 int			gw_nroutes;
 
+/* The JSON type that a query parameter becomes in the request model. */
+typedef enum GwQueryType
+{
+	GW_QUERY_STRING,
+	GW_QUERY_INTEGER,
+	GW_QUERY_BOOLEAN
+} GwQueryType;
+
+typedef struct GwQueryParameter
+{
+	const char *name;
+	GwQueryType type;
+} GwQueryParameter;
+
 /* The query parameters that carry request fields, and their types. */
 static GwQueryParameter *query_parameters;
 static int	nquery_parameters;

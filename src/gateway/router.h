@@ -48,20 +48,6 @@ typedef struct GwRoute
 	int			nseg;
 } GwRoute;
 
-/* The JSON type that a query parameter becomes in the request model. */
-typedef enum GwQueryType
-{
-	GW_QUERY_STRING,
-	GW_QUERY_INTEGER,
-	GW_QUERY_BOOLEAN
-} GwQueryType;
-
-typedef struct GwQueryParameter
-{
-	const char *name;
-	GwQueryType type;
-} GwQueryParameter;
-
 typedef enum GwMatch
 {
 	GW_MATCH_OK,
