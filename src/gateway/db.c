@@ -557,12 +557,15 @@ gw_db_check_root(const char *root, char **catalog_root, GwError *err)
 bool
 gw_db_load_routes(GwError *err)
 {
-	PGresult   *res = pooled_query("SELECT path, methods::text, operation, binding, read_only, no_body"
+	PGresult   *res = pooled_query("SELECT path, CASE WHEN methods <@ '{GET,POST}' THEN"
+								   " ('GET' = ANY (methods))::int * " GW_STR(GW_GET) " +"
+								   " ('POST' = ANY (methods))::int * " GW_STR(GW_POST) " ELSE 0 END,"
+								   " operation, binding, read_only, no_body"
 								   "  FROM lance_namespace.rest_routes ORDER BY path", 0, NULL, err);
 	bool		ok = res != NULL;
 
 	for (int i = 0; ok && i < PQntuples(res); i++)
-		ok = gw_route_add(PQgetvalue(res, i, 0), PQgetvalue(res, i, 1), PQgetvalue(res, i, 2),
+		ok = gw_route_add(PQgetvalue(res, i, 0), atoi(PQgetvalue(res, i, 1)), PQgetvalue(res, i, 2),
 						  PQgetvalue(res, i, 3), PQgetvalue(res, i, 4)[0] == 't',
 						  PQgetvalue(res, i, 5)[0] == 't', err);
 	PQclear(res);

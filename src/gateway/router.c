@@ -160,47 +160,19 @@ add_route(const GwRoute *route)
 }
 
 /*
- * methods_of
- *		GW_GET/GW_POST bits of a text[] ("{GET,POST}"); 0 for another.
- */
-static int
-methods_of(const char *array)
-{
-	char	   *copy = strdup(array);
-	int			bits = 0;
-	char	   *save = NULL;
-
-	if (copy == NULL)
-		return 0;
-	for (char *m = strtok_r(copy, "{,}", &save); m; m = strtok_r(NULL, "{,}", &save))
-	{
-		int			bit = strcmp(m, "HEAD") == 0 ? 0 : gw_method_bit(m);
-
-		if (bit == 0)
-		{
-			bits = 0;
-			break;
-		}
-		bits |= bit;
-	}
-	free(copy);
-	return bits;
-}
-
-/*
  * gw_route_add
  *		Add a route of the extension's rest_routes: its path, its methods
- *		as a text[] ("{GET,POST}"), its operation, its binding (lower-case
+ *		(GW_GET | GW_POST; 0: others), its operation, its binding (lower-case
  *		letters, digits and '_': it is written into the call statement)
  *		and what the binding declares.  False, with err set, for a row the
  *		gateway cannot serve.  The first call adds the gateway's own routes.
  */
 bool
-gw_route_add(const char *path, const char *methods, const char *operation,
+gw_route_add(const char *path, int methods, const char *operation,
 			 const char *binding, bool read_only, bool no_body, GwError *err)
 {
-	GwRoute		r = {NULL, methods_of(methods), GW_ROUTE_CATALOG, NULL, NULL, {NULL}, 0};
-	bool		ok = r.methods != 0 && path[0] == '/' && binding[0] != '\0' &&
+	GwRoute		r = {NULL, methods, GW_ROUTE_CATALOG, NULL, NULL, {NULL}, 0};
+	bool		ok = methods != 0 && path[0] == '/' && binding[0] != '\0' &&
 		strlen(binding) < 60 && strspn(binding, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(binding);
 
 	if (gw_nroutes == 0)
@@ -216,8 +188,8 @@ gw_route_add(const char *path, const char *methods, const char *operation,
 	r.function = strdup(binding);
 	if (!ok || r.pattern == NULL || r.operation == NULL || r.function == NULL || !add_route(&r))
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.rest_routes: cannot serve %s %s (%s)",
-					 methods, path, binding);
+		gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.rest_routes: cannot serve %s (%s)",
+					 path, binding);
 		return false;
 	}
 	return true;

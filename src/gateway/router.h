@@ -15,8 +15,8 @@
 
 #define GW_MAX_JSON_DEPTH 64
 
-#define GW_GET		0x01
-#define GW_POST		0x02
+#define GW_GET		1
+#define GW_POST		2
 
 typedef enum GwRouteKind
 {
@@ -60,7 +60,7 @@ typedef enum GwMatch
 extern GwRoute *gw_routes;
 extern int	gw_nroutes;
 
-extern bool gw_route_add(const char *path, const char *methods, const char *operation,
+extern bool gw_route_add(const char *path, int methods, const char *operation,
 						 const char *binding, bool read_only, bool no_body, GwError *err);
 extern bool gw_query_parameter_add(const char *name, const char *type, GwError *err);
 extern GwMatch gw_route_match(const char *path, int method,
