@@ -31,7 +31,7 @@ typedef enum OptType
 	OT_BOOL,					/* bool; a flag on the command line, "0" off in the environment */
 	OT_LISTEN,					/* HOST:PORT into listen_host, listen_port */
 	OT_CHOICE,					/* char *, one of arg's "a|b|c" */
-	OT_ADDRESSING,				/* path|virtual into s3_virtual_hosted */
+	OT_ADDRESSING,				/* path|virtual: 0|1 into s3_virtual_hosted */
 	OT_HELP,
 	OT_VERSION
 } OptType;
@@ -266,13 +266,20 @@ apply(const GwOption *o, const char *name, const char *value)
 
 	switch (o->type)
 	{
+		case OT_CHOICE:
+		case OT_ADDRESSING:
+			if (!is_choice(o->arg, value))
+				bad_usage("%s must be one of %s, got \"%s\"", name, o->arg, value);
+			if (o->type == OT_ADDRESSING)
+			{
+				*(int *) field = strcmp(value, "virtual") == 0;
+				break;
+			}
+			/* FALLTHROUGH */
 		case OT_STRING:
-			free(*(char **) field);
-			*(char **) field = strdup(value);
-			break;
 		case OT_NAME:
 			free(*(char **) field);
-			*(char **) field = value[0] ? strdup(value) : NULL;
+			*(char **) field = o->type == OT_NAME && value[0] == '\0' ? NULL : strdup(value);
 			break;
 		case OT_INT:
 			*(int *) field = (int) parse_long(name, value, o->min, o->max);
@@ -285,20 +292,6 @@ apply(const GwOption *o, const char *name, const char *value)
 			break;
 		case OT_LISTEN:
 			set_listen(name, value);
-			break;
-		case OT_CHOICE:
-			if (!is_choice(o->arg, value))
-				bad_usage("%s must be one of %s, got \"%s\"", name, o->arg, value);
-			free(*(char **) field);
-			*(char **) field = strdup(value);
-			break;
-		case OT_ADDRESSING:
-			if (strcmp(value, "path") == 0)
-				*(int *) field = 0;
-			else if (strcmp(value, "virtual") == 0)
-				*(int *) field = 1;
-			else
-				bad_usage("%s must be path or virtual, got \"%s\"", name, value);
 			break;
 		case OT_HELP:
 		case OT_VERSION:

@@ -203,27 +203,21 @@ bool
 gw_query_parameter_add(const char *name, const char *type, GwError *err)
 {
 	static const char *const types[] = {"string", "integer", "boolean"};
-	GwQueryParameter *grown;
-	GwQueryParameter *q;
+	GwQueryParameter *grown = realloc(query_parameters,
+									  (nquery_parameters + 1) * sizeof(GwQueryParameter));
+	GwQueryParameter *q = grown ? &grown[nquery_parameters] : NULL;
 
-	grown = realloc(query_parameters, (nquery_parameters + 1) * sizeof(GwQueryParameter));
-	if (grown == NULL)
-	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-		return false;
-	}
-	query_parameters = grown;
-	q = &query_parameters[nquery_parameters];
-	for (q->type = GW_QUERY_STRING; q->type <= GW_QUERY_BOOLEAN; q->type++)
-		if (strcmp(type, types[q->type]) == 0)
-			break;
-	if (q->type > GW_QUERY_BOOLEAN || (q->name = strdup(name)) == NULL)
-	{
-		gw_error_set(err, GW_ERR_INTERNAL, "query parameter %s of type %s cannot be served", name, type);
-		return false;
-	}
-	nquery_parameters++;
-	return true;
+	if (grown != NULL)
+		query_parameters = grown;
+	for (int t = GW_QUERY_STRING; q != NULL && t <= GW_QUERY_BOOLEAN; t++)
+		if (strcmp(type, types[t]) == 0 && (q->name = strdup(name)) != NULL)
+		{
+			q->type = t;
+			nquery_parameters++;
+			return true;
+		}
+	gw_error_set(err, GW_ERR_INTERNAL, "query parameter %s of type %s cannot be served", name, type);
+	return false;
 }
 
 /*
