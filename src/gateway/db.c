@@ -251,21 +251,6 @@ gw_db_queue(GwPipe *p, const char *name, const char *sql, int nparams,
 }
 
 /*
- * forget
- *		A Prepare failed: the name is prepared anew next time.
- */
-static void
-forget(GwPrepared *prep, const char *name)
-{
-	for (int i = 0; i < prep->n; i++)
-		if (prep->names[i] == name)
-		{
-			prep->names[i] = prep->names[--prep->n];
-			return;
-		}
-}
-
-/*
  * gw_db_result
  *		Take one result of the pipeline (NULL: the end of one statement's
  *		results).  The call's value is kept; the first failure fills err
@@ -301,8 +286,13 @@ gw_db_result(GwPipe *p, PGresult *res, char *sqlstate, GwError *err)
 	}
 	else if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_PIPELINE_SYNC)
 	{
-		if (p->at < p->n && p->prepare[p->at] != NULL)
-			forget(p->prep, p->prepare[p->at]);
+		/* a failed Prepare: the name is prepared anew next time */
+		for (int i = 0; p->at < p->n && p->prepare[p->at] != NULL && i < p->prep->n; i++)
+			if (p->prep->names[i] == p->prepare[p->at])
+			{
+				p->prep->names[i] = p->prep->names[--p->prep->n];
+				break;
+			}
 		if (st != PGRES_PIPELINE_ABORTED && !p->failed)
 		{
 			p->failed = true;
@@ -454,21 +444,6 @@ failed:
 }
 
 /*
- * backoff
- *		Sleep a little before retrying attempt n (jittered exponential).
- */
-static void
-backoff(int attempt)
-{
-	struct timespec ts;
-	long		ms = (5L << (attempt < 6 ? attempt : 6)) + rand() % 10;
-
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (ms % 1000) * 1000000L;
-	nanosleep(&ts, NULL);
-}
-
-/*
  * gw_db_call
  *		lance_namespace.<function>(request) in a transaction of its own:
  *		its JSON result (malloc'd), or NULL with err set.
@@ -499,18 +474,17 @@ gw_db_call(const char *function, const char *request_json,
 		if (rc == TX_OK)
 			return out;
 		if (rc == TX_STALE && !reconnected)
+			attempt--;			/* once more, on a new connection */
+		else if (rc != TX_RETRY || attempt >= gw_config.max_retries)
+			return NULL;		/* err says unavailable (17), conflict (14) or why */
+		else
 		{
-			reconnected = true;
-			attempt--;
-			continue;
+			/* jittered exponential backoff, at most 329 ms */
+			struct timespec ts = {0, ((5L << (attempt < 6 ? attempt : 6)) + rand() % 10) * 1000000L};
+
+			nanosleep(&ts, NULL);
 		}
-		if (rc == TX_RETRY && attempt < gw_config.max_retries)
-		{
-			backoff(attempt);
-			continue;
-		}
-		/* err says unavailable (17), conflict (14) or the failure */
-		return NULL;
+		reconnected = reconnected || rc == TX_STALE;
 	}
 }
 

@@ -181,18 +181,6 @@ lost(GwLoop *L)
 }
 
 /*
- * bypassing
- *		True while reads go to workers after a lock wait in the pipeline.
- */
-static bool
-bypassing(GwLoop *L)
-{
-	if (L->bypass_from.tv_sec != 0 && gw_ms_since(&L->bypass_from) >= LOCK_BYPASS_MS)
-		L->bypass_from.tv_sec = 0;
-	return L->bypass_from.tv_sec != 0;
-}
-
-/*
  * gw_pipe_send
  *		Send a request's call down the pipeline.  False if the loop cannot
  *		take it now (no connection, a lock wait lately): the caller gives
@@ -205,7 +193,10 @@ gw_pipe_send(GwReq *r)
 	const char *params[4];
 	GwError		err;			/* out of memory: the worker says so */
 
-	if (L->pg == NULL || bypassing(L) || (params[0] = gw_call_text(&r->call, &err)) == NULL)
+	if (L->bypass_from.tv_sec != 0 && gw_ms_since(&L->bypass_from) >= LOCK_BYPASS_MS)
+		L->bypass_from.tv_sec = 0;	/* the lock wait is long enough ago */
+	if (L->pg == NULL || L->bypass_from.tv_sec != 0 ||
+		(params[0] = gw_call_text(&r->call, &err)) == NULL)
 	{
 		gw_pipe_connect(L);
 		return false;
