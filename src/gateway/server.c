@@ -303,6 +303,7 @@ static enum MHD_Result
 dispatch(GwReq *r)
 {
 	GwHttpRequest *req = &r->req;
+	GwDispatchStep step;
 	GwError		err;
 
 	r->dispatched = true;
@@ -323,22 +324,16 @@ dispatch(GwReq *r)
 	}
 	MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, add_header_json, req->headers);
 
-	switch (gw_dispatch_begin(req, &r->resp, &r->call))
+	step = gw_dispatch_begin(req, &r->resp, &r->call);
+	if (step == GW_DISPATCH_DONE)
 	{
-		case GW_DISPATCH_DONE:
-			gw_metrics_add(GW_M_LOOP_ANSWERED, 1);
-			return send_answer(r, false);
-		case GW_DISPATCH_CALL:
-			MHD_suspend_connection(r->conn);
-			if (!gw_pipe_send(r))
-				gw_worker_submit(r);
-			return MHD_YES;
-		case GW_DISPATCH_WORK:
-			MHD_suspend_connection(r->conn);
-			gw_worker_submit(r);
-			return MHD_YES;
+		gw_metrics_add(GW_M_LOOP_ANSWERED, 1);
+		return send_answer(r, false);
 	}
-	return MHD_NO;
+	MHD_suspend_connection(r->conn);
+	if (step == GW_DISPATCH_WORK || !gw_pipe_send(r))
+		gw_worker_submit(r);
+	return MHD_YES;
 }
 
 /*
@@ -353,9 +348,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 {
 	GwReq	   *r = *ctx;
 
+	(void) url;					/* decoded: on_uri kept the raw one */
 	(void) version;
-	if (r == NULL)
-		*ctx = r = on_uri(NULL, url, conn);
 	if (r == NULL)
 		return MHD_NO;
 	if (!r->started)
