@@ -286,22 +286,14 @@ gw_pipe_read(GwLoop *L)
 void
 gw_pipe_flush(GwLoop *L)
 {
-	struct epoll_event ev;
-	int			rc;
+	int			rc = L->pg ? PQflush(L->pg) : 0;
+	struct epoll_event ev = {EPOLLIN | (rc == 1 ? EPOLLOUT : 0), {.u64 = GW_EV_PIPE}};
 
-	if (L->pg == NULL)
-		return;
-	rc = PQflush(L->pg);
 	if (rc < 0)
-	{
 		lost(L);
-		return;
-	}
-	if ((rc == 1) != L->want_write)
+	else if (L->pg != NULL && (rc == 1) != L->want_write)
 	{
-		L->want_write = (rc == 1);
-		ev.events = EPOLLIN | (L->want_write ? EPOLLOUT : 0);
-		ev.data.u64 = GW_EV_PIPE;
+		L->want_write = rc == 1;
 		epoll_ctl(L->ep, EPOLL_CTL_MOD, PQsocket(L->pg), &ev);
 	}
 }
