@@ -1,9 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * errors.c
- *	  Errors of the gateway: the JSON error body {"error", "code", "detail",
- *	  "instance"}, and the SQLSTATE and HTTP status rules of the shared
- *	  error_rules.c.
+ *	  The gateway's errors (GwError) and their JSON body; codes, SQLSTATEs
+ *	  and statuses are the shared rules of error_rules.c.
  *
  *-------------------------------------------------------------------------
  */
