@@ -190,16 +190,18 @@ rollback(PGconn *conn)
 
 /*
  * gw_db_pipe
- *		Start a pipeline on conn (in pipeline mode), whose session has prep.
+ *		Start a pipeline on conn (in pipeline mode), whose session has prep;
+ *		its failure goes to err.
  */
 void
-gw_db_pipe(GwPipe *p, PGconn *conn, GwPrepared *prep, const char *function)
+gw_db_pipe(GwPipe *p, PGconn *conn, GwPrepared *prep, const char *function, GwError *err)
 {
 	memset(p, 0, sizeof(*p));
 	p->conn = conn;
 	p->prep = prep;
 	p->function = function;
 	p->call = -1;
+	p->err = err;
 }
 
 /*
@@ -253,11 +255,11 @@ gw_db_queue(GwPipe *p, const char *name, const char *sql, int nparams,
 /*
  * gw_db_result
  *		Take one result of the pipeline (NULL: the end of one statement's
- *		results).  The call's value is kept; the first failure fills err
- *		and sqlstate.  libpq returns no NULL after a Sync.
+ *		results).  The call's value is kept, and the first failure.  libpq
+ *		returns no NULL after a Sync.
  */
 GwPipeStep
-gw_db_result(GwPipe *p, PGresult *res, char *sqlstate, GwError *err)
+gw_db_result(GwPipe *p, PGresult *res)
 {
 	ExecStatusType st = PQresultStatus(res);
 
@@ -273,16 +275,14 @@ gw_db_result(GwPipe *p, PGresult *res, char *sqlstate, GwError *err)
 	if (st == PGRES_PIPELINE_SYNC && !p->failed && p->call >= 0 && p->value == NULL)
 	{
 		p->failed = true;
-		sqlstate[0] = '\0';
-		gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", p->function);
+		gw_error_set(p->err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", p->function);
 	}
 	else if (st == PGRES_TUPLES_OK && p->at == p->call && !p->failed &&
 			 PQntuples(res) == 1 && !PQgetisnull(res, 0, 0) &&
 			 (p->value = strdup(PQgetvalue(res, 0, 0))) == NULL)
 	{
 		p->failed = true;
-		sqlstate[0] = '\0';
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(p->err, GW_ERR_INTERNAL, "out of memory");
 	}
 	else if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_PIPELINE_SYNC)
 	{
@@ -296,7 +296,7 @@ gw_db_result(GwPipe *p, PGresult *res, char *sqlstate, GwError *err)
 		if (st != PGRES_PIPELINE_ABORTED && !p->failed)
 		{
 			p->failed = true;
-			call_error(p->conn, res, p->function, sqlstate, err);
+			call_error(p->conn, res, p->function, p->sqlstate, p->err);
 		}
 	}
 	PQclear(res);
@@ -311,7 +311,7 @@ gw_db_result(GwPipe *p, PGresult *res, char *sqlstate, GwError *err)
  *		connection) if a statement failed or the pipeline did not end.
  */
 static bool
-pipe_run(GwPipe *p, char *sqlstate, GwError *err, void (*during) (void *), void *arg)
+pipe_run(GwPipe *p, void (*during) (void *), void *arg)
 {
 	if (!p->send_failed && PQpipelineSync(p->conn) == 1)
 	{
@@ -319,7 +319,7 @@ pipe_run(GwPipe *p, char *sqlstate, GwError *err, void (*during) (void *), void 
 			during(arg);
 		for (int guard = 0; guard < 4 * GW_PIPE_MAX + 8; guard++)
 		{
-			GwPipeStep step = gw_db_result(p, PQgetResult(p->conn), sqlstate, err);
+			GwPipeStep step = gw_db_result(p, PQgetResult(p->conn));
 
 			if (step == GW_PIPE_SYNC && p->at >= p->n && PQexitPipelineMode(p->conn) == 1 &&
 				!p->failed)
@@ -330,7 +330,7 @@ pipe_run(GwPipe *p, char *sqlstate, GwError *err, void (*during) (void *), void 
 	}
 	/* else the connection broke, or the protocol went out of step */
 	if (!p->failed)
-		call_error(p->conn, NULL, p->function, sqlstate, err);
+		call_error(p->conn, NULL, p->function, p->sqlstate, p->err);
 	free(p->value);
 	p->value = NULL;
 	return false;
@@ -370,22 +370,22 @@ static TxOutcome
 run_once(GwConn *c, const char *function, const char *request_json,
 		 const GwRequestInfo *info, const GwTxHooks *hooks, char **out, GwError *err)
 {
+	GwPipe		p;
 	PGconn	   *conn = c->conn;
-	char		sqlstate[6] = "";
+	char	   *sqlstate = p.sqlstate;
 	const char *role[3] = {info->api_key, info->bearer, gw_config.anon_role};
 	const char *call[4] = {request_json, info->headers_json, info->method, info->path};
 	char	   *result;
 	bool		commit_in_pipe = hooks->after_call == NULL;
 	bool		implicit = commit_in_pipe && !gw_config.db_auth;
 	bool		commit_sent;
-	GwPipe		p;
 
 	if (PQenterPipelineMode(conn) != 1)
 	{
 		gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
 		return TX_STALE;
 	}
-	gw_db_pipe(&p, conn, &c->prep, function);
+	gw_db_pipe(&p, conn, &c->prep, function, err);
 	if (!implicit)
 		gw_db_queue(&p, STMT_BEGIN, "BEGIN", 0, NULL, false);
 	if (gw_config.db_auth)
@@ -395,7 +395,7 @@ run_once(GwConn *c, const char *function, const char *request_json,
 		gw_db_queue(&p, STMT_COMMIT, "COMMIT", 0, NULL, false);
 	/* the Sync of an implicit transaction is its COMMIT */
 	commit_sent = commit_in_pipe && !p.send_failed;
-	if (!pipe_run(&p, sqlstate, err, hooks->during_call, hooks->arg))
+	if (!pipe_run(&p, hooks->during_call, hooks->arg))
 	{
 		/* lost with the COMMIT on its way: the outcome is unknown */
 		if (commit_sent && failed_lost(conn, sqlstate))

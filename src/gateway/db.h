@@ -58,7 +58,9 @@ typedef struct GwPipe
 	bool		send_failed;
 	int			at;				/* the statement whose results are read */
 	bool		got;			/* it had a result */
-	bool		failed;			/* the first failure is in err and sqlstate */
+	bool		failed;			/* the first failure is in *err and sqlstate */
+	char		sqlstate[6];	/* its SQLSTATE ("08006": connection lost) */
+	GwError    *err;
 	char	   *value;			/* the call's result text (malloc'd) */
 } GwPipe;
 
@@ -81,10 +83,11 @@ extern char *gw_db_role(const char *api_key, const char *bearer, GwError *err);
 extern bool gw_db_check_root(const char *root, char **catalog_root, GwError *err);
 extern bool gw_db_load_routes(GwError *err);
 
-extern void gw_db_pipe(GwPipe *p, PGconn *conn, GwPrepared *prep, const char *function);
+extern void gw_db_pipe(GwPipe *p, PGconn *conn, GwPrepared *prep, const char *function,
+					   GwError *err);
 extern bool gw_db_queue(GwPipe *p, const char *name, const char *sql, int nparams,
 						const char *const *params, bool call);
-extern GwPipeStep gw_db_result(GwPipe *p, PGresult *res, char *sqlstate, GwError *err);
+extern GwPipeStep gw_db_result(GwPipe *p, PGresult *res);
 extern bool gw_db_retryable(const char *sqlstate);
 
 #endif							/* LANCE_GATEWAY_DB_H */

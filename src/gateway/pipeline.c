@@ -204,7 +204,7 @@ gw_pipe_send(GwReq *r)
 	params[1] = r->call.info.headers_json;
 	params[2] = r->call.info.method;
 	params[3] = r->call.info.path;
-	gw_db_pipe(&r->pipe, L->pg, &L->prep, r->call.route->function);
+	gw_db_pipe(&r->pipe, L->pg, &L->prep, r->call.route->function, &L->head_err);
 	if (!gw_db_queue(&r->pipe, r->call.route->function, NULL, 4, params, true) ||
 		PQpipelineSync(L->pg) != 1)
 	{
@@ -233,7 +233,7 @@ static void
 complete(GwLoop *L)
 {
 	GwReq	   *r = pop(L);
-	const char *state = L->head_sqlstate;
+	const char *state = r->pipe.sqlstate;
 
 	if (!r->pipe.failed)
 	{
@@ -266,8 +266,7 @@ gw_pipe_read(GwLoop *L)
 	}
 	while (L->pg != NULL && L->qhead != NULL && PQisBusy(L->pg) == 0)
 	{
-		GwPipeStep	step = gw_db_result(&L->qhead->pipe, PQgetResult(L->pg),
-										L->head_sqlstate, &L->head_err);
+		GwPipeStep	step = gw_db_result(&L->qhead->pipe, PQgetResult(L->pg));
 
 		if (step == GW_PIPE_SYNC)
 			complete(L);

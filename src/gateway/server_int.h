@@ -52,8 +52,7 @@ typedef struct GwLoop
 	GwPrepared	prep;
 	struct GwReq *qhead;		/* the calls in the pipeline, by next */
 	struct GwReq *qtail;
-	char		head_sqlstate[6];	/* the head call's failure */
-	GwError		head_err;
+	GwError		head_err;		/* the failure of the call being read */
 } GwLoop;
 
 /* One request: libmicrohttpd's per-request context. */
