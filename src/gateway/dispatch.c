@@ -93,22 +93,16 @@ gw_credentials(json_t *headers, const char **api_key, const char **bearer)
 
 /*
  * build_call
- *		A route's call; false with resp filled for a malformed request.
+ *		A route's call; false with err set for a malformed request.
  */
 static bool
-build_call(const char *raw_id, const GwHttpRequest *req, GwResponse *resp, GwCall *call)
+build_call(const char *raw_id, const GwHttpRequest *req, GwCall *call, GwError *err)
 {
-	GwError		err;
-
-	gw_error_clear(&err);
-	call->request = gw_parse_body(req->body, req->body_len, &err);
+	call->request = gw_parse_body(req->body, req->body_len, err);
 	if (call->request != NULL)
-		call->request = gw_build_request(call->request, raw_id, req->query, &err);
+		call->request = gw_build_request(call->request, raw_id, req->query, err);
 	if (call->request == NULL)
-	{
-		gw_respond_error(resp, &err, req->path);
 		return false;
-	}
 	call->headers_text = json_dumps(req->headers, JSON_COMPACT);
 	call->info.headers_json = call->headers_text ? call->headers_text : "{}";
 	call->info.method = req->method;
@@ -252,7 +246,7 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 		gw_feed_subscribe(req, resp);
 	else if (kind == GW_ROUTE_EVENTS)
 		step = GW_DISPATCH_WORK;
-	else if (build_call(raw_id, req, resp, call))
+	else if (build_call(raw_id, req, call, &err))
 		step = in_loop(kind) ? GW_DISPATCH_CALL : GW_DISPATCH_WORK;
 	if (err.code >= 0)
 		gw_respond_error(resp, &err, req->path);
