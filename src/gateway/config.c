@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "gateway.h"
 
 GwConfig	gw_config;
 
@@ -29,10 +29,9 @@ typedef enum OptType
 	OT_INT,						/* int within [min, max] */
 	OT_LONG,					/* long within [min, max] */
 	OT_BOOL,					/* bool; a flag on the command line, "0" off in the environment */
-	OT_ACTION,					/* bool set by a flag; no environment variable */
 	OT_LISTEN,					/* HOST:PORT into listen_host, listen_port */
-	OT_CHOICE,					/* char *, one of choices */
-	OT_ADDRESSING,				/* path|virtual into s3_virtual_hosted */
+	OT_CHOICE,					/* char *, one of arg's "a|b|c" */
+	OT_ADDRESSING,				/* path|virtual: 0|1 into s3_virtual_hosted */
 	OT_HELP,
 	OT_VERSION
 } OptType;
@@ -47,7 +46,6 @@ typedef struct GwOption
 	const char *dflt;			/* default value, applied as if given; NULL: none */
 	long		min;
 	long		max;
-	const char *choices;		/* OT_CHOICE: "a|b|c" */
 	const char *help;			/* --help text; "\n" starts a continuation line */
 	const char *dflt_note;		/* --help and README: the default in words */
 	const char *env_note;		/* README: other variables read, in order */
@@ -57,141 +55,141 @@ typedef struct GwOption
 #define F(field) offsetof(GwConfig, field)
 
 static const GwOption options[] = {
-	{"listen", "LANCE_GATEWAY_LISTEN", OT_LISTEN, 0, "HOST:PORT", "127.0.0.1:2333", 0, 0, NULL,
+	{"listen", "LANCE_GATEWAY_LISTEN", OT_LISTEN, 0, "HOST:PORT", "127.0.0.1:2333", 0, 0,
 		"address to listen on", NULL, NULL,
 	"address to listen on (`[::1]:2333` for IPv6; port 0 picks a free port, printed in the log)"},
-	{"db", "LANCE_GATEWAY_DB", OT_STRING, F(db), "CONNINFO", "", 0, 0, NULL,
+	{"db", "LANCE_GATEWAY_DB", OT_STRING, F(db), "CONNINFO", "", 0, 0,
 		"libpq connection string or URI", "libpq defaults, PGHOST/PGPORT/...", NULL,
 	"connection string or URI. It goes to libpq unchanged, so multi-host strings and `target_session_attrs` work"},
-	{"root", "LANCE_GATEWAY_ROOT", OT_STRING, F(root), "DIR|s3://B/P", NULL, 0, 0, NULL,
+	{"root", "LANCE_GATEWAY_ROOT", OT_STRING, F(root), "DIR|s3://B/P", NULL, 0, 0,
 		"catalog root: a directory, or a bucket and prefix", "(required)", NULL,
 	"catalog root: a directory, or a bucket and key prefix (see below and \"Tables in buckets\")"},
-	{"pool", "LANCE_GATEWAY_POOL", OT_INT, F(pool_size), "N", "8", 1, 1000, NULL,
+	{"pool", "LANCE_GATEWAY_POOL", OT_INT, F(pool_size), "N", "8", 1, 1000,
 		"PostgreSQL connections", NULL, NULL,
 	"PostgreSQL connections of the workers: writes, commits, `/ready`, and every request with `--db-auth`. Each loop's reads use one connection more, and the change feed one more"},
-	{"loops", "LANCE_GATEWAY_LOOPS", OT_INT, F(loops), "N", "1", 1, GW_MAX_LOOPS, NULL,
+	{"loops", "LANCE_GATEWAY_LOOPS", OT_INT, F(loops), "N", "1", 1, GW_MAX_LOOPS,
 		"loop threads, each answering reads over a\ndatabase connection of its own", NULL, NULL,
 	"loop threads, each a libmicrohttpd server on the same port (`SO_REUSEPORT`). Each accepts connections and answers reads over a pipelined database connection of its own; raise it where one core does not keep up with the reads"},
-	{"loop-lock-wait-ms", "LANCE_GATEWAY_LOOP_LOCK_WAIT_MS", OT_INT, F(loop_lock_wait_ms), "MS", "50", 0, 600000, NULL,
+	{"loop-lock-wait-ms", "LANCE_GATEWAY_LOOP_LOCK_WAIT_MS", OT_INT, F(loop_lock_wait_ms), "MS", "50", 0, 600000,
 		"a read that waits this long for a table lock in\na loop's pipeline moves to a worker, so that the\nreads behind it go on; 0: never", NULL, NULL,
 	"the `lock_timeout` of the loops' pipelined connections (a shorter one already in effect, from `--db` or `ALTER ROLE`/`ALTER DATABASE ... SET`, is kept). A read that waits longer for a table lock there goes to a worker, so that the reads behind it go on (see \"Reads share one pipelined connection\" below). 0: no bound"},
-	{"publish-interval-ms", "LANCE_GATEWAY_PUBLISH_INTERVAL_MS", OT_INT, F(publish_interval_ms), "MS", "100", 0, 3600000, NULL,
+	{"publish-interval-ms", "LANCE_GATEWAY_PUBLISH_INTERVAL_MS", OT_INT, F(publish_interval_ms), "MS", "100", 0, 3600000,
 		"a local create's only flush is the catalog's\nCOMMIT; its manifest is made durable with\nothers this often; 0: each create flushes it", NULL, NULL,
 	"a create of a table under a local `--root` sends the staged manifest's bytes to the catalog with the version, so that the `COMMIT`'s WAL flush is the only flush it waits for; the canonical file is linked without a flush, and every MS milliseconds the publications since are made durable together (their writeback started at once, then flushed, sharing journal commits) and their bytes pruned from the catalog (RELIABILITY.md, \"One flush per create\"). 0: every create flushes its manifest file and directory before `COMMIT` (three flushes). Both keep every acknowledged version"},
-	{"publish-backlog", "LANCE_GATEWAY_PUBLISH_BACKLOG", OT_INT, F(publish_backlog), "N", "1024", 1, 1000000, NULL,
+	{"publish-backlog", "LANCE_GATEWAY_PUBLISH_BACKLOG", OT_INT, F(publish_backlog), "N", "1024", 1, 1000000,
 		"most publications pending at once; a create\nbeyond them flushes its manifest itself", NULL, NULL,
 	"the most creates whose manifests are pending publication at once (rows of `lance_namespace.publications`, and at most 64 MiB of their bytes). A create beyond them flushes its manifest before `COMMIT`, as with `--publish-interval-ms 0`, until the publisher catches up, so that what a stop flushes and a start checks stays bounded under any sustained load (RELIABILITY.md, \"One flush per create\")"},
-	{"pool-wait-ms", "LANCE_GATEWAY_POOL_WAIT_MS", OT_INT, F(pool_wait_ms), "MS", "5000", 0, 600000, NULL,
+	{"pool-wait-ms", "LANCE_GATEWAY_POOL_WAIT_MS", OT_INT, F(pool_wait_ms), "MS", "5000", 0, 600000,
 		"wait for a free connection before 503", NULL, NULL,
 	"how long a request waits for a free pooled connection before it gets 503"},
-	{"max-body-bytes", "LANCE_GATEWAY_MAX_BODY_BYTES", OT_LONG, F(max_body_bytes), "N", "1048576", 1024, 1L << 30, NULL,
+	{"max-body-bytes", "LANCE_GATEWAY_MAX_BODY_BYTES", OT_LONG, F(max_body_bytes), "N", "1048576", 1024, 1L << 30,
 		"largest request body, else 413", NULL, NULL,
 	"larger bodies get 413 (see below)"},
-	{"max-url-bytes", "LANCE_GATEWAY_MAX_URL_BYTES", OT_LONG, F(max_url_bytes), "N", "8192", 256, 1L << 20, NULL,
+	{"max-url-bytes", "LANCE_GATEWAY_MAX_URL_BYTES", OT_LONG, F(max_url_bytes), "N", "8192", 256, 1L << 20,
 		"longest request target, else 414", NULL, NULL,
 	"longer request targets get 414"},
-	{"max-header-bytes", "LANCE_GATEWAY_MAX_HEADER_BYTES", OT_LONG, F(max_header_bytes), "N", "16384", 1024, 1L << 20, NULL,
+	{"max-header-bytes", "LANCE_GATEWAY_MAX_HEADER_BYTES", OT_LONG, F(max_header_bytes), "N", "16384", 1024, 1L << 20,
 		"largest header section, else 431", NULL, NULL,
 	"larger header sections get 431"},
-	{"max-batch-entries", "LANCE_GATEWAY_MAX_BATCH_ENTRIES", OT_INT, F(max_batch_entries), "N", GW_STR(LANCE_MAX_BATCH_ENTRIES), 1, 1000000, NULL,
+	{"max-batch-entries", "LANCE_GATEWAY_MAX_BATCH_ENTRIES", OT_INT, F(max_batch_entries), "N", GW_STR(LANCE_MAX_BATCH_ENTRIES), 1, 1000000,
 		"most entries/ranges/operations in one request,\nelse 400", NULL, NULL,
 	"a body whose `entries`, `ranges` or `operations` array is longer gets 400 with code 13 (the extension's own cap is " GW_STR(LANCE_MAX_BATCH_ENTRIES) ", from the same `src/lance_limits.h`)"},
-	{"request-timeout", "LANCE_GATEWAY_REQUEST_TIMEOUT", OT_INT, F(request_timeout_s), "S", "30", 1, 3600, NULL,
+	{"request-timeout", "LANCE_GATEWAY_REQUEST_TIMEOUT", OT_INT, F(request_timeout_s), "S", "30", 1, 3600,
 		"a request body must arrive within S seconds of\nits head, else the connection is closed", NULL, NULL,
 	"a request's body must have arrived S seconds after its head began to be served, else the connection is closed (see below)"},
-	{"idle-timeout", "LANCE_GATEWAY_IDLE_TIMEOUT", OT_INT, F(idle_timeout_s), "S", "120", 1, 86400, NULL,
+	{"idle-timeout", "LANCE_GATEWAY_IDLE_TIMEOUT", OT_INT, F(idle_timeout_s), "S", "120", 1, 86400,
 		"close a connection with no traffic for S seconds", NULL, NULL,
 	"a connection without traffic for S seconds (libmicrohttpd's connection timeout) is closed (see below)"},
-	{"max-connections", "LANCE_GATEWAY_MAX_CONNECTIONS", OT_INT, F(max_connections), "N", "256", 1, 100000, NULL,
+	{"max-connections", "LANCE_GATEWAY_MAX_CONNECTIONS", OT_INT, F(max_connections), "N", "256", 1, 100000,
 		"concurrent HTTP connections", NULL, NULL,
 	"concurrent HTTP connections (libmicrohttpd's connection limit, shared out among the loops); more wait in the listen backlog until one closes. If the process runs out of file descriptors first, libmicrohttpd says so on stderr and stops accepting until a connection closes"},
-	{"retries", "LANCE_GATEWAY_RETRIES", OT_INT, F(max_retries), "N", "5", 0, 100, NULL,
+	{"retries", "LANCE_GATEWAY_RETRIES", OT_INT, F(max_retries), "N", "5", 0, 100,
 		"retries of serialization failures", NULL, NULL,
 	"retries of a transaction after a serialization failure or deadlock"},
-	{"shutdown-timeout", NULL, OT_INT, F(shutdown_wait_s), "S", "30", 0, 3600, NULL,
+	{"shutdown-timeout", NULL, OT_INT, F(shutdown_wait_s), "S", "30", 0, 3600,
 		"graceful shutdown budget in seconds", NULL, NULL,
 	"time that in-flight requests get to finish after SIGTERM"},
-	{"startup-timeout", NULL, OT_INT, F(startup_wait_s), "S", "30", 0, 3600, NULL,
+	{"startup-timeout", NULL, OT_INT, F(startup_wait_s), "S", "30", 0, 3600,
 		"wait this long for the database", NULL, NULL,
 	"how long start-up waits for the database"},
-	{"api-key", "LANCE_GATEWAY_API_KEY", OT_NAME, F(api_key), "KEY", NULL, 0, 0, NULL,
+	{"api-key", "LANCE_GATEWAY_API_KEY", OT_NAME, F(api_key), "KEY", NULL, 0, 0,
 		"require x-api-key: KEY or Authorization: Bearer KEY", NULL, NULL,
 	"if set, every route except `/health` and `/ready` needs `x-api-key: KEY` or `Authorization: Bearer KEY` (else 401, code 16)"},
-	{"db-auth", "LANCE_GATEWAY_DB_AUTH", OT_BOOL, F(db_auth), NULL, NULL, 0, 0, NULL,
+	{"db-auth", "LANCE_GATEWAY_DB_AUTH", OT_BOOL, F(db_auth), NULL, NULL, 0, 0,
 		"map x-api-key / Bearer credentials to PostgreSQL\nroles with lance_namespace.lance_authenticate()\nand run each request as that role", NULL, NULL,
 	"check credentials in the database instead (see below). Cannot be combined with `--api-key`"},
-	{"anon-role", "LANCE_GATEWAY_ANON_ROLE", OT_NAME, F(anon_role), "ROLE", NULL, 0, 0, NULL,
+	{"anon-role", "LANCE_GATEWAY_ANON_ROLE", OT_NAME, F(anon_role), "ROLE", NULL, 0, 0,
 		"with --db-auth: role of requests without\ncredentials", "such requests get 401", NULL,
 	"with `--db-auth`, the role of requests that carry no credentials. Without it, such requests get 401"},
-	{"force-insecure-bind", "LANCE_GATEWAY_FORCE_INSECURE_BIND", OT_BOOL, F(force_insecure_bind), NULL, NULL, 0, 0, NULL,
+	{"force-insecure-bind", "LANCE_GATEWAY_FORCE_INSECURE_BIND", OT_BOOL, F(force_insecure_bind), NULL, NULL, 0, 0,
 		"allow a non-loopback address without --api-key\nor --db-auth", NULL, NULL,
 	"allow a non-loopback address without an API key"},
-	{"quiet", NULL, OT_ACTION, F(quiet), NULL, NULL, 0, 0, NULL,
+	{"quiet", NULL, OT_BOOL, F(quiet), NULL, NULL, 0, 0,
 		"no access log", NULL, NULL,
 	"no access log"},
-	{"manifest-copy", "LANCE_GATEWAY_MANIFEST_COPY", OT_BOOL, F(manifest_copy), NULL, NULL, 0, 0, NULL,
+	{"manifest-copy", "LANCE_GATEWAY_MANIFEST_COPY", OT_BOOL, F(manifest_copy), NULL, NULL, 0, 0,
 		"finalize manifests by copying the staging file\ninstead of hard-linking it to the canonical name", NULL, NULL,
 	"finalize a manifest by copying the staging file instead of hard-linking it (for storage where the canonical file must be a separate inode)"},
-	{"no-openat2", "LANCE_GATEWAY_NO_OPENAT2", OT_BOOL, F(no_openat2), NULL, NULL, 0, 0, NULL,
+	{"no-openat2", "LANCE_GATEWAY_NO_OPENAT2", OT_BOOL, F(no_openat2), NULL, NULL, 0, 0,
 		"open manifest directories one component at a\ntime (O_NOFOLLOW) instead of with openat2", NULL, NULL,
 	"open manifest directories one component at a time with `O_NOFOLLOW` instead of with `openat2` (the gateway does this by itself on kernels before 5.6 or where a seccomp filter refuses `openat2`; the rules are the same)"},
-	{"drop-outside-root", "LANCE_GATEWAY_DROP_OUTSIDE_ROOT", OT_BOOL, F(drop_outside_root), NULL, NULL, 0, 0, NULL,
+	{"drop-outside-root", "LANCE_GATEWAY_DROP_OUTSIDE_ROOT", OT_BOOL, F(drop_outside_root), NULL, NULL, 0, 0,
 		"let DropTable delete the data of a table whose\nlocation lies outside --root", NULL, NULL,
 	"let DropTable delete the data of a table whose location lies outside `--root` (a registered table); without it such a drop is refused with 403 code 15 and nothing changes"},
-	{"sweep", NULL, OT_ACTION, F(sweep), NULL, NULL, 0, 0, NULL,
+	{"sweep", NULL, OT_BOOL, F(sweep), NULL, NULL, 0, 0,
 		"do not serve: remove the manifest files that a\ncrash can orphan under --root, print them, exit", NULL, NULL,
 	"do not serve: remove the manifest files that a crash can orphan under `--root`, print one line per file and a summary, and exit (see \"Orphaned files\" below)"},
-	{"dry-run", NULL, OT_ACTION, F(dry_run), NULL, NULL, 0, 0, NULL,
+	{"dry-run", NULL, OT_BOOL, F(dry_run), NULL, NULL, 0, 0,
 		"with --sweep: list those files, remove nothing", NULL, NULL,
 	"with `--sweep`: list those files, remove nothing"},
-	{"sweep-min-age", "LANCE_GATEWAY_SWEEP_MIN_AGE", OT_INT, F(sweep_min_age_s), "S", "600", 0, INT_MAX, NULL,
+	{"sweep-min-age", "LANCE_GATEWAY_SWEEP_MIN_AGE", OT_INT, F(sweep_min_age_s), "S", "600", 0, INT_MAX,
 		"with --sweep: keep files changed less than S\nseconds ago", NULL, NULL,
 	"with `--sweep`: keep files whose inode changed (ctime) less than S seconds ago (objects: last modified)"},
-	{"feed-poll-ms", "LANCE_GATEWAY_FEED_POLL_MS", OT_INT, F(feed_poll_ms), "MS", "100", 5, 60000, NULL,
+	{"feed-poll-ms", "LANCE_GATEWAY_FEED_POLL_MS", OT_INT, F(feed_poll_ms), "MS", "100", 5, 60000,
 		"how often /v1/events reads the history while\nsomeone subscribes", NULL, NULL,
 	"how often `/v1/events` reads the commit history while someone subscribes (and at once, at most every 5 ms, after the gateway's own commits)"},
-	{"sse-heartbeat-ms", "LANCE_GATEWAY_SSE_HEARTBEAT_MS", OT_LONG, F(sse_heartbeat_ms), "MS", "15000", 50, 3600000, NULL,
+	{"sse-heartbeat-ms", "LANCE_GATEWAY_SSE_HEARTBEAT_MS", OT_LONG, F(sse_heartbeat_ms), "MS", "15000", 50, 3600000,
 		"a comment line to idle /v1/events streams", NULL, NULL,
 	"a `: heartbeat` comment is sent to an idle `/v1/events` stream this often"},
-	{"sse-queue", "LANCE_GATEWAY_SSE_QUEUE", OT_INT, F(sse_queue), "N", "1024", 1, 1000000, NULL,
+	{"sse-queue", "LANCE_GATEWAY_SSE_QUEUE", OT_INT, F(sse_queue), "N", "1024", 1, 1000000,
 		"events the change feed keeps for its\nsubscribers (all of them together)", NULL, NULL,
 	"events the change feed keeps for all its subscribers together; a subscriber that falls further behind is disconnected"},
-	{"sse-queue-bytes", "LANCE_GATEWAY_SSE_QUEUE_BYTES", OT_LONG, F(sse_queue_bytes), "N", "1048576", 1024, 1L << 30, NULL,
+	{"sse-queue-bytes", "LANCE_GATEWAY_SSE_QUEUE_BYTES", OT_LONG, F(sse_queue_bytes), "N", "1048576", 1024, 1L << 30,
 		"bytes of those events", NULL, NULL,
 	"bytes of the events the change feed keeps for all its subscribers together; a subscriber that falls further behind is disconnected"},
-	{"s3-endpoint", "LANCE_GATEWAY_S3_ENDPOINT", OT_NAME, F(s3_endpoint), "URL", NULL, 0, 0, NULL,
+	{"s3-endpoint", "LANCE_GATEWAY_S3_ENDPOINT", OT_NAME, F(s3_endpoint), "URL", NULL, 0, 0,
 		"S3-compatible endpoint; http:// is accepted", "AWS S3 of the region", "`AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`",
 	"S3-compatible endpoint (MinIO, R2, Ceph RGW, GCS XML, moto). `http://` is accepted"},
-	{"s3-region", "LANCE_GATEWAY_S3_REGION", OT_NAME, F(s3_region), "R", NULL, 0, 0, NULL,
+	{"s3-region", "LANCE_GATEWAY_S3_REGION", OT_NAME, F(s3_region), "R", NULL, 0, 0,
 		"signing region", "us-east-1", "`AWS_REGION`, `AWS_DEFAULT_REGION`",
 	"signing region"},
-	{"s3-addressing", "LANCE_GATEWAY_S3_ADDRESSING", OT_ADDRESSING, F(s3_virtual_hosted), "path|virtual", NULL, 0, 0, NULL,
+	{"s3-addressing", "LANCE_GATEWAY_S3_ADDRESSING", OT_ADDRESSING, F(s3_virtual_hosted), "path|virtual", NULL, 0, 0,
 		"bucket in the path or in the host name", "path with a custom endpoint, else virtual", NULL,
 	"bucket in the path (`host/bucket/key`) or in the host name (`bucket.host/key`)"},
-	{"s3-timeout-ms", "LANCE_GATEWAY_S3_TIMEOUT_MS", OT_LONG, F(s3_timeout_ms), "MS", "10000", 100, 600000, NULL,
+	{"s3-timeout-ms", "LANCE_GATEWAY_S3_TIMEOUT_MS", OT_LONG, F(s3_timeout_ms), "MS", "10000", 100, 600000,
 		"deadline of one S3 request", NULL, NULL,
 	"deadline of one S3 request (connect: at most 3000)"},
-	{"s3-retries", "LANCE_GATEWAY_S3_RETRIES", OT_INT, F(s3_retries), "N", "3", 0, 20, NULL,
+	{"s3-retries", "LANCE_GATEWAY_S3_RETRIES", OT_INT, F(s3_retries), "N", "3", 0, 20,
 		"retries of an S3 request that got no answer, a\n5xx or throttling, with backoff", NULL, NULL,
 	"retries of an S3 request that got no answer, a 5xx, 429 or `SlowDown`, with exponential backoff (100 ms doubling, at most 2 s, jittered); then 503 code 17"},
-	{"vend-credentials", "LANCE_GATEWAY_VEND_CREDENTIALS", OT_CHOICE, F(vend_credentials), "none|static|sts", "none", 0, 0, "none|static|sts",
+	{"vend-credentials", "LANCE_GATEWAY_VEND_CREDENTIALS", OT_CHOICE, F(vend_credentials), "none|static|sts", "none", 0, 0,
 		"credentials that DeclareTable and DescribeTable\n(vend_credentials) hand to clients in\nstorage_options for tables in buckets", NULL, NULL,
 	"credentials put in the `storage_options` of DeclareTable and DescribeTable for tables in buckets (see \"Tables in buckets\")"},
-	{"sts-role-arn", "LANCE_GATEWAY_STS_ROLE_ARN", OT_NAME, F(sts_role_arn), "ARN", NULL, 0, 0, NULL,
+	{"sts-role-arn", "LANCE_GATEWAY_STS_ROLE_ARN", OT_NAME, F(sts_role_arn), "ARN", NULL, 0, 0,
 		"with --vend-credentials sts: the role assumed,\nwith a session policy confined to the table", NULL, NULL,
 	"with `--vend-credentials sts`: the role that STS AssumeRole assumes"},
-	{"sts-duration", "LANCE_GATEWAY_STS_DURATION", OT_INT, F(sts_duration_s), "S", "3600", 900, 43200, NULL,
+	{"sts-duration", "LANCE_GATEWAY_STS_DURATION", OT_INT, F(sts_duration_s), "S", "3600", 900, 43200,
 		"lifetime of vended credentials", NULL, NULL,
 	"lifetime of vended STS credentials (900 to 43200)"},
-	{"sts-refresh-offset", "LANCE_GATEWAY_STS_REFRESH_OFFSET", OT_INT, F(sts_refresh_offset_s), "S", NULL, 0, 43200, NULL,
+	{"sts-refresh-offset", "LANCE_GATEWAY_STS_REFRESH_OFFSET", OT_INT, F(sts_refresh_offset_s), "S", NULL, 0, 43200,
 		"with sts: tell clients to ask again S seconds\nbefore the credentials expire", "not sent (Lance's default: 60)", NULL,
 	"with `sts`: vended as `refresh_offset_millis`, how long before `expires_at_millis` the client asks again"},
-	{"sts-endpoint", "LANCE_GATEWAY_STS_ENDPOINT", OT_NAME, F(sts_endpoint), "URL", NULL, 0, 0, NULL,
+	{"sts-endpoint", "LANCE_GATEWAY_STS_ENDPOINT", OT_NAME, F(sts_endpoint), "URL", NULL, 0, 0,
 		"STS endpoint", "the custom S3 endpoint, else AWS STS", "`AWS_ENDPOINT_URL_STS`, `AWS_ENDPOINT_URL`",
 	"STS endpoint"},
-	{"help", NULL, OT_HELP, 0, NULL, NULL, 0, 0, NULL, "print this help and exit", NULL, NULL, NULL},
-	{"help-markdown", NULL, OT_HELP, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
-	{"version", NULL, OT_VERSION, 0, NULL, NULL, 0, 0, NULL, "print the version and exit", NULL, NULL, NULL},
+	{"help", NULL, OT_HELP, 0, NULL, NULL, 0, 0, "print this help and exit", NULL, NULL, NULL},
+	{"help-markdown", NULL, OT_HELP, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL},
+	{"version", NULL, OT_VERSION, 0, NULL, NULL, 0, 0, "print the version and exit", NULL, NULL, NULL},
 };
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
@@ -259,8 +257,7 @@ is_choice(const char *choices, const char *value)
 
 /*
  * apply
- *		Apply one option value (a default, the environment or the command
- *		line; value is NULL for a flag).  name is what errors call it.
+ *		Apply an option's value (NULL: a flag); errors call it name.
  */
 static void
 apply(const GwOption *o, const char *name, const char *value)
@@ -269,13 +266,20 @@ apply(const GwOption *o, const char *name, const char *value)
 
 	switch (o->type)
 	{
+		case OT_CHOICE:
+		case OT_ADDRESSING:
+			if (!is_choice(o->arg, value))
+				bad_usage("%s must be one of %s, got \"%s\"", name, o->arg, value);
+			if (o->type == OT_ADDRESSING)
+			{
+				*(int *) field = strcmp(value, "virtual") == 0;
+				break;
+			}
+			/* FALLTHROUGH */
 		case OT_STRING:
-			free(*(char **) field);
-			*(char **) field = strdup(value);
-			break;
 		case OT_NAME:
 			free(*(char **) field);
-			*(char **) field = value[0] ? strdup(value) : NULL;
+			*(char **) field = o->type == OT_NAME && value[0] == '\0' ? NULL : strdup(value);
 			break;
 		case OT_INT:
 			*(int *) field = (int) parse_long(name, value, o->min, o->max);
@@ -286,25 +290,8 @@ apply(const GwOption *o, const char *name, const char *value)
 		case OT_BOOL:
 			*(bool *) field = (value == NULL || strcmp(value, "0") != 0);
 			break;
-		case OT_ACTION:
-			*(bool *) field = true;
-			break;
 		case OT_LISTEN:
 			set_listen(name, value);
-			break;
-		case OT_CHOICE:
-			if (!is_choice(o->choices, value))
-				bad_usage("%s must be one of %s, got \"%s\"", name, o->choices, value);
-			free(*(char **) field);
-			*(char **) field = strdup(value);
-			break;
-		case OT_ADDRESSING:
-			if (strcmp(value, "path") == 0)
-				*(int *) field = 0;
-			else if (strcmp(value, "virtual") == 0)
-				*(int *) field = 1;
-			else
-				bad_usage("%s must be path or virtual, got \"%s\"", name, value);
 			break;
 		case OT_HELP:
 		case OT_VERSION:
@@ -381,15 +368,14 @@ print_markdown(void)
 		else if (o->dflt && o->dflt[0])
 			printf("`%s`", o->dflt);
 		else
-			printf("%s", o->type == OT_BOOL || o->type == OT_ACTION ? "off" : "none");
+			printf("%s", o->type == OT_BOOL ? "off" : "none");
 		printf(" | %s |\n", o->doc);
 	}
 }
 
 /*
  * gw_config_load
- *		Defaults, then environment, then command line.  Exits on --help,
- *		--version and on errors.
+ *		Defaults, environment, command line; exits on --help or an error.
  */
 void
 gw_config_load(int argc, char **argv)

@@ -1,16 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * db.c
- *	  One request, one transaction: expose the request headers to SQL the
- *	  way PostgREST does, then SELECT lance_namespace.rest_<op>($1), both
- *	  in one statement.  The statements are prepared once per pooled
- *	  connection and sent as one libpq pipeline: in the common case that
- *	  statement alone, in the implicit transaction that ends at the
- *	  pipeline's Sync (one round trip, one statement).  BEGIN and COMMIT
- *	  are sent only for manifest files to copy before COMMIT (a second
- *	  round trip) or --db-auth's role switch before the call.
- *	  Serialization failures and deadlocks are retried; a stale connection
- *	  (PostgreSQL restarted) is replaced; errors become Lance error codes.
+ *	  One request, one transaction: the call statement sets the request.*
+ *	  settings the way PostgREST does and calls lance_namespace.rest_<op>,
+ *	  prepared once per session and sent as a libpq pipeline, usually
+ *	  alone in the implicit transaction its Sync commits (one round trip);
+ *	  BEGIN and COMMIT only around manifest files or --db-auth's role.
+ *	  Serialization failures and deadlocks are retried, a stale connection
+ *	  is replaced, errors become Lance error codes (README, "Database
+ *	  round trips").
  *
  *-------------------------------------------------------------------------
  */
@@ -32,22 +30,15 @@ typedef enum TxOutcome
 	TX_STALE					/* connection broke before any work */
 } TxOutcome;
 
-/*
- * The statements of a request.  Each is prepared once per pooled
- * connection (lazily, in the same pipeline as its first execution) and
- * executed by name after that, so it is parsed and planned once per
- * session instead of once per request.
- */
+/* statements prepared once per session, in the pipeline of their first use */
 #define STMT_BEGIN "gw_begin"
 #define STMT_COMMIT "gw_commit"
 #define STMT_ROLE "gw_role"
 
 /*
  * --db-auth: the role of a request's credentials ($1 x-api-key, $2 bearer
- * token), else the --anon-role ($3), else an error: current_setting() of a
- * parameter that does not exist (42704), recognised by its name (below).
- * SQL_ROLE makes it the transaction's role in the same round trip as the
- * call.
+ * token), else the --anon-role ($3), else an error (current_setting() of
+ * a parameter that does not exist, recognised by its name: 401).
  */
 #define NO_ROLE_GUC "lance_gateway.no_credentials"
 #define SQL_WHO \
@@ -56,15 +47,11 @@ typedef enum TxOutcome
 #define SQL_ROLE "SELECT pg_catalog.set_config('role', " SQL_WHO ", true)"
 
 /*
- * The call.  The request.* settings come first: they are the output of a
- * subquery that the planner can neither flatten (OFFSET 0) nor drop
- * (set_config is volatile), so its row, and with it every set_config, is
- * computed before the outer target list calls the function.
- *
- * A NULL result must roll the transaction back although the end of the
- * transaction may be in the same pipeline, so it raises an error instead:
- * current_setting() of a parameter that does not exist (42704), evaluated
- * only when the result is NULL and recognised by its name in the message.
+ * The call.  The request.* settings are the row of a subquery the planner
+ * can neither flatten (OFFSET 0) nor drop (set_config is volatile), so
+ * they are set before the function runs.  A NULL result raises an error
+ * the same way as NO_ROLE_GUC, so that it rolls back although the end of
+ * the transaction may be in the same pipeline.
  */
 #define NO_RESULT_GUC "lance_gateway.no_result"
 #define SQL_CALL \
@@ -77,17 +64,16 @@ typedef enum TxOutcome
 	" OFFSET 0) AS request_settings"
 
 /*
- * gw_db_call_error
+ * call_error
  *		Fill err from a failed command's result (or the connection's state
- *		if there is no result), copy the SQLSTATE ("" if none; "08006" for
- *		a lost connection) into sqlstate_out (6 bytes) and count it.  The
- *		errors the gateway's own statements raise on purpose (NO_RESULT_GUC
- *		for the call of function, NULL if it is not a call; NO_ROLE_GUC)
- *		become theirs, with no SQLSTATE.
+ *		if there is none), copy its SQLSTATE ("" if none; "08006" for a
+ *		lost connection) into sqlstate_out (6 bytes) and count it.  The
+ *		errors the gateway's statements raise on purpose (NO_RESULT_GUC for
+ *		the call of function; NO_ROLE_GUC) have no SQLSTATE.
  */
-void
-gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
-				 char *sqlstate_out, GwError *err)
+static void
+call_error(PGconn *conn, PGresult *res, const char *function,
+		   char *sqlstate_out, GwError *err)
 {
 	const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
@@ -96,12 +82,7 @@ gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
 
 	snprintf(sqlstate_out, 6, "%s", sqlstate ? sqlstate : "");
 
-	/*
-	 * No SQLSTATE means libpq made the error itself: almost always a lost
-	 * connection that it has not marked bad yet (a failed write, e.g. after
-	 * an immediate shutdown or failover).  Treat it as one (503), and the
-	 * outcome of a COMMIT as unknown.
-	 */
+	/* no SQLSTATE: libpq's own error, a connection lost but not marked bad yet */
 	if (PQstatus(conn) != CONNECTION_OK || sqlstate == NULL)
 	{
 		gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
@@ -116,7 +97,6 @@ gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
 					 "credentials required: send x-api-key or Authorization: Bearer");
 	else
 	{
-		/* the rule of error_rules.c, the one lance_error_code() applies too */
 		gw_error_set(err, lance_code_for_sqlstate(sqlstate), "%s",
 					 primary ? primary : "catalog database error");
 		if (detail)
@@ -140,8 +120,8 @@ gw_db_retryable(const char *sqlstate)
 
 /*
  * gw_db_exec
- *		Run a command; its result into *resp (if given) on success, else
- *		fill err and the SQLSTATE buffer (if given).
+ *		Run a command: true with its result in *resp (if given), or false
+ *		with err and sqlstate_out (if given) set.
  */
 bool
 gw_db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params,
@@ -160,15 +140,14 @@ gw_db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params
 			PQclear(res);
 		return true;
 	}
-	gw_db_call_error(conn, res, NULL, sqlstate, err);
+	call_error(conn, res, NULL, sqlstate, err);
 	PQclear(res);
 	return false;
 }
 
 /*
  * pooled_query
- *		Run one statement on a pooled connection: its result (to clear)
- *		or NULL with err set.
+ *		One statement on a pooled connection: its result, or NULL.
  */
 static PGresult *
 pooled_query(const char *sql, int nparams, const char *const *params, GwError *err)
@@ -185,11 +164,22 @@ pooled_query(const char *sql, int nparams, const char *const *params, GwError *e
 }
 
 /*
+ * pooled_value
+ *		The first value of a pooled_query (malloc'd), or NULL.
+ */
+static char *
+pooled_value(const char *sql, int nparams, const char *const *params, GwError *err)
+{
+	PGresult   *res = pooled_query(sql, nparams, params, err);
+	char	   *value = res ? strdup(PQgetvalue(res, 0, 0)) : NULL;
+
+	PQclear(res);
+	return value;
+}
+
+/*
  * rollback
- *		End a failed transaction, ignoring errors (the connection is
- *		dropped by the pool if this does not work).  Nothing is sent when
- *		the server says no transaction is open (e.g. a failed COMMIT
- *		already ended it).
+ *		End a failed transaction, if one is open; errors are ignored.
  */
 static void
 rollback(PGconn *conn)
@@ -199,215 +189,168 @@ rollback(PGconn *conn)
 }
 
 /*
- * A pipeline: statements sent together (libpq pipeline mode) with one
- * Sync, so that they cost one network round trip instead of one each.
- * The results are read back in order: the call's is kept, and the first
- * failure.
+ * gw_db_pipe
+ *		Start a pipeline on conn (in pipeline mode), whose session has prep;
+ *		its failure goes to err.
  */
-#define PIPE_MAX 10
-
-typedef struct Pipe
+void
+gw_db_pipe(GwPipe *p, PGconn *conn, GwPrepared *prep, const char *function, GwError *err)
 {
-	GwConn	   *c;
-	const char *function;		/* the call's, for its errors */
-	int			n;				/* steps sent, Prepares included */
-	const char *prepare[PIPE_MAX];	/* a Prepare's name (forgotten if it fails) */
-	int			call;			/* the step of the call */
-	PGresult   *result;			/* its result */
-	bool		send_failed;
-	bool		commit_sent;	/* a COMMIT is among the statements */
-} Pipe;
+	memset(p, 0, sizeof(*p));
+	p->conn = conn;
+	p->prep = prep;
+	p->function = function;
+	p->call = -1;
+	p->err = err;
+}
 
 /*
- * gw_db_send
- *		Send one statement on a connection in pipeline mode.  A name (a
- *		string that lives as long as the program) makes it a prepared
- *		statement of the session: one that prep does not have yet is
- *		prepared first and recorded at once, and *preparing names it, for
- *		the caller to forget if that Prepare fails.  NULL, or a full
- *		prep, sends it unnamed.  sql NULL: the call statement of the
- *		binding name (SQL_CALL; the statement is named by its binding, no
- *		statement of the gateway's is named rest_*), written out only when
- *		it is sent as text, not for every call.  False if libpq refused.
+ * gw_db_queue
+ *		Send one statement down the pipeline (call: the call, whose result
+ *		is kept), by name (a string that lives as long as the program),
+ *		prepared first if the session lacks it.  sql NULL: the call of
+ *		binding name (SQL_CALL).  False once libpq refused a statement.
  */
 bool
-gw_db_send(PGconn *conn, GwPrepared *prep, const char *name, const char *sql,
-		   int nparams, const char *const *params, const char **preparing)
+gw_db_queue(GwPipe *p, const char *name, const char *sql, int nparams,
+			const char *const *params, bool call)
 {
+	GwPrepared *prep = p->prep;
 	bool		known = false;
-	char		call[1024];
+	char		text[1024];
 
-	*preparing = NULL;
 	for (int i = 0; name != NULL && i < prep->n && !known; i++)
 		known = prep->names[i] == name || strcmp(prep->names[i], name) == 0;
 	if (sql == NULL && !known)
 	{
-		snprintf(call, sizeof(call), SQL_CALL, name);
-		sql = call;
+		snprintf(text, sizeof(text), SQL_CALL, name);
+		sql = text;
 	}
-	if (name != NULL && !known)
-	{
-		if (prep->n == GW_MAX_PREPARED)
-			name = NULL;
-		else if (PQsendPrepare(conn, name, sql, nparams, NULL) != 1)
-			return false;
-		else
-			prep->names[prep->n++] = *preparing = name;
-	}
-	if (name != NULL)
-		return PQsendQueryPrepared(conn, name, nparams, params, NULL, NULL, 0) == 1;
-	return PQsendQueryParams(conn, sql, nparams, NULL, params, NULL, NULL, 0) == 1;
-}
-
-/*
- * gw_db_forget
- *		A Prepare failed: the name is prepared anew next time.
- */
-void
-gw_db_forget(GwPrepared *prep, const char *name)
-{
-	for (int i = 0; i < prep->n; i++)
-		if (prep->names[i] == name)
-		{
-			prep->names[i] = prep->names[--prep->n];
-			return;
-		}
-}
-
-static bool
-pipe_begin(Pipe *p, GwConn *c, const char *function)
-{
-	memset(p, 0, sizeof(*p));
-	p->c = c;
-	p->function = function;
-	p->call = -1;
-	return PQenterPipelineMode(c->conn) == 1;
-}
-
-/*
- * pipe_query
- *		Queue one statement, by name (see gw_db_send) or unnamed (NULL);
- *		call: it is the call, whose result is kept.
- */
-static void
-pipe_query(Pipe *p, const char *name, const char *sql, int nparams,
-		   const char *const *params, bool call)
-{
-	const char *preparing;
-
-	if (p->send_failed || p->n + 2 > PIPE_MAX ||
-		!gw_db_send(p->c->conn, &p->c->prep, name, sql, nparams, params, &preparing))
+	if (p->send_failed || p->n + 2 > GW_PIPE_MAX)
 	{
 		p->send_failed = true;
-		return;
+		return false;
 	}
-	if (preparing != NULL)
-		p->prepare[p->n++] = preparing;
+	if (name != NULL && !known && prep->n == GW_MAX_PREPARED)
+		name = NULL;
+	else if (name != NULL && !known)
+	{
+		if (PQsendPrepare(p->conn, name, sql, nparams, NULL) != 1)
+		{
+			p->send_failed = true;
+			return false;
+		}
+		prep->names[prep->n++] = p->prepare[p->n++] = name;
+	}
 	if (call)
 		p->call = p->n;
 	p->n++;
+	if (name != NULL)
+		p->send_failed = PQsendQueryPrepared(p->conn, name, nparams, params, NULL, NULL, 0) != 1;
+	else
+		p->send_failed = PQsendQueryParams(p->conn, sql, nparams, NULL, params, NULL, NULL, 0) != 1;
+	return !p->send_failed;
+}
+
+/*
+ * gw_db_result
+ *		Take one result of the pipeline (NULL: the end of one statement's
+ *		results).  The call's value is kept, and the first failure.  libpq
+ *		returns no NULL after a Sync.
+ */
+GwPipeStep
+gw_db_result(GwPipe *p, PGresult *res)
+{
+	ExecStatusType st = PQresultStatus(res);
+
+	if (res == NULL)
+	{
+		if (!p->got)
+			return GW_PIPE_IDLE;
+		p->at++;
+		p->got = false;
+		return GW_PIPE_MORE;
+	}
+	p->got = st != PGRES_PIPELINE_SYNC;
+	if (st == PGRES_PIPELINE_SYNC && !p->failed && p->call >= 0 && p->value == NULL)
+	{
+		p->failed = true;
+		gw_error_set(p->err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", p->function);
+	}
+	else if (st == PGRES_TUPLES_OK && p->at == p->call && !p->failed &&
+			 PQntuples(res) == 1 && !PQgetisnull(res, 0, 0) &&
+			 (p->value = strdup(PQgetvalue(res, 0, 0))) == NULL)
+	{
+		p->failed = true;
+		gw_error_set(p->err, GW_ERR_INTERNAL, "out of memory");
+	}
+	else if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_PIPELINE_SYNC)
+	{
+		/* a failed Prepare: the name is prepared anew next time */
+		for (int i = 0; p->at < p->n && p->prepare[p->at] != NULL && i < p->prep->n; i++)
+			if (p->prep->names[i] == p->prepare[p->at])
+			{
+				p->prep->names[i] = p->prep->names[--p->prep->n];
+				break;
+			}
+		if (st != PGRES_PIPELINE_ABORTED && !p->failed)
+		{
+			p->failed = true;
+			call_error(p->conn, res, p->function, p->sqlstate, p->err);
+		}
+	}
+	PQclear(res);
+	return st == PGRES_PIPELINE_SYNC ? GW_PIPE_SYNC : GW_PIPE_MORE;
 }
 
 /*
  * pipe_run
  *		Send the Sync, run during(arg) if given while the server works,
- *		read every result and leave pipeline mode.  On failure fill err and
- *		the SQLSTATE buffer from the first failed statement ("08006" when
- *		libpq made the error: a lost connection), clear the call's result
- *		and return false.
+ *		read every result and leave pipeline mode.  False with err and
+ *		sqlstate set ("08006" when libpq made the error: a lost
+ *		connection) if a statement failed or the pipeline did not end.
  */
 static bool
-pipe_run(Pipe *p, char *sqlstate, GwError *err, void (*during) (void *), void *arg)
+pipe_run(GwPipe *p, void (*during) (void *), void *arg)
 {
-	PGconn	   *conn = p->c->conn;
-	bool		failed = false;
-	bool		got = false;
-	int			i = 0;
-
-	if (p->send_failed || PQpipelineSync(conn) != 1)
+	if (!p->send_failed && PQpipelineSync(p->conn) == 1)
 	{
-		/* nothing more can be trusted on this connection */
-		gw_db_call_error(conn, NULL, p->function, sqlstate, err);
-		return false;
-	}
-	if (during)
-		during(arg);
-	for (int guard = 0; guard < 4 * PIPE_MAX + 8; guard++)
-	{
-		PGresult   *res = PQgetResult(conn);
-		ExecStatusType st;
-
-		if (res == NULL)
+		if (during)
+			during(arg);
+		for (int guard = 0; guard < 4 * GW_PIPE_MAX + 8; guard++)
 		{
-			/* the end of one statement's results */
-			if (!got || PQstatus(conn) != CONNECTION_OK)
+			GwPipeStep step = gw_db_result(p, PQgetResult(p->conn));
+
+			if (step == GW_PIPE_SYNC && p->at >= p->n && PQexitPipelineMode(p->conn) == 1 &&
+				!p->failed)
+				return true;
+			if (step != GW_PIPE_MORE)
 				break;
-			i++;
-			got = false;
-			continue;
 		}
-		st = PQresultStatus(res);
-		if (st == PGRES_PIPELINE_SYNC)
-		{
-			PQclear(res);
-			if (i >= p->n && PQexitPipelineMode(conn) == 1)
-			{
-				if (!failed)
-					return true;
-				goto cleanup;
-			}
-			break;
-		}
-		got = true;
-		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
-		{
-			if (i == p->call && p->result == NULL)
-			{
-				p->result = res;
-				continue;
-			}
-		}
-		else
-		{
-			if (i < p->n && p->prepare[i])
-				gw_db_forget(&p->c->prep, p->prepare[i]);
-			if (st != PGRES_PIPELINE_ABORTED && !failed)
-			{
-				failed = true;
-				gw_db_call_error(conn, res, p->function, sqlstate, err);
-			}
-		}
-		PQclear(res);
 	}
-	/* the connection broke, or the protocol went out of step */
-	if (!failed)
-		gw_db_call_error(conn, NULL, p->function, sqlstate, err);
-cleanup:
-	PQclear(p->result);
-	p->result = NULL;
+	/* else the connection broke, or the protocol went out of step */
+	if (!p->failed)
+		call_error(p->conn, NULL, p->function, p->sqlstate, p->err);
+	free(p->value);
+	p->value = NULL;
 	return false;
 }
 
 /*
  * gw_db_role
- *		--db-auth outside a call (the change feed): the role of the
- *		credentials (SQL_WHO; malloc'd), or NULL with err set.
+ *		--db-auth outside a call (the change feed): the credentials' role.
  */
 char *
 gw_db_role(const char *api_key, const char *bearer, GwError *err)
 {
 	const char *params[3] = {api_key, bearer, gw_config.anon_role};
-	PGresult   *res = pooled_query("SELECT " SQL_WHO, 3, params, err);
-	char	   *role = res ? strdup(PQgetvalue(res, 0, 0)) : NULL;
 
-	PQclear(res);
-	return role;
+	return pooled_value("SELECT " SQL_WHO, 3, params, err);
 }
 
 /*
  * failed_lost
- *		True if a failure was a lost connection (or a pipeline that could
- *		not be completed) rather than an error the server reported.
+ *		Whether a failure lost the connection (or left a pipeline open).
  */
 static bool
 failed_lost(PGconn *conn, const char *sqlstate)
@@ -419,70 +362,47 @@ failed_lost(PGconn *conn, const char *sqlstate)
 
 /*
  * run_once
- *		One attempt of the transaction.  Without --db-auth or an after_call
- *		hook it is the call statement alone (request.* settings and
- *		SELECT rest_<op>($1)), one pipeline whose Sync commits it.
- *		Otherwise it is BEGIN; [--db-auth: the role of the credentials,
- *		SQL_ROLE]; the call; COMMIT, one pipeline, where with an after_call
- *		hook (manifest finalization) the COMMIT is sent on its own after
- *		the hook.
+ *		One attempt of the transaction: the call alone, committed by the
+ *		pipeline's Sync; or BEGIN, [--db-auth's SQL_ROLE,] the call and
+ *		COMMIT, where an after_call hook runs before a COMMIT of its own.
  */
 static TxOutcome
 run_once(GwConn *c, const char *function, const char *request_json,
 		 const GwRequestInfo *info, const GwTxHooks *hooks, char **out, GwError *err)
 {
+	GwPipe		p;
 	PGconn	   *conn = c->conn;
-	char		sqlstate[6] = "";
-	const char *params[4];
+	char	   *sqlstate = p.sqlstate;
+	const char *role[3] = {info->api_key, info->bearer, gw_config.anon_role};
+	const char *call[4] = {request_json, info->headers_json, info->method, info->path};
 	char	   *result;
-	bool		commit_in_pipe = !(hooks && hooks->after_call);
+	bool		commit_in_pipe = hooks->after_call == NULL;
 	bool		implicit = commit_in_pipe && !gw_config.db_auth;
-	Pipe		p;
+	bool		commit_sent;
 
-	if (!pipe_begin(&p, c, function))
+	if (PQenterPipelineMode(conn) != 1)
 	{
 		gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
 		return TX_STALE;
 	}
+	gw_db_pipe(&p, conn, &c->prep, function, err);
 	if (!implicit)
-		pipe_query(&p, STMT_BEGIN, "BEGIN", 0, NULL, false);
+		gw_db_queue(&p, STMT_BEGIN, "BEGIN", 0, NULL, false);
 	if (gw_config.db_auth)
-	{
-		params[0] = info->api_key;
-		params[1] = info->bearer;
-		params[2] = gw_config.anon_role;
-		pipe_query(&p, STMT_ROLE, SQL_ROLE, 3, params, false);
-	}
-
-	params[0] = request_json;
-	params[1] = info->headers_json;
-	params[2] = info->method;
-	params[3] = info->path;
-	pipe_query(&p, function, NULL, 4, params, true);
+		gw_db_queue(&p, STMT_ROLE, SQL_ROLE, 3, role, false);
+	gw_db_queue(&p, function, NULL, 4, call, true);
 	if (commit_in_pipe && !implicit)
-		pipe_query(&p, STMT_COMMIT, "COMMIT", 0, NULL, false);
+		gw_db_queue(&p, STMT_COMMIT, "COMMIT", 0, NULL, false);
 	/* the Sync of an implicit transaction is its COMMIT */
-	if (commit_in_pipe)
-		p.commit_sent = !p.send_failed;
-	if (!pipe_run(&p, sqlstate, err, hooks ? hooks->during_call : NULL, hooks ? hooks->arg : NULL))
+	commit_sent = commit_in_pipe && !p.send_failed;
+	if (!pipe_run(&p, hooks->during_call, hooks->arg))
 	{
-		if (p.commit_sent && failed_lost(conn, sqlstate))
-		{
-			/* Lost with the COMMIT on its way: the outcome is unknown. */
-			return TX_FAILED;
-		}
-		goto failed;
-	}
-	/* one row, never NULL: for a NULL result the statement raises (SQL_CALL) */
-	result = strdup(PQgetvalue(p.result, 0, 0));
-	PQclear(p.result);
-	if (result == NULL)
-	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-		if (commit_in_pipe)
+		/* lost with the COMMIT on its way: the outcome is unknown */
+		if (commit_sent && failed_lost(conn, sqlstate))
 			return TX_FAILED;
 		goto failed;
 	}
+	result = p.value;
 	if (commit_in_pipe)
 	{
 		*out = result;
@@ -501,12 +421,10 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	if (!gw_db_exec(conn, "COMMIT", 0, NULL, NULL, sqlstate, err))
 	{
 		free(result);
-		/* Lost during COMMIT: the outcome is unknown, so undo nothing. */
-		if (PQstatus(conn) != CONNECTION_OK || strcmp(sqlstate, "08006") == 0)
+		/* lost during COMMIT: the outcome is unknown, so undo nothing */
+		if (failed_lost(conn, sqlstate))
 			return TX_FAILED;
-		if (hooks->after_abort)
-			hooks->after_abort(hooks->arg);
-		return gw_db_retryable(sqlstate) ? TX_RETRY : TX_FAILED;
+		goto failed;
 	}
 	if (hooks->after_commit)
 		hooks->after_commit(hooks->arg);
@@ -514,9 +432,9 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	return TX_OK;
 
 failed:
-	if (hooks && hooks->after_abort)
+	if (hooks->after_abort)
 		hooks->after_abort(hooks->arg);
-	/* A connection lost before COMMIT rolled back: safe to run again. */
+	/* a connection lost before COMMIT rolled back: safe to run again */
 	if (failed_lost(conn, sqlstate))
 		return TX_STALE;
 	rollback(conn);
@@ -526,29 +444,15 @@ failed:
 }
 
 /*
- * backoff
- *		Sleep a little before retrying attempt n (jittered exponential).
- */
-static void
-backoff(int attempt)
-{
-	struct timespec ts;
-	long		ms = (5L << (attempt < 6 ? attempt : 6)) + rand() % 10;
-
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (ms % 1000) * 1000000L;
-	nanosleep(&ts, NULL);
-}
-
-/*
  * gw_db_call
- *		Run lance_namespace.<function>(request) in its own transaction and
- *		return its JSON result text (malloc'd), or NULL with err set.
+ *		lance_namespace.<function>(request) in a transaction of its own:
+ *		its JSON result (malloc'd), or NULL with err set.
  */
 char *
 gw_db_call(const char *function, const char *request_json,
 		   const GwRequestInfo *info, const GwTxHooks *hooks, GwError *err)
 {
+	static const GwTxHooks no_hooks;
 	bool		reconnected = false;
 
 	for (int attempt = 0;; attempt++)
@@ -560,7 +464,7 @@ gw_db_call(const char *function, const char *request_json,
 		if (c == NULL)
 			return NULL;
 		gw_error_clear(err);
-		rc = run_once(c, function, request_json, info, hooks, &out, err);
+		rc = run_once(c, function, request_json, info, hooks ? hooks : &no_hooks, &out, err);
 		if (rc == TX_STALE || PQstatus(c->conn) != CONNECTION_OK ||
 			PQpipelineStatus(c->conn) != PQ_PIPELINE_OFF)
 			gw_pool_discard(c);
@@ -570,25 +474,23 @@ gw_db_call(const char *function, const char *request_json,
 		if (rc == TX_OK)
 			return out;
 		if (rc == TX_STALE && !reconnected)
+			attempt--;			/* once more, on a new connection */
+		else if (rc != TX_RETRY || attempt >= gw_config.max_retries)
+			return NULL;		/* err says unavailable (17), conflict (14) or why */
+		else
 		{
-			reconnected = true;
-			attempt--;
-			continue;
+			/* jittered exponential backoff, at most 329 ms */
+			struct timespec ts = {0, ((5L << (attempt < 6 ? attempt : 6)) + rand() % 10) * 1000000L};
+
+			nanosleep(&ts, NULL);
 		}
-		if (rc == TX_RETRY && attempt < gw_config.max_retries)
-		{
-			backoff(attempt);
-			continue;
-		}
-		/* err says unavailable (17), conflict (14) or the failure */
-		return NULL;
+		reconnected = reconnected || rc == TX_STALE;
 	}
 }
 
 /*
  * gw_db_ping
- *		True if a pooled connection answers SELECT 1 (a second one if the
- *		first was lost).
+ *		Whether a pooled connection answers (a second try if one was lost).
  */
 bool
 gw_db_ping(GwError *err)
@@ -606,39 +508,38 @@ gw_db_ping(GwError *err)
 
 /*
  * gw_db_check_root
- *		Make sure the catalog's root location is root: set it if the catalog
- *		has none.  *catalog_root gets the catalog's value (malloc'd), for
- *		the caller to compare.
+ *		The catalog's root location (malloc'd, into *catalog_root), set to
+ *		root if it had none.
  */
 bool
 gw_db_check_root(const char *root, char **catalog_root, GwError *err)
 {
 	const char *params[1] = {root};
-	PGresult   *res = pooled_query("SELECT COALESCE(lance_namespace.lance_root_location(),"
-								   " lance_namespace.lance_set_root_location($1), $1)",
-								   1, params, err);
 
-	*catalog_root = res ? strdup(PQgetvalue(res, 0, 0)) : NULL;
-	PQclear(res);
+	*catalog_root = pooled_value("SELECT COALESCE(lance_namespace.lance_root_location(),"
+								 " lance_namespace.lance_set_root_location($1), $1)",
+								 1, params, err);
 	return *catalog_root != NULL;
 }
 
 /*
  * gw_db_load_routes
- *		Load the REST interface that the extension declares, its routes
- *		(lance_namespace.rest_routes) and the query parameters that carry
- *		request fields (rest_query_parameters), into the route table
- *		(router.c).  Called once at start, before any request is served.
+ *		Load the extension's routes (lance_namespace.rest_routes) and the
+ *		query parameters that carry request fields (rest_query_parameters)
+ *		into the route table (router.c), once at start.
  */
 bool
 gw_db_load_routes(GwError *err)
 {
-	PGresult   *res = pooled_query("SELECT path, methods::text, operation, binding, read_only, no_body"
+	PGresult   *res = pooled_query("SELECT path, CASE WHEN methods <@ '{GET,POST}' THEN"
+								   " ('GET' = ANY (methods))::int * " GW_STR(GW_GET) " +"
+								   " ('POST' = ANY (methods))::int * " GW_STR(GW_POST) " ELSE 0 END,"
+								   " operation, binding, read_only, no_body"
 								   "  FROM lance_namespace.rest_routes ORDER BY path", 0, NULL, err);
 	bool		ok = res != NULL;
 
 	for (int i = 0; ok && i < PQntuples(res); i++)
-		ok = gw_route_add(PQgetvalue(res, i, 0), PQgetvalue(res, i, 1), PQgetvalue(res, i, 2),
+		ok = gw_route_add(PQgetvalue(res, i, 0), atoi(PQgetvalue(res, i, 1)), PQgetvalue(res, i, 2),
 						  PQgetvalue(res, i, 3), PQgetvalue(res, i, 4)[0] == 't',
 						  PQgetvalue(res, i, 5)[0] == 't', err);
 	PQclear(res);

@@ -40,6 +40,37 @@ typedef struct GwTxHooks
 	void	   *arg;
 } GwTxHooks;
 
+/*
+ * A pipeline: statements sent together in libpq's pipeline mode with one
+ * Sync, their results read back in order (a worker's transaction, db.c,
+ * and each read of a loop's connection, pipeline.c).
+ */
+#define GW_PIPE_MAX 10
+
+typedef struct GwPipe
+{
+	PGconn	   *conn;
+	GwPrepared *prep;			/* the statements the session has prepared */
+	const char *function;		/* the call's binding, for its errors */
+	int			n;				/* statements sent, Prepares included */
+	int			call;			/* the call's statement, or -1 */
+	const char *prepare[GW_PIPE_MAX];	/* a Prepare's name, forgotten if it fails */
+	bool		send_failed;
+	int			at;				/* the statement whose results are read */
+	bool		got;			/* it had a result */
+	bool		failed;			/* the first failure is in *err and sqlstate */
+	char		sqlstate[6];	/* its SQLSTATE ("08006": connection lost) */
+	GwError    *err;
+	char	   *value;			/* the call's result text (malloc'd) */
+} GwPipe;
+
+typedef enum GwPipeStep
+{
+	GW_PIPE_MORE,				/* read on */
+	GW_PIPE_SYNC,				/* the Sync arrived: every result is in */
+	GW_PIPE_IDLE				/* nothing more has arrived */
+} GwPipeStep;
+
 /* function: a route's binding (it names the session's prepared statement) */
 extern char *gw_db_call(const char *function, const char *request_json,
 						const GwRequestInfo *info, const GwTxHooks *hooks,
@@ -49,16 +80,14 @@ extern bool gw_db_exec(PGconn *conn, const char *sql, int nparams,
 					   const char *const *params, PGresult **resp,
 					   char *sqlstate, GwError *err);
 extern char *gw_db_role(const char *api_key, const char *bearer, GwError *err);
-
-/* the call statement, for a loop's own pipeline (pipeline.c) */
-extern bool gw_db_send(PGconn *conn, GwPrepared *prep, const char *name,
-					   const char *sql, int nparams, const char *const *params,
-					   const char **preparing);
-extern void gw_db_forget(GwPrepared *prep, const char *name);
-extern void gw_db_call_error(PGconn *conn, PGresult *res, const char *function,
-							 char *sqlstate, GwError *err);
-extern bool gw_db_retryable(const char *sqlstate);
 extern bool gw_db_check_root(const char *root, char **catalog_root, GwError *err);
 extern bool gw_db_load_routes(GwError *err);
+
+extern void gw_db_pipe(GwPipe *p, PGconn *conn, GwPrepared *prep, const char *function,
+					   GwError *err);
+extern bool gw_db_queue(GwPipe *p, const char *name, const char *sql, int nparams,
+						const char *const *params, bool call);
+extern GwPipeStep gw_db_result(GwPipe *p, PGresult *res);
+extern bool gw_db_retryable(const char *sqlstate);
 
 #endif							/* LANCE_GATEWAY_DB_H */

@@ -1,9 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * dispatch.c
- *	  Route a request, check authentication, build the request model and
- *	  run the operation's SQL function (or answer health, readiness,
- *	  unsupported and unknown routes).
+ *	  Route a request, check its credentials, build its call and run it,
+ *	  or answer the gateway's own routes and the requests no route serves.
  *
  *-------------------------------------------------------------------------
  */
@@ -17,7 +16,6 @@
 #include "dispatch.h"
 #include "feed.h"
 #include "metrics.h"
-#include "request.h"
 #include "router.h"
 #include "table_files.h"
 #include "vend.h"
@@ -29,9 +27,19 @@
 void
 gw_respond_error(GwResponse *resp, const GwError *err, const char *instance)
 {
-	resp->status = err->status ? err->status : gw_status_for_code(err->code);
+	resp->status = err->status ? err->status : lance_http_status_for_code(err->code);
 	resp->body = gw_error_body(err, instance);
-	resp->retry_after = err->retry_after || resp->status == 503;
+}
+
+/*
+ * respond_ok
+ *		A 200 answer with a body (malloc'd, taken over).
+ */
+static void
+respond_ok(GwResponse *resp, char *body)
+{
+	resp->status = 200;
+	resp->body = body;
 }
 
 /*
@@ -52,8 +60,7 @@ secret_equal(const char *a, const char *b)
 
 /*
  * authenticated
- *		With --api-key, the request must carry x-api-key: KEY or
- *		Authorization: Bearer KEY.
+ *		With --api-key: x-api-key: KEY or Authorization: Bearer KEY.
  */
 static bool
 authenticated(json_t *headers)
@@ -86,26 +93,16 @@ gw_credentials(json_t *headers, const char **api_key, const char **bearer)
 
 /*
  * build_call
- *		The request model and header texts of a route's call; false with
- *		resp filled when the request is malformed.
+ *		A route's call; false with err set for a malformed request.
  */
 static bool
-build_call(const GwRoute *route, const char *raw_id, const GwHttpRequest *req,
-		   GwResponse *resp, GwCall *call)
+build_call(const char *raw_id, const GwHttpRequest *req, GwCall *call, GwError *err)
 {
-	GwError		err;
-
-	gw_error_clear(&err);
-	memset(call, 0, sizeof(*call));
-	call->route = route;
-	call->request = gw_parse_body(req->body, req->body_len, &err);
+	call->request = gw_parse_body(req->body, req->body_len, err);
 	if (call->request != NULL)
-		call->request = gw_build_request(call->request, raw_id, req->query, &err);
+		call->request = gw_build_request(call->request, raw_id, req->query, err);
 	if (call->request == NULL)
-	{
-		gw_respond_error(resp, &err, req->path);
 		return false;
-	}
 	call->headers_text = json_dumps(req->headers, JSON_COMPACT);
 	call->info.headers_json = call->headers_text ? call->headers_text : "{}";
 	call->info.method = req->method;
@@ -116,8 +113,7 @@ build_call(const GwRoute *route, const char *raw_id, const GwHttpRequest *req,
 
 /*
  * gw_call_text
- *		The request model of a call as JSON text (kept in the call), or
- *		NULL with err set.
+ *		The call's request model as JSON text (kept), or NULL with err set.
  */
 const char *
 gw_call_text(GwCall *call, GwError *err)
@@ -144,65 +140,127 @@ gw_call_free(GwCall *call)
 
 /*
  * gw_dispatch_finish
- *		Turn a call's result (malloc'd, taken over) or its error into the
- *		response, and release the call.
+ *		The response of a call's result (malloc'd, taken) or error.
  */
 void
-gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
-				   const char *instance, GwResponse *resp)
+gw_dispatch_finish(GwCall *call, char *result, const GwError *err, GwResponse *resp)
 {
-	GwError		vend_err;
-	json_t	   *res;
 	const char *op = call->route->operation;
+	bool		describe = strcmp(op, "DescribeTableVersion") == 0;
+	GwError		own;
+	json_t	   *res;
 
+	gw_error_clear(&own);
+	/* tables in buckets: endpoint, region and credentials (vend.c) */
 	if (result != NULL && (strcmp(op, "DeclareTable") == 0 || strcmp(op, "DescribeTable") == 0))
-	{
-		/* tables in buckets: endpoint, region and credentials (vend.c) */
-		gw_error_clear(&vend_err);
-		result = gw_vend_storage_options(call->request, result, &vend_err);
-		if (result == NULL)
-			err = &vend_err;
-	}
-	else if (result != NULL && (strcmp(op, "DescribeTableVersion") == 0 ||
-								strcmp(op, "ListTableVersions") == 0) &&
+		result = gw_vend_storage_options(call->request, result, &own);
+	/* a manifest gone from storage: 404, the row retired (table_files.c) */
+	else if (result != NULL && (describe || strcmp(op, "ListTableVersions") == 0) &&
 			 (res = json_loads(result, 0, NULL)) != NULL)
 	{
-		/* a manifest gone from disk: 404, the row retired (table_files.c) */
-		gw_error_clear(&vend_err);
-		if (strcmp(op, "DescribeTableVersion") == 0 &&
-			!gw_describe_version_check(call->request, &call->info, res, &vend_err))
+		if (describe && !gw_describe_version_check(call->request, &call->info, res, &own))
 		{
 			free(result);
 			result = NULL;
-			err = &vend_err;
 		}
 		else
-			result = gw_client_paths(res, result);	/* one spelling: client_paths.c */
+			result = gw_client_paths(res, result);
 		json_decref(res);
 	}
 	if (result == NULL)
-		gw_respond_error(resp, err, instance);
+		gw_respond_error(resp, own.code >= 0 ? &own : err, call->info.path);
 	else if (call->route->kind == GW_ROUTE_EXISTS)
 	{
 		/* existence is the status code; no body (catalog-rest-index.md) */
-		resp->status = 200;
+		respond_ok(resp, NULL);
 		free(result);
 	}
 	else
-	{
-		resp->status = 200;
-		resp->body = result;
-	}
+		respond_ok(resp, result);
 	gw_call_free(call);
 }
 
 /*
- * run_call
- *		Run a route's call here, in this thread: the commits with their
- *		manifest files (commit.c), every other route as its statement.
+ * in_loop
+ *		Whether a loop runs a route's call down its pipeline: the reads,
+ *		which never wait for row locks, unless --db-auth's role (a round
+ *		trip) or STS vending makes them wait.
  */
-static void
-run_call(GwCall *call, const GwHttpRequest *req, GwResponse *resp)
+static bool
+in_loop(GwRouteKind kind)
+{
+	return (kind == GW_ROUTE_READ || kind == GW_ROUTE_EXISTS) && !gw_config.db_auth &&
+		strcmp(gw_config.vend_credentials, "sts") != 0;
+}
+
+/*
+ * gw_dispatch_begin
+ *		Route a request, in its loop.  GW_DISPATCH_DONE: resp is its
+ *		answer.  GW_DISPATCH_CALL: call is a read's statement, for the
+ *		loop's pipeline (pipeline.c) and gw_dispatch_finish.
+ *		GW_DISPATCH_WORK: a worker is to run call (gw_dispatch_run).
+ */
+GwDispatchStep
+gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
+{
+	const GwRoute *route;
+	char	   *raw_id = NULL;
+	GwError		err;
+	GwMatch		m;
+	GwRouteKind kind;
+	GwDispatchStep step = GW_DISPATCH_DONE;
+
+	gw_error_clear(&err);
+	memset(resp, 0, sizeof(*resp));
+	memset(call, 0, sizeof(*call));
+	m = gw_route_match(req->path, gw_method_bit(req->method), &route, &raw_id);
+	resp->route = call->route = route;
+	kind = m == GW_MATCH_OK ? route->kind : GW_ROUTE_CATALOG;
+	if (m == GW_MATCH_OK && kind == GW_ROUTE_HEALTH)
+		respond_ok(resp, strdup("{\"status\":\"ok\"}"));
+	else if (m == GW_MATCH_OK && kind == GW_ROUTE_READY)
+		step = GW_DISPATCH_WORK;
+	else if (!authenticated(req->headers))
+		gw_error_set(&err, GW_ERR_UNAUTHENTICATED, "missing or invalid API key");
+	else if (m == GW_MATCH_NONE)
+		/* code 0 has status 406, not 404: a client must not think "not found" */
+		gw_error_set(&err, GW_ERR_UNSUPPORTED, "no such route: %s %s", req->method, req->path);
+	else if (m == GW_MATCH_UNSUPPORTED)
+		gw_error_set(&err, GW_ERR_UNSUPPORTED,
+					 "this route is a data operation, which this catalog does not serve");
+	else if (m == GW_MATCH_METHOD)
+	{
+		gw_error_set(&err, GW_ERR_UNSUPPORTED, "method %s is not allowed for %s",
+					 req->method, route->operation);
+		err.status = 405;
+		resp->allow = (route->methods & GW_GET) ? "GET, POST" : "POST";
+	}
+	else if (kind == GW_ROUTE_METRICS)
+	{
+		/* never the database (so not even --db-auth) */
+		resp->body = gw_metrics_render();
+		resp->status = resp->body ? 200 : 500;
+		resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	}
+	else if (kind == GW_ROUTE_EVENTS && !gw_config.db_auth)
+		gw_feed_subscribe(req, resp);
+	else if (kind == GW_ROUTE_EVENTS)
+		step = GW_DISPATCH_WORK;
+	else if (build_call(raw_id, req, call, &err))
+		step = in_loop(kind) ? GW_DISPATCH_CALL : GW_DISPATCH_WORK;
+	if (err.code >= 0)
+		gw_respond_error(resp, &err, req->path);
+	free(raw_id);
+	return step;
+}
+
+/*
+ * gw_dispatch_run
+ *		At a worker: run what gw_dispatch_begin left to it (or a read the
+ *		loop's pipeline gave back), with its files if it has any.
+ */
+void
+gw_dispatch_run(GwCall *call, const GwHttpRequest *req, GwResponse *resp)
 {
 	GwRouteKind kind = call->route->kind;
 	const char *function = call->route->function;
@@ -211,172 +269,27 @@ run_call(GwCall *call, const GwHttpRequest *req, GwResponse *resp)
 	GwError		err;
 
 	gw_error_clear(&err);
+	if (kind == GW_ROUTE_READY && gw_db_ping(&err))
+		respond_ok(resp, strdup("{\"status\":\"ready\"}"));
+	else if (kind == GW_ROUTE_READY)
+		gw_respond_error(resp, &err, req->path);
+	else if (kind == GW_ROUTE_EVENTS)
+		gw_feed_subscribe(req, resp);
+	if (kind == GW_ROUTE_READY || kind == GW_ROUTE_EVENTS)
+		return;
 	if (kind == GW_ROUTE_BATCH_COMMIT)
 		result = gw_commit_operations(function, call->request, &call->info, &err);
 	else if (kind == GW_ROUTE_VERSION_CREATE || kind == GW_ROUTE_BATCH_CREATE)
 		result = gw_commit_versions(function, call->request,
 									kind == GW_ROUTE_BATCH_CREATE, &call->info, &err);
 	else if (kind == GW_ROUTE_TABLE_DROP)
-		result = gw_drop_table(function, call->request, &call->info, &err);	/* table_files.c */
+		result = gw_drop_table(function, call->request, &call->info, &err);
 	else if (kind == GW_ROUTE_TABLE_REGISTER)
-		result = gw_register_table(function, call->request, &call->info, &err);	/* table_files.c */
+		result = gw_register_table(function, call->request, &call->info, &err);
 	else if ((text = gw_call_text(call, &err)) != NULL)
 		result = gw_db_call(function, text, &call->info, NULL, &err);
-
-	if (result != NULL && (kind == GW_ROUTE_BATCH_COMMIT ||
-						   kind == GW_ROUTE_VERSION_CREATE ||
+	if (result != NULL && (kind == GW_ROUTE_BATCH_COMMIT || kind == GW_ROUTE_VERSION_CREATE ||
 						   kind == GW_ROUTE_BATCH_CREATE))
 		gw_feed_poke();			/* subscribers need not wait for the poll */
-	gw_dispatch_finish(call, result, &err, req->path, resp);
-}
-
-/*
- * blocks
- *		Routes that a loop does not answer itself.  It answers the
- *		reads, whose statements never wait for another transaction's row
- *		locks, so one of them cannot hold up the others behind it in the
- *		loop's pipeline.  The rest wait on something: the writes on
- *		locks, the commits also on their manifest files, the readiness
- *		probe on a pooled connection, the change feed on commits; and,
- *		with --db-auth, every call on its role switch, a round trip of its
- *		own.
- */
-static bool
-blocks(GwRouteKind kind)
-{
-	switch (kind)
-	{
-		case GW_ROUTE_READ:
-		case GW_ROUTE_EXISTS:
-			/* STS vending makes DescribeTable wait on the STS endpoint */
-			return gw_config.db_auth || strcmp(gw_config.vend_credentials, "sts") == 0;
-		case GW_ROUTE_METRICS:
-		case GW_ROUTE_HEALTH:
-		case GW_ROUTE_UNSUPPORTED:
-			return false;
-		default:
-			return true;
-	}
-}
-
-/*
- * gw_dispatch_begin
- *		Route a request.  GW_DISPATCH_DONE: resp is its answer.
- *		GW_DISPATCH_CALL: call is the route's one statement, to be run
- *		(gw_db_call, or a loop's pipeline) and given to
- *		gw_dispatch_finish.  GW_DISPATCH_THREAD (only when may_block is
- *		false): the request needs a worker, gw_dispatch; nothing was
- *		done.  With may_block, readiness, the change feed and the
- *		commits are answered here, so the result is never THREAD.
- */
-GwDispatchStep
-gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call,
-				  bool may_block)
-{
-	const GwRoute *route;
-	char	   *raw_id = NULL;
-	GwError		err;
-	GwMatch		m;
-	GwDispatchStep step = GW_DISPATCH_DONE;
-
-	gw_error_clear(&err);
-	memset(resp, 0, sizeof(*resp));
-	m = gw_route_match(req->path, gw_method_bit(req->method), &route, &raw_id);
-	resp->route = route;
-
-	if (m == GW_MATCH_OK && route->kind == GW_ROUTE_HEALTH)
-	{
-		resp->status = 200;
-		resp->body = strdup("{\"status\":\"ok\"}");
-		free(raw_id);
-		return GW_DISPATCH_DONE;
-	}
-	if (!may_block && m == GW_MATCH_OK && blocks(route->kind))
-	{
-		free(raw_id);
-		return GW_DISPATCH_THREAD;
-	}
-	if (m == GW_MATCH_OK && route->kind == GW_ROUTE_READY)
-	{
-		if (gw_db_ping(&err))
-		{
-			resp->status = 200;
-			resp->body = strdup("{\"status\":\"ready\"}");
-		}
-		else
-			gw_respond_error(resp, &err, req->path);
-		free(raw_id);
-		return GW_DISPATCH_DONE;
-	}
-
-	if (!authenticated(req->headers))
-	{
-		gw_error_set(&err, GW_ERR_UNAUTHENTICATED, "missing or invalid API key");
-		gw_respond_error(resp, &err, req->path);
-		free(raw_id);
-		return GW_DISPATCH_DONE;
-	}
-
-	/* /metrics never touches the database (so not even --db-auth) */
-	if (m == GW_MATCH_OK && route->kind == GW_ROUTE_METRICS)
-	{
-		resp->body = gw_metrics_render();
-		resp->status = resp->body ? 200 : 500;
-		resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
-		free(raw_id);
-		return GW_DISPATCH_DONE;
-	}
-	if (m == GW_MATCH_OK && route->kind == GW_ROUTE_EVENTS)
-	{
-		gw_feed_subscribe(req, resp);
-		free(raw_id);
-		return GW_DISPATCH_DONE;
-	}
-
-	switch (m)
-	{
-		case GW_MATCH_NONE:
-			/* Unsupported, with the status of that code (406), not 404:
-			 * a client reading the status must not think "not found". */
-			gw_error_set(&err, GW_ERR_UNSUPPORTED, "no such route: %s %s", req->method, req->path);
-			gw_respond_error(resp, &err, req->path);
-			break;
-		case GW_MATCH_UNSUPPORTED:
-			gw_error_set(&err, GW_ERR_UNSUPPORTED,
-						 "%s is a data operation, which this catalog does not serve",
-						 route ? route->operation : "this route");
-			gw_respond_error(resp, &err, req->path);
-			break;
-		case GW_MATCH_METHOD:
-			gw_error_set(&err, GW_ERR_UNSUPPORTED, "method %s is not allowed for %s",
-						 req->method, route->operation);
-			err.status = 405;
-			gw_respond_error(resp, &err, req->path);
-			resp->allow = (route->methods & GW_GET) ? "GET, POST" : "POST";
-			break;
-		case GW_MATCH_OK:
-			if (!build_call(route, raw_id, req, resp, call))
-				break;
-			if (route->kind == GW_ROUTE_READ || route->kind == GW_ROUTE_EXISTS ||
-				route->kind == GW_ROUTE_CATALOG)
-				step = GW_DISPATCH_CALL;
-			else
-				run_call(call, req, resp);
-			break;
-	}
-	free(raw_id);
-	return step;
-}
-
-/*
- * gw_dispatch
- *		Answer one request in this thread.
- */
-void
-gw_dispatch(const GwHttpRequest *req, GwResponse *resp)
-{
-	GwCall		call;
-
-	if (gw_dispatch_begin(req, resp, &call, true) == GW_DISPATCH_CALL)
-		run_call(&call, req, resp);
+	gw_dispatch_finish(call, result, &err, resp);
 }

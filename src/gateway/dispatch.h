@@ -28,7 +28,6 @@ typedef struct GwResponse
 {
 	int			status;
 	char	   *body;			/* malloc'd, NULL for none */
-	bool		retry_after;
 	const char *allow;			/* Allow header for 405, or NULL */
 	const char *content_type;	/* NULL: application/json */
 	const struct GwRoute *route;	/* matched route entry (metrics), or NULL */
@@ -48,15 +47,15 @@ typedef struct GwCall
 typedef enum GwDispatchStep
 {
 	GW_DISPATCH_DONE,			/* the response is ready */
-	GW_DISPATCH_CALL,			/* run the call's statement, then finish */
-	GW_DISPATCH_THREAD			/* the request needs a worker: gw_dispatch */
+	GW_DISPATCH_CALL,			/* a read: the loop runs the call's statement */
+	GW_DISPATCH_WORK			/* a worker runs the call: gw_dispatch_run */
 } GwDispatchStep;
 
-extern void gw_dispatch(const GwHttpRequest *req, GwResponse *resp);
 extern GwDispatchStep gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp,
-										GwCall *call, bool may_block);
+										GwCall *call);
+extern void gw_dispatch_run(GwCall *call, const GwHttpRequest *req, GwResponse *resp);
 extern void gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
-							   const char *instance, GwResponse *resp);
+							   GwResponse *resp);
 extern const char *gw_call_text(GwCall *call, GwError *err);
 extern void gw_call_free(GwCall *call);
 extern void gw_respond_error(GwResponse *resp, const GwError *err, const char *instance);

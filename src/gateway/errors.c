@@ -1,9 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * errors.c
- *	  Errors of the gateway: the JSON error body {"error", "code", "detail",
- *	  "instance"}, and the SQLSTATE and HTTP status rules of the shared
- *	  error_rules.c.
+ *	  The gateway's errors (GwError) and their JSON body; codes, SQLSTATEs
+ *	  and statuses are the shared rules of error_rules.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -27,13 +26,11 @@ gw_error_clear(GwError *err)
 	err->status = 0;
 	err->message[0] = '\0';
 	err->detail[0] = '\0';
-	err->retry_after = false;
 }
 
 /*
  * gw_error_set
- *		Record an error with a Lance code and a printf-style message.  The
- *		HTTP status follows from the code unless set afterwards.
+ *		An error of a Lance code (its HTTP status unless set after).
  */
 void
 gw_error_set(GwError *err, int code, const char *fmt,...)
@@ -43,7 +40,6 @@ gw_error_set(GwError *err, int code, const char *fmt,...)
 	err->code = code;
 	err->status = 0;
 	err->detail[0] = '\0';
-	err->retry_after = (code == GW_ERR_UNAVAILABLE);
 	va_start(ap, fmt);
 	vsnprintf(err->message, sizeof(err->message), fmt, ap);
 	va_end(ap);
@@ -64,13 +60,15 @@ gw_error_detail(GwError *err, const char *fmt,...)
 }
 
 /*
- * gw_status_for_code
- *		HTTP status of a Lance error code (the rule of error_rules.c).
+ * string_or
+ *		A JSON string of s, or of fallback if s is not UTF-8.
  */
-int
-gw_status_for_code(int code)
+static json_t *
+string_or(const char *s, const char *fallback)
 {
-	return lance_http_status_for_code(code);
+	json_t	   *j = json_string(s);
+
+	return j ? j : json_string(fallback);
 }
 
 /*
@@ -86,23 +84,13 @@ gw_error_body(const GwError *err, const char *instance)
 {
 	json_t	   *obj = json_object();
 	int			code = err->code < 0 ? GW_ERR_INTERNAL : err->code;
-	const char *name = lance_error_name_of(code);
+	const char *name = lance_error_name_of(code) ? lance_error_name_of(code) : "Internal";
 	char	   *text;
 
-	json_object_set_new(obj, "error", json_string(err->message[0] ? err->message : "error"));
+	json_object_set_new(obj, "error", string_or(err->message[0] ? err->message : "error", "error"));
 	json_object_set_new(obj, "code", json_integer(code));
-	json_object_set_new(obj, "detail", json_string(err->detail[0] ? err->detail :
-												   name ? name : "Internal"));
-	json_object_set_new(obj, "instance", json_string(instance ? instance : ""));
-
-	/* json_string() refuses invalid UTF-8; never lose the whole body. */
-	if (json_object_get(obj, "error") == NULL)
-		json_object_set_new(obj, "error", json_string("error"));
-	if (json_object_get(obj, "detail") == NULL)
-		json_object_set_new(obj, "detail", json_string(name ? name : "Internal"));
-	if (json_object_get(obj, "instance") == NULL)
-		json_object_set_new(obj, "instance", json_string(""));
-
+	json_object_set_new(obj, "detail", string_or(err->detail[0] ? err->detail : name, name));
+	json_object_set_new(obj, "instance", string_or(instance ? instance : "", ""));
 	text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(obj);
 	return text;
@@ -110,9 +98,8 @@ gw_error_body(const GwError *err, const char *instance)
 
 /*
  * gw_fatal
- *		Print "lance-namespace-gateway: " and the message, and exit with
- *		status: 2 for a wrong option (config.c), 1 for a failed start
- *		(main.c).
+ *		Print the message and exit with status (2: a wrong option; 1: a
+ *		failed start).
  */
 void
 gw_fatal(int status, const char *fmt,...)

@@ -96,22 +96,9 @@ typedef struct GwError
 	int			status;			/* HTTP status (0 = derive from code) */
 	char		message[1024];
 	char		detail[1024];	/* empty = JSON null */
-	bool		retry_after;	/* add Retry-After (503) */
 } GwError;
 
 extern GwConfig gw_config;
-
-/*
- * gw_after_ms
- *		The time ms milliseconds after t.
- */
-static inline struct timespec
-gw_after_ms(struct timespec t, long ms)
-{
-	t.tv_sec += ms / 1000 + (t.tv_nsec + ms % 1000 * 1000000L) / 1000000000L;
-	t.tv_nsec = (t.tv_nsec + ms % 1000 * 1000000L) % 1000000000L;
-	return t;
-}
 
 /*
  * gw_ms_since
@@ -126,12 +113,14 @@ gw_ms_since(const struct timespec *t)
 	return (now.tv_sec - t->tv_sec) * 1000L + (now.tv_nsec - t->tv_nsec) / 1000000L;
 }
 
+/* config.c */
+extern void gw_config_load(int argc, char **argv);
+
 /* errors.c */
 extern void gw_error_set(GwError *err, int code, const char *fmt,...)
 			__attribute__((format(printf, 3, 4)));
 extern void gw_error_detail(GwError *err, const char *fmt,...)
 			__attribute__((format(printf, 2, 3)));
-extern int	gw_status_for_code(int code);
 extern char *gw_error_body(const GwError *err, const char *instance);
 extern void gw_error_clear(GwError *err);
 extern void gw_fatal(int status, const char *fmt,...)

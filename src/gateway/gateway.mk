@@ -4,8 +4,7 @@
 
 GW_PROGRAM = lance-namespace-gateway
 GW_SRCS = $(wildcard src/gateway/*.c)
-# The extension's rules for string identifiers and for error codes,
-# shared rather than copied.
+# the extension's rules, shared rather than copied
 GW_SHARED_OBJS = src/name_rules.gw.o src/error_rules.gw.o src/manifest_rules.gw.o
 GW_OBJS = $(GW_SRCS:.c=.gw.o) $(GW_SHARED_OBJS)
 GW_HDRS = $(wildcard src/gateway/*.h)
@@ -27,14 +26,9 @@ $(GW_PROGRAM): $(GW_OBJS)
 src/gateway/%.gw.o: src/gateway/%.c
 	$(CC) $(GW_CFLAGS) -c -o $@ $<
 
-src/name_rules.gw.o: src/name_rules.c src/name_rules.h
+# name_rules.c is built as a frontend file of PostgreSQL's
+src/%_rules.gw.o: src/%_rules.c src/%_rules.h
 	$(CC) $(GW_CFLAGS) -DFRONTEND -I$(shell $(PG_CONFIG) --includedir-server) -c -o $@ $<
-
-src/error_rules.gw.o: src/error_rules.c src/error_rules.h
-	$(CC) $(GW_CFLAGS) -c -o $@ $<
-
-src/manifest_rules.gw.o: src/manifest_rules.c src/manifest_rules.h
-	$(CC) $(GW_CFLAGS) -c -o $@ $<
 
 $(GW_OBJS): $(GW_HDRS) src/error_rules.h src/lance_limits.h src/manifest_rules.h src/gateway/gateway.mk
 

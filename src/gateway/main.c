@@ -23,11 +23,10 @@
 #include <jansson.h>
 
 #include "commit.h"
-#include "config.h"
 #include "db.h"
 #include "feed.h"
 #include "pool.h"
-#include "server.h"
+#include "server_int.h"
 #include "publish.h"
 #include "sweep.h"
 
@@ -66,14 +65,10 @@ is_loopback(const struct sockaddr *sa)
 static struct addrinfo *
 resolve_listen(void)
 {
-	struct addrinfo hints;
+	struct addrinfo hints = {.ai_flags = AI_PASSIVE, .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 	struct addrinfo *res;
 	int			rc;
 
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE;
 	rc = getaddrinfo(gw_config.listen_host, gw_config.listen_port, &hints, &res);
 	if (rc != 0)
 		die("cannot resolve listen address %s: %s", gw_config.listen_host, gai_strerror(rc));
@@ -105,15 +100,14 @@ prepare_root(void)
 		return strndup(gw_config.root, n);
 	}
 	snprintf(tmp, sizeof(tmp), "%s", gw_config.root);
+	/* mkdir -p */
 	for (char *p = tmp + 1; *p; p++)
-	{
 		if (*p == '/')
 		{
 			*p = '\0';
 			mkdir(tmp, 0755);
 			*p = '/';
 		}
-	}
 	mkdir(tmp, 0755);
 	if (realpath(gw_config.root, real) == NULL)
 		die("root directory %s is not accessible: %s", gw_config.root, strerror(errno));
@@ -130,16 +124,12 @@ same_root(const char *a, const char *b)
 	size_t		la,
 				lb;
 
-	if (strncmp(a, "file://", 7) == 0)
-		a += 7;
-	if (strncmp(b, "file://", 7) == 0)
-		b += 7;
-	la = strlen(a);
-	lb = strlen(b);
-	while (la > 1 && a[la - 1] == '/')
-		la--;
-	while (lb > 1 && b[lb - 1] == '/')
-		lb--;
+	a += strncmp(a, "file://", 7) == 0 ? 7 : 0;
+	b += strncmp(b, "file://", 7) == 0 ? 7 : 0;
+	for (la = strlen(a); la > 1 && a[la - 1] == '/'; la--)
+		;
+	for (lb = strlen(b); lb > 1 && b[lb - 1] == '/'; lb--)
+		;
 	return la == lb && strncmp(a, b, la) == 0;
 }
 

@@ -1,11 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * metrics.c
- *	  GET /metrics: Prometheus text exposition format 0.0.4.  The hot path
- *	  only does relaxed atomic increments on fixed arrays indexed by route
- *	  and HTTP status; rendering reads them without locks (a scrape may see
- *	  a request counted but its latency not yet, which Prometheus
- *	  tolerates).  Nothing here touches the database.
+ *	  GET /metrics in the Prometheus text format 0.0.4.  Requests only add
+ *	  to fixed arrays with relaxed atomics; a scrape reads them without
+ *	  locks (it may see a request counted but its latency not yet).
  *
  *-------------------------------------------------------------------------
  */
@@ -54,24 +52,20 @@ gw_metrics_add(GwMetric m, long delta)
 
 /*
  * route_slot
- *		Array index of a route: its table index, or the last used slot for
- *		requests that matched no route entry.
+ *		A route's array index (unmatched: the slot after the routes).
  */
 static int
 route_slot(const GwRoute *route)
 {
-	int			i = gw_route_index(route);
-	int			n = gw_route_count();
+	int			n = gw_nroutes < MAX_ROUTES ? gw_nroutes : MAX_ROUTES - 1;
+	int			i = route ? (int) (route - gw_routes) : n;
 
-	if (n >= MAX_ROUTES)
-		n = MAX_ROUTES - 1;
-	return (i >= 0 && i < n) ? i : n;
+	return i < n ? i : n;
 }
 
 /*
  * gw_metrics_request
- *		Count one finished request; observe its latency unless it was a
- *		long-lived stream.
+ *		Count a finished request, and its latency unless it streamed.
  */
 void
 gw_metrics_request(const struct GwRoute *route, int status, double seconds,
@@ -94,8 +88,7 @@ gw_metrics_request(const struct GwRoute *route, int status, double seconds,
 
 /*
  * gw_metrics_db_error
- *		Count a failed database command by its SQLSTATE class ([0-9A-Z]{2};
- *		anything else, "" included, is skipped).
+ *		Count a failed command by its SQLSTATE class ("" is skipped).
  */
 void
 gw_metrics_db_error(const char *sqlstate)
@@ -121,9 +114,7 @@ load(atomic_ulong *v)
 static const char *
 route_label(int slot)
 {
-	const char *p = gw_route_pattern(slot);
-
-	return p ? p : "(unmatched)";
+	return slot < gw_nroutes ? gw_routes[slot].pattern : "(unmatched)";
 }
 
 /*
@@ -143,7 +134,7 @@ gw_metrics_render(void)
 		GW_METRICS(GW_METRIC_INFO)
 #undef GW_METRIC_INFO
 	};
-	int			nroutes = gw_route_count();
+	int			nroutes = gw_nroutes;
 	char	   *text = NULL;
 	size_t		len;
 	FILE	   *b = open_memstream(&text, &len);
@@ -159,15 +150,14 @@ gw_metrics_render(void)
 		for (int s = 0; s < N_STATUS; s++)
 		{
 			unsigned long v = load(&requests[r][s]);
+			char		status[8] = "none";
 
 			if (v == 0)
 				continue;
-			if (s == 0)
-				fprintf(b, "lance_gateway_requests_total{route=\"%s\",status=\"none\"} %lu\n",
-						route_label(r), v);
-			else
-				fprintf(b, "lance_gateway_requests_total{route=\"%s\",status=\"%d\"} %lu\n",
-						route_label(r), s + 99, v);
+			if (s > 0)
+				snprintf(status, sizeof(status), "%d", s + 99);
+			fprintf(b, "lance_gateway_requests_total{route=\"%s\",status=\"%s\"} %lu\n",
+					route_label(r), status, v);
 		}
 
 	fprintf(b, "# HELP lance_gateway_request_duration_seconds Time from request arrival to completion, by route pattern (streams excluded).\n"

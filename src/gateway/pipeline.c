@@ -1,34 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * pipeline.c
- *	  A loop's database connection: one libpq connection in
- *	  pipeline mode, non-blocking, that carries the call statements of
- *	  every connection the loop answers.  Each statement is followed by a
- *	  Sync, so it is a transaction of its own, exactly as db.c runs it
- *	  (the call statement and its prepared name are db.c's); a failure
- *	  ends at its Sync and touches no other call.  Calls that are ready at
- *	  one wake-up reach the backend together, and their results are read
- *	  back in the order they were sent.
- *
- *	  What the loop does not answer itself goes to a worker (worker.c),
- *	  which runs the request from the start with db.c's retries: a
- *	  serialization failure or deadlock, a statement whose preparation
- *	  failed, and every call while the loop has no connection.
- *	  A read that waits for a table lock (LOCK TABLE, DDL on the catalog)
- *	  holds up every read behind it in the pipeline, so the connection's
- *	  lock_timeout is --loop-lock-wait-ms (unless a shorter one is already
- *	  in effect for it): such a read fails there with 55P03 and goes to
- *	  a worker, where it waits on a connection of its own, under the
- *	  connection string's settings, and the pipeline goes on.  For the
- *	  next LOCK_BYPASS_MS the loop then sends every read to a worker, so
- *	  that while the lock is held the pipeline stalls once, not once for
- *	  each read of the locked table.
- *	  A connection that breaks is closed; the calls that were in its
- *	  pipeline may have committed, so they are answered 503 (code 17), as
- *	  db.c answers a call whose COMMIT was in flight.  A new connection is
- *	  opened by a short-lived thread, at most once a second (when a call
- *	  needs one, and at the loop's once-a-second scan), so that the loop
- *	  never waits for the database.
+ *	  A loop's database connection: one non-blocking libpq connection in
+ *	  pipeline mode that carries the reads of every connection the loop
+ *	  answers, each call statement followed by a Sync (its own
+ *	  transaction, as db.c runs it).  A serialization failure, a lost
+ *	  prepared statement or a lock wait past --loop-lock-wait-ms sends the
+ *	  request to a worker; a broken connection answers its calls 503, and
+ *	  a short-lived thread opens the next one (src/gateway/README.md,
+ *	  "Reads share one pipelined connection").
  *
  *-------------------------------------------------------------------------
  */
@@ -41,7 +21,6 @@
 #include <time.h>
 #include <sys/epoll.h>
 
-#include "config.h"
 #include "db.h"
 #include "metrics.h"
 #include "pool.h"
@@ -49,13 +28,9 @@
 #include "server_int.h"
 
 #define RECONNECT_GAP_MS 1000	/* between connection attempts, at least */
-#define LOCK_BYPASS_MS	1000	/* reads go to threads after a lock wait */
+#define LOCK_BYPASS_MS	1000	/* reads go to workers after a lock wait */
 
-/*
- * SQL_LOCK_WAIT sets the session's lock_timeout to $1 (an interval such as
- * "50ms"), unless a shorter one is already in effect (from the connection
- * string, or ALTER ROLE / ALTER DATABASE ... SET).
- */
+/* lock_timeout $1 (such as "50ms") unless a shorter one is in effect */
 #define SQL_LOCK_WAIT \
 	"SELECT pg_catalog.set_config('lock_timeout', $1, false)" \
 	" WHERE pg_catalog.current_setting('lock_timeout') = '0'" \
@@ -63,41 +38,21 @@
 	" > $1::pg_catalog.interval"
 
 /*
- * bound_lock_wait
- *		Give a new connection the loop's lock_timeout (see the file's
- *		header).  False if the connection failed.
- */
-static bool
-bound_lock_wait(PGconn *conn)
-{
-	char		value[32];
-	const char *params[1] = {value};
-	PGresult   *res;
-	bool		ok;
-
-	if (gw_config.loop_lock_wait_ms == 0)
-		return true;
-	snprintf(value, sizeof(value), "%dms", gw_config.loop_lock_wait_ms);
-	res = PQexecParams(conn, SQL_LOCK_WAIT, 1, NULL, params, NULL, NULL, 0);
-	ok = PQresultStatus(res) == PGRES_TUPLES_OK;
-	PQclear(res);
-	return ok;
-}
-
-/*
  * connect_main
- *		The connect thread: open a connection and hand it to the loop.
+ *		The connect thread: open the loop's connection, hand it over.
  */
 static void *
 connect_main(void *arg)
 {
 	GwLoop	   *L = arg;
+	char		wait[32];
+	const char *params[1] = {wait};
 	GwError		err;
-	PGconn	   *conn;
+	PGconn	   *conn = gw_pool_connect(&err);
 
-	gw_error_clear(&err);
-	conn = gw_pool_connect(&err);
-	if (conn != NULL && !bound_lock_wait(conn))
+	snprintf(wait, sizeof(wait), "%dms", gw_config.loop_lock_wait_ms);
+	if (conn != NULL && gw_config.loop_lock_wait_ms > 0 &&
+		!gw_db_exec(conn, SQL_LOCK_WAIT, 1, params, NULL, NULL, &err))
 	{
 		PQfinish(conn);
 		conn = NULL;
@@ -119,8 +74,8 @@ connect_main(void *arg)
 
 /*
  * gw_pipe_connect
- *		Start opening a connection, unless one is being opened or the last
- *		attempt was less than RECONNECT_GAP_MS ago.
+ *		Start opening a connection, unless one is open or being opened or
+ *		the last attempt was less than RECONNECT_GAP_MS ago.
  */
 void
 gw_pipe_connect(GwLoop *L)
@@ -138,13 +93,12 @@ gw_pipe_connect(GwLoop *L)
 
 /*
  * gw_pipe_take_connection
- *		After a wake-up: start using the connection the connect thread
- *		opened, if it has.
+ *		After a wake-up: use the connection the connect thread opened.
  */
 void
 gw_pipe_take_connection(GwLoop *L)
 {
-	struct epoll_event ev;
+	struct epoll_event ev = {EPOLLIN, {.u64 = GW_EV_PIPE}};
 	PGconn	   *conn;
 	bool		done;
 
@@ -157,16 +111,14 @@ gw_pipe_take_connection(GwLoop *L)
 	if (!done)
 		return;
 	L->connecting = false;
-	if (conn == NULL)
-		return;
-	ev.events = EPOLLIN;
-	ev.data.u64 = GW_EV_PIPE;
-	if (PQsetnonblocking(conn, 1) != 0 || PQenterPipelineMode(conn) != 1 ||
-		epoll_ctl(L->ep, EPOLL_CTL_ADD, PQsocket(conn), &ev) != 0)
+	if (conn != NULL && (PQsetnonblocking(conn, 1) != 0 || PQenterPipelineMode(conn) != 1 ||
+						 epoll_ctl(L->ep, EPOLL_CTL_ADD, PQsocket(conn), &ev) != 0))
 	{
 		PQfinish(conn);
-		return;
+		conn = NULL;
 	}
+	if (conn == NULL)
+		return;
 	L->pg = conn;
 	gw_metrics_add(GW_M_LOOP_CONNECTED, 1);
 	L->want_write = false;
@@ -185,43 +137,24 @@ pop(GwLoop *L)
 	if ((L->qhead = r->next) == NULL)
 		L->qtail = NULL;
 	gw_metrics_add(GW_M_LOOP_CALLS, -1);
-	PQclear(L->head_res);
-	L->head_res = NULL;
-	L->head_prepared = false;
-	L->head_failed = false;
 	return r;
 }
 
 /*
  * reply
- *		Answer a request from its statement's result (malloc'd, taken
- *		over) or error.
+ *		Answer a request from its call's result (malloc'd) or error.
  */
 static void
 reply(GwReq *r, char *result, const GwError *err)
 {
-	gw_dispatch_finish(&r->call, result, err, r->path, &r->resp);
+	gw_dispatch_finish(&r->call, result, err, &r->resp);
 	gw_metrics_add(GW_M_LOOP_ANSWERED, 1);
 	gw_server_answer(r);
 }
 
 /*
- * to_worker
- *		Give up on a request's statement (it may be run again: a
- *		serialization failure, a lost prepared statement, a lock wait); a
- *		worker serves the request from the start.
- */
-static void
-to_worker(GwReq *r)
-{
-	gw_call_free(&r->call);
-	gw_worker_submit(r);
-}
-
-/*
  * lost
- *		The connection broke: close it and answer every call that was in
- *		its pipeline 503, for its outcome is unknown.
+ *		The connection broke: answer its calls 503 (outcome unknown).
  */
 static void
 lost(GwLoop *L)
@@ -238,18 +171,47 @@ lost(GwLoop *L)
 	gw_metrics_add(GW_M_DB_RECONNECTS, 1);
 	gw_metrics_db_error("08006");
 	while (L->qhead != NULL)
-		reply(pop(L), NULL, &err);
+	{
+		GwReq	   *r = pop(L);
+
+		free(r->pipe.value);
+		reply(r, NULL, &err);
+	}
 	gw_pipe_connect(L);
 }
 
 /*
- * push
- *		Put a call at the queue's tail.
+ * gw_pipe_send
+ *		Send a request's call down the pipeline.  False if the loop cannot
+ *		take it now (no connection, a lock wait lately): the caller gives
+ *		the request to a worker.
  */
-static void
-push(GwLoop *L, GwReq *r, const char *prepare)
+bool
+gw_pipe_send(GwReq *r)
 {
-	r->prepare = prepare;
+	GwLoop	   *L = r->loop;
+	const char *params[4];
+	GwError		err;			/* out of memory: the worker says so */
+
+	if (L->bypass_from.tv_sec != 0 && gw_ms_since(&L->bypass_from) >= LOCK_BYPASS_MS)
+		L->bypass_from.tv_sec = 0;	/* the lock wait is long enough ago */
+	if (L->pg == NULL || L->bypass_from.tv_sec != 0 ||
+		(params[0] = gw_call_text(&r->call, &err)) == NULL)
+	{
+		gw_pipe_connect(L);
+		return false;
+	}
+	params[1] = r->call.info.headers_json;
+	params[2] = r->call.info.method;
+	params[3] = r->call.info.path;
+	gw_db_pipe(&r->pipe, L->pg, &L->prep, r->call.route->function, &L->head_err);
+	if (!gw_db_queue(&r->pipe, r->call.route->function, NULL, 4, params, true) ||
+		PQpipelineSync(L->pg) != 1)
+	{
+		/* the connection is out of step: drop it, run this one elsewhere */
+		lost(L);
+		return false;
+	}
 	r->next = NULL;
 	if (L->qtail)
 		L->qtail->next = r;
@@ -257,114 +219,46 @@ push(GwLoop *L, GwReq *r, const char *prepare)
 		L->qhead = r;
 	L->qtail = r;
 	gw_metrics_add(GW_M_LOOP_CALLS, 1);
-}
-
-/*
- * bypassing
- *		True while reads go to threads after a lock wait in the pipeline.
- */
-static bool
-bypassing(GwLoop *L)
-{
-	if (L->bypass_from.tv_sec != 0 && gw_ms_since(&L->bypass_from) >= LOCK_BYPASS_MS)
-		L->bypass_from.tv_sec = 0;
-	return L->bypass_from.tv_sec != 0;
-}
-
-/*
- * gw_pipe_send
- *		Send a request's call (r->call) down the pipeline, or answer it
- *		with the error that prevents that.  False if the loop cannot take
- *		it now (no connection, a lock wait lately): the call is released
- *		and the caller gives the request to a worker.
- */
-bool
-gw_pipe_send(GwReq *r)
-{
-	GwLoop	   *L = r->loop;
-	const char *function = r->call.route->function;
-	const char *params[4];
-	const char *prepare;
-	GwError		err;
-	bool		sent;
-
-	gw_error_clear(&err);
-	params[0] = gw_call_text(&r->call, &err);
-	if (params[0] == NULL)
-	{
-		reply(r, NULL, &err);
-		return true;
-	}
-	if (L->pg == NULL || bypassing(L))
-	{
-		gw_pipe_connect(L);
-		gw_call_free(&r->call);
-		return false;
-	}
-	params[1] = r->call.info.headers_json;
-	params[2] = r->call.info.method;
-	params[3] = r->call.info.path;
-	sent = gw_db_send(L->pg, &L->prep, function, NULL, 4, params, &prepare);
-	if (!sent || PQpipelineSync(L->pg) != 1)
-	{
-		/* the connection is out of step: drop it, run this one elsewhere */
-		lost(L);
-		gw_call_free(&r->call);
-		return false;
-	}
-	push(L, r, prepare);
 	return true;
 }
 
 /*
  * complete
  *		The Sync of the call at the queue's head arrived: answer it, or
- *		hand it to a worker when it may simply run again there (a
- *		serialization failure or deadlock, which db.c retries; a prepared
- *		statement missing because its preparation failed; the loop's lock
- *		wait ran out, see the file's header).
+ *		give it to a worker where it may simply run again (a serialization
+ *		failure or deadlock, a prepared statement whose preparation failed,
+ *		the lock wait).
  */
 static void
 complete(GwLoop *L)
 {
-	const char *function = L->qhead->call.route->function;
-	char	   *result = NULL;
-	bool		again = false;
-	GwReq	   *r;
-	GwError		err;
+	GwReq	   *r = pop(L);
+	const char *state = r->pipe.sqlstate;
 
-	gw_error_clear(&err);
-	if (L->head_failed)
+	if (!r->pipe.failed)
 	{
-		err = L->head_err;
-		again = gw_db_retryable(L->head_sqlstate) ||
-			strcmp(L->head_sqlstate, "26000") == 0;
-		if (strcmp(L->head_sqlstate, "55P03") == 0)
-		{
-			again = true;
-			clock_gettime(CLOCK_MONOTONIC, &L->bypass_from);
-		}
+		reply(r, r->pipe.value, NULL);
+		return;
 	}
-	else if (L->head_res == NULL || PQntuples(L->head_res) != 1 || PQgetisnull(L->head_res, 0, 0))
-		gw_error_set(&err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", function);
-	else if ((result = strdup(PQgetvalue(L->head_res, 0, 0))) == NULL)
-		gw_error_set(&err, GW_ERR_INTERNAL, "out of memory");
-	r = pop(L);
-	if (again)
-		to_worker(r);
+	free(r->pipe.value);
+	if (strcmp(state, "55P03") == 0)
+		clock_gettime(CLOCK_MONOTONIC, &L->bypass_from);
+	if (gw_db_retryable(state) || strcmp(state, "26000") == 0 || strcmp(state, "55P03") == 0)
+		gw_worker_submit(r);
 	else
-		reply(r, result, &err);
+		reply(r, NULL, &L->head_err);
 }
 
 /*
- * read_results
- *		Read what the server sent and answer the calls whose Sync arrived.
+ * gw_pipe_read
+ *		The connection's socket is readable (or failed): read what the
+ *		server sent and answer the calls whose Sync arrived.
  */
-static void
-read_results(GwLoop *L)
+void
+gw_pipe_read(GwLoop *L)
 {
-	int			nulls = 0;
-
+	if (L->pg == NULL)
+		return;
 	if (PQconsumeInput(L->pg) != 1)
 	{
 		lost(L);
@@ -372,96 +266,40 @@ read_results(GwLoop *L)
 	}
 	while (L->pg != NULL && L->qhead != NULL && PQisBusy(L->pg) == 0)
 	{
-		PGresult   *res = PQgetResult(L->pg);
-		ExecStatusType st;
+		GwPipeStep	step = gw_db_result(&L->qhead->pipe, PQgetResult(L->pg));
 
-		if (res == NULL)
-		{
-			/* the end of one statement's results; twice: nothing more yet */
-			if (++nulls > 1)
-				break;
-			continue;
-		}
-		nulls = 0;
-		st = PQresultStatus(res);
-		if (st == PGRES_PIPELINE_SYNC)
-		{
-			PQclear(res);
+		if (step == GW_PIPE_SYNC)
 			complete(L);
-			continue;
-		}
-		if (st == PGRES_TUPLES_OK && !L->head_failed && L->head_res == NULL)
-		{
-			L->head_res = res;
-			continue;
-		}
-		if (st == PGRES_COMMAND_OK)
-			L->head_prepared = true;	/* only a Prepare answers that */
-		if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK &&
-			st != PGRES_PIPELINE_ABORTED && !L->head_failed)
-		{
-			L->head_failed = true;
-			gw_db_call_error(L->pg, res, L->qhead->call.route->function,
-							 L->head_sqlstate, &L->head_err);
-			if (L->qhead->prepare != NULL && !L->head_prepared)
-				gw_db_forget(&L->prep, L->qhead->prepare);	/* the Prepare failed */
-		}
-		PQclear(res);
+		else if (step == GW_PIPE_IDLE)
+			break;
 	}
 	if (L->pg != NULL && PQstatus(L->pg) != CONNECTION_OK)
 		lost(L);
 }
 
 /*
- * gw_pipe_event
- *		The connection's socket is readable or writable (or failed).
- */
-void
-gw_pipe_event(GwLoop *L, uint32_t events)
-{
-	if (L->pg == NULL)
-		return;
-	if ((events & EPOLLOUT) && PQflush(L->pg) < 0)
-	{
-		lost(L);
-		return;
-	}
-	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
-		read_results(L);
-}
-
-/*
  * gw_pipe_flush
- *		After a batch: send what libpq still holds, watching for the socket
- *		to become writable while it cannot take it all.
+ *		After each round of the loop: send what libpq holds, watching for
+ *		the socket to become writable while it cannot take it all.
  */
 void
 gw_pipe_flush(GwLoop *L)
 {
-	struct epoll_event ev;
-	int			rc;
+	int			rc = L->pg ? PQflush(L->pg) : 0;
+	struct epoll_event ev = {EPOLLIN | (rc == 1 ? EPOLLOUT : 0), {.u64 = GW_EV_PIPE}};
 
-	if (L->pg == NULL)
-		return;
-	rc = PQflush(L->pg);
 	if (rc < 0)
-	{
 		lost(L);
-		return;
-	}
-	if ((rc == 1) != L->want_write)
+	else if (L->pg != NULL && (rc == 1) != L->want_write)
 	{
-		L->want_write = (rc == 1);
-		ev.events = EPOLLIN | (L->want_write ? EPOLLOUT : 0);
-		ev.data.u64 = GW_EV_PIPE;
+		L->want_write = rc == 1;
 		epoll_ctl(L->ep, EPOLL_CTL_MOD, PQsocket(L->pg), &ev);
 	}
 }
 
 /*
  * gw_pipe_close
- *		When the loop ends: close the connection (and one still being
- *		opened, once it is).
+ *		When the loop ends: close its connections, open or being opened.
  */
 void
 gw_pipe_close(GwLoop *L)

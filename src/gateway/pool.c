@@ -1,11 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * pool.c
- *	  A fixed number of connection slots shared by the request threads.
- *	  A request waits a bounded time for a free slot (then 503), connects
- *	  lazily, and drops a connection that broke or was left inside a
- *	  transaction, so that the next user reconnects (this is how the
- *	  gateway recovers after PostgreSQL restarts).
+ *	  A fixed number of connection slots shared by the workers.  A request
+ *	  waits a bounded time for a free slot (then 503), connects lazily, and
+ *	  drops a connection that broke or was left inside a transaction, so
+ *	  that the next user reconnects (after PostgreSQL restarts).
  *
  *-------------------------------------------------------------------------
  */
@@ -51,10 +50,8 @@ gw_pool_init(const char *conninfo, int size)
 /*
  * gw_pool_connect
  *		Open one connection (the pool's, a loop's, the publisher's, the
- *		change feed's).  The user's conninfo comes last so that it can
- *		override the defaults set here; multi-host strings and
- *		target_session_attrs pass through to libpq unchanged.  Keepalives
- *		find a server that went away without a word.
+ *		change feed's): the user's conninfo, last, overrides the defaults
+ *		set here; keepalives find a server that went away without a word.
  */
 PGconn *
 gw_pool_connect(GwError *err)
@@ -85,13 +82,10 @@ gw_pool_connect(GwError *err)
 /*
  * idle_ok
  *		Check a pooled connection before it is used.  An idle session
- *		receives next to nothing (the pool never LISTENs), so something to
- *		read usually means that the server has closed it (a restart, a
- *		terminated backend): it is read, and if the connection turns out
- *		closed it is replaced before anything is sent.  This keeps
- *		"lost before any work: reconnect and run again" for db.c's
- *		pipelines that carry their COMMIT, where a loss after sending has
- *		an unknown outcome.
+ *		receives next to nothing, so something to read usually means the
+ *		server closed it: it is read, and a closed connection is replaced
+ *		before anything is sent (a loss after sending a COMMIT has an
+ *		unknown outcome; one before it can simply run again).
  */
 static bool
 idle_ok(PGconn *conn)
@@ -108,10 +102,22 @@ idle_ok(PGconn *conn)
 }
 
 /*
+ * drop
+ *		Close a slot's connection; the next user opens a new one.
+ */
+static void
+drop(GwConn *c)
+{
+	if (c->conn != NULL)
+		gw_metrics_add(GW_M_DB_RECONNECTS, 1);
+	PQfinish(c->conn);
+	c->conn = NULL;
+}
+
+/*
  * gw_pool_acquire
- *		Take a free slot, waiting at most wait_ms, and make sure it has a
- *		connection.  Returns NULL with err set (503) on timeout or when the
- *		database cannot be reached.
+ *		A free slot with a connection, waited for at most wait_ms; NULL
+ *		with err set (503) on timeout or if the database is unreachable.
  */
 GwConn *
 gw_pool_acquire(int wait_ms, GwError *err)
@@ -122,7 +128,9 @@ gw_pool_acquire(int wait_ms, GwError *err)
 	GwConn	   *c = NULL;
 
 	clock_gettime(CLOCK_MONOTONIC, &started);
-	deadline = gw_after_ms(started, wait_ms);
+	deadline.tv_nsec = started.tv_nsec + wait_ms % 1000 * 1000000L;
+	deadline.tv_sec = started.tv_sec + wait_ms / 1000 + deadline.tv_nsec / 1000000000L;
+	deadline.tv_nsec %= 1000000000L;
 
 	pthread_mutex_lock(&pool_lock);
 	for (;;)
@@ -163,12 +171,7 @@ gw_pool_acquire(int wait_ms, GwError *err)
 		return NULL;
 	}
 	if (c->conn != NULL && !idle_ok(c->conn))
-	{
-		/* closed while pooled (PostgreSQL restarted): nothing was sent */
-		gw_metrics_add(GW_M_DB_RECONNECTS, 1);
-		PQfinish(c->conn);
-		c->conn = NULL;
-	}
+		drop(c);				/* closed while pooled: nothing was sent */
 	if (c->conn == NULL)
 	{
 		c->prep.n = 0;			/* a new session has no prepared statements */
@@ -184,20 +187,14 @@ gw_pool_acquire(int wait_ms, GwError *err)
 
 /*
  * gw_pool_release
- *		Give a slot back.  A connection that is broken or not idle is
- *		closed first.
+ *		Give a slot back, closing a connection broken or not idle.
  */
 void
 gw_pool_release(GwConn *c)
 {
 	if (c->conn != NULL &&
-		(PQstatus(c->conn) != CONNECTION_OK ||
-		 PQtransactionStatus(c->conn) != PQTRANS_IDLE))
-	{
-		gw_metrics_add(GW_M_DB_RECONNECTS, 1);
-		PQfinish(c->conn);
-		c->conn = NULL;
-	}
+		(PQstatus(c->conn) != CONNECTION_OK || PQtransactionStatus(c->conn) != PQTRANS_IDLE))
+		drop(c);
 	pthread_mutex_lock(&pool_lock);
 	c->busy = false;
 	gw_metrics_add(GW_M_POOL_IN_USE, -1);
@@ -212,10 +209,7 @@ gw_pool_release(GwConn *c)
 void
 gw_pool_discard(GwConn *c)
 {
-	if (c->conn != NULL)
-		gw_metrics_add(GW_M_DB_RECONNECTS, 1);
-	PQfinish(c->conn);
-	c->conn = NULL;
+	drop(c);
 	gw_pool_release(c);
 }
 
@@ -228,12 +222,10 @@ gw_pool_shutdown(void)
 {
 	pthread_mutex_lock(&pool_lock);
 	for (int i = 0; i < pool_size; i++)
-	{
-		if (!slots[i].busy && slots[i].conn != NULL)
+		if (!slots[i].busy)
 		{
 			PQfinish(slots[i].conn);
 			slots[i].conn = NULL;
 		}
-	}
 	pthread_mutex_unlock(&pool_lock);
 }

@@ -1,21 +1,24 @@
 /*-------------------------------------------------------------------------
  *
  * router.c
- *	  The REST route table, and the matching of request paths against it.
- *	  The routes of the namespace are the extension's: at start the
- *	  gateway loads lance_namespace.rest_routes (path, methods, operation,
- *	  binding, and whether the binding only reads) and
- *	  rest_query_parameters (db.c) and adds each row here, so a route is
- *	  defined once, next to its binding.  Its own
- *	  routes (health, readiness, metrics, the change feed) and the data
- *	  operations it answers with 406 are here.  The {id} segment is
- *	  returned still percent-encoded; the caller decodes it.
+ *	  From a parsed HTTP request to a route and its request model.  The
+ *	  routes are the extension's (lance_namespace.rest_routes and
+ *	  rest_query_parameters, loaded at start by db.c), besides the
+ *	  gateway's own (health, readiness, metrics, the change feed) and the
+ *	  data operations it answers 406.  The request model handed to
+ *	  lance_namespace.rest_<op>(jsonb) is the JSON body (missing, empty or
+ *	  null: {}), the path id as an array of names under "id", and the
+ *	  query parameters the extension lists, as JSON values of their types.
  *
  *-------------------------------------------------------------------------
  */
+#include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "pathid.h"
 #include "router.h"
 
 /* The routes the gateway serves itself, without a binding. */
@@ -26,11 +29,7 @@ static const GwRoute own_routes[] = {
 	{"/v1/events", GW_GET, GW_ROUTE_EVENTS, NULL, "ChangeFeed", {NULL}, 0},
 };
 
-/*
- * The operations around whose binding call the gateway handles files or
- * objects (commit.c, table_files.c); every other route of the extension
- * is its binding call alone, a read or a write as the binding declares.
- */
+/* operations whose call comes with files (commit.c, table_files.c) */
 static const struct
 {
 	const char *operation;
@@ -43,21 +42,10 @@ static const struct
 	{"RegisterTable", GW_ROUTE_TABLE_REGISTER},
 };
 
-static int	split_path(char *copy, char **seg, int maxseg);
-static bool split_pattern(GwRoute *route);
-
-/* own_routes, then the extension's; built once at start, then read-only */
-static GwRoute *routes;
-static int	nroutes;
-
-/* The query parameters that carry request fields, and their types. */
-static GwQueryParameter *query_parameters;
-static int	nquery_parameters;
-
 /*
- * Table actions (first segment after /v1/table/{id}/) that are data
- * operations, served by a Lance data server rather than a catalog; the
- * tags/ and branches/ entries catch their sub-routes not listed above.
+ * Data operations, for a Lance data server: table actions (after
+ * /v1/table/{id}/; tags and branches: their sub-routes the extension does
+ * not list) and top-level collections.
  */
 static const char *const unsupported_table_actions[] = {
 	"create", "insert", "merge_insert", "update", "delete", "query",
@@ -67,11 +55,34 @@ static const char *const unsupported_table_actions[] = {
 	"create_index", "create_scalar_index", "index", "tags", "branches",
 	NULL
 };
-
-/* Top-level collections that are entirely data operations. */
 static const char *const unsupported_collections[] = {
 	"transaction", "materialized_view", NULL
 };
+
+/* Request arrays whose length is capped by --max-batch-entries. */
+static const char *const batch_fields[] = {"entries", "ranges", "operations", NULL};
+
+/* own_routes, then the extension's; built once at start, then read-only */
+GwRoute    *gw_routes;
+int			gw_nroutes;
+
+/* The JSON type that a query parameter becomes in the request model. */
+typedef enum GwQueryType
+{
+	GW_QUERY_STRING,
+	GW_QUERY_INTEGER,
+	GW_QUERY_BOOLEAN
+} GwQueryType;
+
+typedef struct GwQueryParameter
+{
+	const char *name;
+	GwQueryType type;
+} GwQueryParameter;
+
+/* The query parameters that carry request fields, and their types. */
+static GwQueryParameter *query_parameters;
+static int	nquery_parameters;
 
 /*
  * gw_method_bit
@@ -88,211 +99,9 @@ gw_method_bit(const char *method)
 }
 
 /*
- * valid_binding
- *		Whether name can be a binding's name in a call statement
- *		(lance_namespace.<name>($1)): lower-case letters, digits and '_'.
- */
-static bool
-valid_binding(const char *name)
-{
-	if (name[0] == '\0' || strlen(name) >= 60)
-		return false;
-	for (const char *p = name; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
-			return false;
-	return true;
-}
-
-/*
- * methods_of
- *		GW_GET/GW_POST bits of a text[] of method names ("{GET,POST}"), or
- *		0 when one is neither.
- */
-static int
-methods_of(const char *array)
-{
-	char	   *copy = strdup(array);
-	int			bits = 0;
-	char	   *save = NULL;
-
-	if (copy == NULL)
-		return 0;
-	for (char *m = strtok_r(copy, "{,}", &save); m; m = strtok_r(NULL, "{,}", &save))
-	{
-		int			bit = strcmp(m, "HEAD") == 0 ? 0 : gw_method_bit(m);
-
-		if (bit == 0)
-		{
-			bits = 0;
-			break;
-		}
-		bits |= bit;
-	}
-	free(copy);
-	return bits;
-}
-
-/*
- * route_kind
- *		How the gateway serves an operation of the extension: with its
- *		files, or as the binding call that the binding declares.
- */
-static GwRouteKind
-route_kind(const char *operation, bool read_only, bool no_body)
-{
-	for (size_t i = 0; i < sizeof(file_operations) / sizeof(file_operations[0]); i++)
-		if (strcmp(file_operations[i].operation, operation) == 0)
-			return file_operations[i].kind;
-	if (read_only)
-		return no_body ? GW_ROUTE_EXISTS : GW_ROUTE_READ;
-	return GW_ROUTE_CATALOG;
-}
-
-/*
- * gw_route_add
- *		Add a route of the extension's rest_routes: its path, its methods
- *		as a text[] ("{GET,POST}"), its operation, its binding and what
- *		the binding declares.  False, with err set, for a row the gateway
- *		cannot serve.  Called at start, before any request is served.
- */
-bool
-gw_route_add(const char *path, const char *methods, const char *operation,
-			 const char *binding, bool read_only, bool no_body, GwError *err)
-{
-	int			nown = (int) (sizeof(own_routes) / sizeof(own_routes[0]));
-	GwRoute    *grown;
-	GwRoute    *r;
-
-	if (routes == NULL)
-	{
-		if ((routes = calloc(nown, sizeof(GwRoute))) == NULL)
-			goto oom;
-		memcpy(routes, own_routes, sizeof(own_routes));
-		for (int i = 0; i < nown; i++)
-			if (!split_pattern(&routes[i]))
-				goto oom;
-		nroutes = nown;
-	}
-	if ((grown = realloc(routes, (nroutes + 1) * sizeof(GwRoute))) == NULL)
-		goto oom;
-	routes = grown;
-	r = &routes[nroutes];
-	r->methods = methods_of(methods);
-	r->kind = route_kind(operation, read_only, no_body);
-	if (r->methods == 0 || !valid_binding(binding) || path[0] != '/')
-	{
-		gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.rest_routes: cannot serve %s %s (%s)",
-					 methods, path, binding);
-		return false;
-	}
-	r->pattern = strdup(path);
-	r->operation = strdup(operation);
-	r->function = strdup(binding);
-	if (r->pattern == NULL || r->operation == NULL || r->function == NULL)
-		goto oom;
-	if (!split_pattern(r))
-	{
-		gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.rest_routes: cannot serve %s (%s)",
-					 path, binding);
-		return false;
-	}
-	nroutes++;
-	return true;
-
-oom:
-	gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-	return false;
-}
-
-/*
- * gw_query_parameter_add
- *		Add a query parameter of the extension's rest_query_parameters and
- *		its type ("string", "integer" or "boolean").  False, with err set,
- *		for another type.
- */
-bool
-gw_query_parameter_add(const char *name, const char *type, GwError *err)
-{
-	GwQueryParameter *grown;
-	GwQueryParameter *q;
-
-	grown = realloc(query_parameters, (nquery_parameters + 1) * sizeof(GwQueryParameter));
-	if (grown == NULL)
-	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-		return false;
-	}
-	query_parameters = grown;
-	q = &query_parameters[nquery_parameters];
-	if (strcmp(type, "string") == 0)
-		q->type = GW_QUERY_STRING;
-	else if (strcmp(type, "integer") == 0)
-		q->type = GW_QUERY_INTEGER;
-	else if (strcmp(type, "boolean") == 0)
-		q->type = GW_QUERY_BOOLEAN;
-	else
-	{
-		gw_error_set(err, GW_ERR_INTERNAL, "query parameter %s has an unknown type %s", name, type);
-		return false;
-	}
-	if ((q->name = strdup(name)) == NULL)
-	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-		return false;
-	}
-	nquery_parameters++;
-	return true;
-}
-
-/*
- * gw_query_parameter
- *		The i-th query parameter that carries a request field, or NULL
- *		past the last.
- */
-const GwQueryParameter *
-gw_query_parameter(int i)
-{
-	return i >= 0 && i < nquery_parameters ? &query_parameters[i] : NULL;
-}
-
-/*
- * gw_route_count
- *		Number of entries of the route table (route indexes are
- *		0 .. gw_route_count() - 1).
- */
-int
-gw_route_count(void)
-{
-	return nroutes;
-}
-
-/*
- * gw_route_index
- *		Index of a route table entry, or -1 for NULL.
- */
-int
-gw_route_index(const GwRoute *route)
-{
-	if (route == NULL || routes == NULL || route < routes || route >= routes + nroutes)
-		return -1;
-	return (int) (route - routes);
-}
-
-/*
- * gw_route_pattern
- *		The pattern of route index (e.g. "/v1/table/{id}/describe").
- */
-const char *
-gw_route_pattern(int index)
-{
-	return index >= 0 && index < gw_route_count() ? routes[index].pattern : NULL;
-}
-
-/*
  * split_path
- *		Split "/a/b/c" into segments (in place in a copy).  One trailing
- *		slash is ignored.  Returns the number of segments, or -1 if the
- *		path does not start with '/' or has too many segments.
+ *		Split "/a/b/c" (in place) into at most maxseg segments, ignoring
+ *		one trailing slash: their number, or -1.
  */
 static int
 split_path(char *copy, char **seg, int maxseg)
@@ -324,27 +133,96 @@ split_path(char *copy, char **seg, int maxseg)
 }
 
 /*
- * split_pattern
- *		Split a route's pattern into its segments, once, in a copy that
- *		lives as long as the route.  False for a pattern that cannot be
- *		split (out of memory, too many segments).
+ * add_route
+ *		Append a route to the table, its pattern split once.
  */
 static bool
-split_pattern(GwRoute *route)
+add_route(const GwRoute *route)
 {
-	char	   *copy = strdup(route->pattern);
+	GwRoute    *grown = realloc(gw_routes, (gw_nroutes + 1) * sizeof(GwRoute));
+	GwRoute    *r;
+	char	   *copy;
 
-	route->nseg = copy ? split_path(copy, route->seg, GW_ROUTE_MAX_SEGMENTS) : -1;
-	if (route->nseg < 0)
+	if (grown == NULL)
+		return false;
+	gw_routes = grown;
+	r = &gw_routes[gw_nroutes];
+	*r = *route;
+	copy = strdup(r->pattern);
+	r->nseg = copy ? split_path(copy, r->seg, GW_ROUTE_MAX_SEGMENTS) : -1;
+	if (r->nseg < 0)
+	{
 		free(copy);
-	return route->nseg >= 0;
+		return false;
+	}
+	gw_nroutes++;
+	return true;
+}
+
+/*
+ * gw_route_add
+ *		Add a route of the extension's rest_routes: its path, its methods
+ *		(GW_GET | GW_POST; 0: others), its operation, its binding (lower-case
+ *		letters, digits and '_': it is written into the call statement)
+ *		and what the binding declares.  False, with err set, for a row the
+ *		gateway cannot serve.  The first call adds the gateway's own routes.
+ */
+bool
+gw_route_add(const char *path, int methods, const char *operation,
+			 const char *binding, bool read_only, bool no_body, GwError *err)
+{
+	GwRoute		r = {NULL, methods, GW_ROUTE_CATALOG, NULL, NULL, {NULL}, 0};
+	bool		ok = methods != 0 && path[0] == '/' && binding[0] != '\0' &&
+		strlen(binding) < 60 && strspn(binding, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(binding);
+
+	if (gw_nroutes == 0)
+		for (size_t i = 0; i < sizeof(own_routes) / sizeof(own_routes[0]); i++)
+			ok = add_route(&own_routes[i]) && ok;
+	if (read_only)
+		r.kind = no_body ? GW_ROUTE_EXISTS : GW_ROUTE_READ;
+	for (size_t i = 0; i < sizeof(file_operations) / sizeof(file_operations[0]); i++)
+		if (strcmp(file_operations[i].operation, operation) == 0)
+			r.kind = file_operations[i].kind;
+	r.pattern = strdup(path);
+	r.operation = strdup(operation);
+	r.function = strdup(binding);
+	if (!ok || r.pattern == NULL || r.operation == NULL || r.function == NULL || !add_route(&r))
+	{
+		gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.rest_routes: cannot serve %s (%s)",
+					 path, binding);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * gw_query_parameter_add
+ *		Add a query parameter of rest_query_parameters and its type.
+ */
+bool
+gw_query_parameter_add(const char *name, const char *type, GwError *err)
+{
+	static const char *const types[] = {"string", "integer", "boolean"};
+	GwQueryParameter *grown = realloc(query_parameters,
+									  (nquery_parameters + 1) * sizeof(GwQueryParameter));
+	GwQueryParameter *q = grown ? &grown[nquery_parameters] : NULL;
+
+	if (grown != NULL)
+		query_parameters = grown;
+	for (int t = GW_QUERY_STRING; q != NULL && t <= GW_QUERY_BOOLEAN; t++)
+		if (strcmp(type, types[t]) == 0 && (q->name = strdup(name)) != NULL)
+		{
+			q->type = t;
+			nquery_parameters++;
+			return true;
+		}
+	gw_error_set(err, GW_ERR_INTERNAL, "query parameter %s of type %s cannot be served", name, type);
+	return false;
 }
 
 /*
  * match_one
- *		Match path segments against a route's pattern (split when the
- *		route was added, not per request); on success *id points at
- *		the {id} segment (or stays NULL if the pattern has none).
+ *		Match path segments against a route's; *id: its {id} segment.
  */
 static bool
 match_one(const GwRoute *route, char **seg, int nseg, const char **id)
@@ -378,59 +256,246 @@ in_list(const char *s, const char *const *list)
 /*
  * gw_route_match
  *		Find the route of a raw request path.  On GW_MATCH_OK, *route is
- *		set and *raw_id is a malloc'd copy of the {id} segment (or NULL).
- *		GW_MATCH_METHOD and GW_MATCH_UNSUPPORTED also set *route when a
- *		route entry is known.
+ *		set and *raw_id is a malloc'd copy of the still percent-encoded
+ *		{id} segment (or NULL); GW_MATCH_METHOD sets *route too.
  */
 GwMatch
 gw_route_match(const char *path, int method, const GwRoute **route, char **raw_id)
 {
 	char	   *copy = strdup(path);
 	char	   *seg[64];
-	int			nseg;
+	int			nseg = copy ? split_path(copy, seg, 64) : -1;
 	GwMatch		result = GW_MATCH_NONE;
 
 	*route = NULL;
 	*raw_id = NULL;
-	if (copy == NULL)
-		return GW_MATCH_NONE;
-	nseg = split_path(copy, seg, 64);
-	if (nseg < 0)
-	{
-		free(copy);
-		return GW_MATCH_NONE;
-	}
-
-	for (int i = 0; i < nroutes; i++)
+	for (int i = 0; nseg >= 0 && i < gw_nroutes && *route == NULL; i++)
 	{
 		const char *id = NULL;
 
-		if (!match_one(&routes[i], seg, nseg, &id))
+		if (!match_one(&gw_routes[i], seg, nseg, &id))
 			continue;
-		*route = &routes[i];
-		if (routes[i].kind == GW_ROUTE_UNSUPPORTED)
-			result = GW_MATCH_UNSUPPORTED;
-		else if ((routes[i].methods & method) == 0)
-			result = GW_MATCH_METHOD;
-		else
-		{
-			result = GW_MATCH_OK;
-			if (id != NULL)
-				*raw_id = strdup(id);
-		}
-		free(copy);
-		return result;
+		*route = &gw_routes[i];
+		result = (gw_routes[i].methods & method) ? GW_MATCH_OK : GW_MATCH_METHOD;
+		if (result == GW_MATCH_OK && id != NULL)
+			*raw_id = strdup(id);
 	}
-
-	/* Data operations of the spec that this catalog does not serve. */
-	if (nseg >= 2 && strcmp(seg[0], "v1") == 0)
-	{
-		if (nseg >= 4 && strcmp(seg[1], "table") == 0 &&
-			in_list(seg[3], unsupported_table_actions))
-			result = GW_MATCH_UNSUPPORTED;
-		else if (nseg >= 3 && in_list(seg[1], unsupported_collections))
-			result = GW_MATCH_UNSUPPORTED;
-	}
+	if (*route == NULL && nseg >= 2 && strcmp(seg[0], "v1") == 0 &&
+		((nseg >= 4 && strcmp(seg[1], "table") == 0 && in_list(seg[3], unsupported_table_actions)) ||
+		 (nseg >= 3 && in_list(seg[1], unsupported_collections))))
+		result = GW_MATCH_UNSUPPORTED;
 	free(copy);
 	return result;
+}
+
+/*
+ * too_deep
+ *		Whether parsed JSON text nests deeper than GW_MAX_JSON_DEPTH.
+ */
+static bool
+too_deep(const char *s, size_t len)
+{
+	int			depth = 0;
+	bool		in_string = false;
+
+	for (size_t i = 0; i < len; i++)
+	{
+		if (in_string && s[i] == '\\')
+			i++;
+		else if (s[i] == '"')
+			in_string = !in_string;
+		else if (!in_string && (s[i] == '[' || s[i] == '{') && ++depth > GW_MAX_JSON_DEPTH)
+			return true;
+		else if (!in_string && (s[i] == ']' || s[i] == '}'))
+			depth--;
+	}
+	return false;
+}
+
+/*
+ * gw_parse_body
+ *		Parse the request body into a JSON object (new reference).
+ */
+json_t *
+gw_parse_body(const char *body, size_t len, GwError *err)
+{
+	json_error_t jerr;
+	json_t	   *v;
+	size_t		i;
+
+	for (i = 0; i < len; i++)
+		if (!isspace((unsigned char) body[i]))
+			break;
+	if (i == len)
+		return json_object();
+
+	v = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+	if (v == NULL)
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "malformed JSON request body");
+		gw_error_detail(err, "%s (line %d, column %d)", jerr.text, jerr.line, jerr.column);
+		return NULL;
+	}
+	if (json_is_null(v))
+	{
+		json_decref(v);
+		return json_object();
+	}
+	if (!json_is_object(v))
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "request body must be a JSON object");
+	else if (too_deep(body, len))
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "request body is nested deeper than %d levels", GW_MAX_JSON_DEPTH);
+	else
+	{
+		for (i = 0; batch_fields[i]; i++)
+		{
+			json_t	   *a = json_object_get(v, batch_fields[i]);
+
+			if (gw_config.max_batch_entries > 0 && json_is_array(a) &&
+				json_array_size(a) > (size_t) gw_config.max_batch_entries)
+			{
+				gw_error_set(err, GW_ERR_INVALID_INPUT, "%s has more than %d elements",
+							 batch_fields[i], gw_config.max_batch_entries);
+				break;
+			}
+		}
+		if (batch_fields[i] == NULL)
+			return v;
+	}
+	json_decref(v);
+	return NULL;
+}
+
+/*
+ * typed_query_value
+ *		A query parameter's value (qv) as its type (README, "Requests"):
+ *		a new reference, or NULL with err set.
+ */
+static json_t *
+typed_query_value(const char *name, GwQueryType type, json_t *qv, GwError *err)
+{
+	const char *text = json_string_value(qv);
+
+	if (text == NULL || type == GW_QUERY_STRING)
+		return json_incref(qv);
+	if (type == GW_QUERY_INTEGER)
+	{
+		const char *p = text + (text[0] == '-');
+		char	   *end;
+		long long	val;
+
+		errno = 0;
+		val = strtoll(text, &end, 10);
+		if (*p >= '0' && *p <= '9' && *end == '\0' && errno == 0)
+			return json_integer(val);
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "query parameter \"%s\" must be an integer", name);
+	}
+	else
+	{
+		if (strcasecmp(text, "true") == 0 || strcmp(text, "1") == 0)
+			return json_true();
+		if (strcasecmp(text, "false") == 0 || strcmp(text, "0") == 0)
+			return json_false();
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "query parameter \"%s\" must be true or false", name);
+	}
+	gw_error_detail(err, "Got \"%.200s\".", text);
+	return NULL;
+}
+
+/*
+ * gw_build_request
+ *		Merge the decoded path id and query parameters into the body.
+ *		Takes ownership of body; returns it or NULL with err set.
+ */
+json_t *
+gw_build_request(json_t *body, const char *raw_id, json_t *query, GwError *err)
+{
+	json_t	   *jdelim = json_object_get(query, "delimiter");
+	const char *delimiter = json_is_string(jdelim) ? json_string_value(jdelim) : "$";
+	json_t	   *identity;
+
+	if (raw_id != NULL)
+	{
+		char	   *decoded = gw_percent_decode(raw_id, strlen(raw_id), false, err);
+		json_t	   *id = decoded ? gw_parse_id(decoded, delimiter, err) : NULL;
+		json_t	   *body_id = json_object_get(body, "id");
+
+		free(decoded);
+		if (id != NULL && body_id != NULL && !json_is_null(body_id) && !json_equal(body_id, id))
+		{
+			json_decref(id);
+			id = NULL;
+			gw_error_set(err, GW_ERR_INVALID_INPUT,
+						 "the id in the request body does not match the id in the path");
+		}
+		if (id == NULL)
+			goto fail;
+		json_object_set_new(body, "id", id);
+	}
+	/* the spec's Identity travels in headers on REST: one in the body is refused, not ignored */
+	identity = json_object_get(body, "identity");
+	if (identity != NULL && !json_is_null(identity))
+	{
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
+					 "identity is not read from the request body: send the API key in the "
+					 "x-api-key header or the token in the Authorization header");
+		goto fail;
+	}
+	/* the query parameters and their types are the extension's */
+	for (int i = 0; i < nquery_parameters; i++)
+	{
+		const char *name = query_parameters[i].name;
+		json_t	   *qv = json_object_get(query, name);
+		json_t	   *bv = json_object_get(body, name);
+		json_t	   *typed;
+
+		if (qv == NULL || (bv != NULL && !json_is_null(bv)))
+			continue;
+		typed = typed_query_value(name, query_parameters[i].type, qv, err);
+		if (typed == NULL)
+			goto fail;
+		json_object_set_new(body, name, typed);
+	}
+	return body;
+
+fail:
+	json_decref(body);
+	return NULL;
+}
+
+/*
+ * gw_parse_query
+ *		Query parameters into obj: split on '&' and the first '=', '+' a
+ *		space, percent-decoded; a later duplicate wins.  False with err
+ *		set on bad encoding.
+ */
+bool
+gw_parse_query(const char *query, size_t len, json_t *obj, GwError *err)
+{
+	size_t		pos = 0;
+
+	while (pos < len)
+	{
+		const char *seg = query + pos;
+		const char *amp = memchr(seg, '&', len - pos);
+		size_t		seglen = amp ? (size_t) (amp - seg) : len - pos;
+		const char *eq = memchr(seg, '=', seglen);
+		size_t		klen = eq ? (size_t) (eq - seg) : seglen;
+		char	   *k;
+		char	   *v;
+
+		k = gw_percent_decode(seg, klen, true, err);
+		v = k ? gw_percent_decode(eq ? eq + 1 : "", eq ? seglen - klen - 1 : 0, true, err) : NULL;
+		if (v != NULL)
+			json_object_set_new(obj, k, json_string(v));
+		free(k);
+		free(v);
+		if (v == NULL)
+			return false;
+		pos += seglen + 1;
+	}
+	return true;
 }

@@ -1,18 +1,22 @@
 /*-------------------------------------------------------------------------
  *
  * router.h
- *	  The REST route table: which SQL function serves which path, loaded
- *	  from the extension at start.
+ *	  The REST route table (which SQL function serves which path, loaded
+ *	  from the extension at start) and the request model.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef LANCE_GATEWAY_ROUTER_H
 #define LANCE_GATEWAY_ROUTER_H
 
+#include <jansson.h>
+
 #include "gateway.h"
 
-#define GW_GET		0x01
-#define GW_POST		0x02
+#define GW_MAX_JSON_DEPTH 64
+
+#define GW_GET		1
+#define GW_POST		2
 
 typedef enum GwRouteKind
 {
@@ -27,8 +31,7 @@ typedef enum GwRouteKind
 	GW_ROUTE_EVENTS,			/* change feed (Server-Sent Events) */
 	GW_ROUTE_METRICS,			/* Prometheus metrics, no database */
 	GW_ROUTE_HEALTH,			/* liveness, no database */
-	GW_ROUTE_READY,				/* readiness, database reachable */
-	GW_ROUTE_UNSUPPORTED		/* data operation: 406 code 0 */
+	GW_ROUTE_READY				/* readiness, database reachable */
 } GwRouteKind;
 
 #define GW_ROUTE_MAX_SEGMENTS 16
@@ -45,37 +48,28 @@ typedef struct GwRoute
 	int			nseg;
 } GwRoute;
 
-/* The JSON type that a query parameter becomes in the request model. */
-typedef enum GwQueryType
-{
-	GW_QUERY_STRING,
-	GW_QUERY_INTEGER,
-	GW_QUERY_BOOLEAN
-} GwQueryType;
-
-typedef struct GwQueryParameter
-{
-	const char *name;
-	GwQueryType type;
-} GwQueryParameter;
-
 typedef enum GwMatch
 {
 	GW_MATCH_OK,
 	GW_MATCH_METHOD,			/* path known, method not allowed */
-	GW_MATCH_UNSUPPORTED,		/* known data operation */
+	GW_MATCH_UNSUPPORTED,		/* a data operation: 406 code 0 */
 	GW_MATCH_NONE
 } GwMatch;
 
-extern bool gw_route_add(const char *path, const char *methods, const char *operation,
+/* the route table: the gateway's own routes, then the extension's */
+extern GwRoute *gw_routes;
+extern int	gw_nroutes;
+
+extern bool gw_route_add(const char *path, int methods, const char *operation,
 						 const char *binding, bool read_only, bool no_body, GwError *err);
 extern bool gw_query_parameter_add(const char *name, const char *type, GwError *err);
-extern const GwQueryParameter *gw_query_parameter(int i);
 extern GwMatch gw_route_match(const char *path, int method,
 							  const GwRoute **route, char **raw_id);
 extern int	gw_method_bit(const char *method);
-extern int	gw_route_count(void);
-extern int	gw_route_index(const GwRoute *route);
-extern const char *gw_route_pattern(int index);
+
+extern json_t *gw_parse_body(const char *body, size_t len, GwError *err);
+extern bool gw_parse_query(const char *query, size_t len, json_t *obj, GwError *err);
+extern json_t *gw_build_request(json_t *body, const char *raw_id,
+								json_t *query, GwError *err);
 
 #endif							/* LANCE_GATEWAY_ROUTER_H */

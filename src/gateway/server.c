@@ -1,38 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * server.c
- *	  The gateway's HTTP server, on libmicrohttpd.  HTTP itself (parsing,
- *	  keep-alive, pipelining, chunked bodies, 100-continue, connection
- *	  limits and idle timeouts) is the library's.
- *
- *	  There are --loops loops, each a thread running one libmicrohttpd
- *	  daemon in external epoll mode, with a listening socket of its own on
- *	  the same port (SO_REUSEPORT), and a pipelined database connection
- *	  of its own (pipeline.c).  Every request takes the same path:
- *
- *	    listener -> on_request (head checks, body) -> gw_dispatch_begin
- *	    (route, authentication, request model) -> one of
- *	      answered at once (health, metrics, errors);
- *	      a read's statement down the loop's pipeline (pipeline.c);
- *	      a call that may block, at a worker (worker.c);
- *	    -> the response, sent by the loop.
- *
- *	  While its statement or its worker runs, a request's connection is
- *	  suspended; the answer is stored in the request and the connection
- *	  resumed, and the loop sends it.  A connection never leaves its loop.
- *
- *	  Every answer to an HTTP request is JSON, including the gateway's
- *	  limits, checked once the head arrived: a request target over
- *	  --max-url-bytes (414), header fields over --max-header-bytes (431),
- *	  a Content-Length over --max-body-bytes (413; a chunked body that
- *	  grows past it: 413 once it ended).  A body still arriving after
- *	  --request-timeout ends the connection.  Bytes that are not HTTP get
- *	  libmicrohttpd's own 4xx and a closed connection; slow or idle
- *	  clients are closed after --idle-timeout without traffic, and a
- *	  reverse proxy guards the edge (README).
- *
- *	  A graceful stop: the loops stop accepting, in-flight requests finish
- *	  (at most --shutdown-timeout), then the loops close what is left.
+ *	  The HTTP server, on libmicrohttpd (HTTP itself is the library's).
+ *	  --loops loops, each a thread with a daemon in external epoll mode on
+ *	  the same port (SO_REUSEPORT) and a pipelined database connection
+ *	  (pipeline.c).  Every request takes one path: on_request checks its
+ *	  head's limits and keeps its body, gw_dispatch_begin routes it, and it
+ *	  is answered at once, by the loop's pipeline or by a worker, its
+ *	  connection suspended meanwhile; the loop sends the response.  A
+ *	  connection never leaves its loop (src/gateway/README.md, "HTTP").
  *
  *-------------------------------------------------------------------------
  */
@@ -50,11 +26,10 @@
 #include "feed.h"
 #include "metrics.h"
 #include "pathid.h"
-#include "request.h"
-#include "server.h"
+#include "router.h"
 #include "server_int.h"
 
-#define SCAN_MS			1000	/* the loop's pipeline is checked this often */
+#define SCAN_MS			1000	/* a loop reopens its database connection this often */
 #define MAX_EVENTS		16
 #define HEAD_SLACK		16384	/* connection memory beyond the head limits */
 
@@ -81,8 +56,7 @@ gw_loop_wake(GwLoop *L)
 
 /*
  * gw_server_answer
- *		A request's answer (r->resp) is ready: let its loop send it.  From
- *		the loop or from a worker.
+ *		r->resp is ready: let r's loop send it (from any thread).
  */
 void
 gw_server_answer(GwReq *r)
@@ -93,10 +67,8 @@ gw_server_answer(GwReq *r)
 
 /*
  * gw_loop_resume
- *		Resume a suspended connection of loop L (from any thread).  In
- *		external polling mode libmicrohttpd does not wake the loop itself:
- *		another thread wakes it, and the loop runs the daemon, which takes
- *		the connection back.
+ *		Resume a suspended connection of loop L (from any thread; in
+ *		external epoll mode libmicrohttpd does not wake the loop itself).
  */
 void
 gw_loop_resume(GwLoop *L, struct MHD_Connection *conn)
@@ -108,8 +80,8 @@ gw_loop_resume(GwLoop *L, struct MHD_Connection *conn)
 
 /*
  * on_uri
- *		libmicrohttpd read a request line: the request's context, with its
- *		raw target (the access handler's url is decoded).
+ *		A request line was read: the request's context, with its raw target
+ *		(cut at '?' once the head is complete).
  */
 static void *
 on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
@@ -118,7 +90,7 @@ on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 
 	(void) cls;
 	(void) conn;
-	if (r != NULL && (r->target = strdup(uri)) == NULL)
+	if (r != NULL && (r->path = strdup(uri)) == NULL)
 	{
 		free(r);
 		r = NULL;
@@ -137,6 +109,24 @@ add_header(struct MHD_Response *m, const char *name, const char *value)
 }
 
 /*
+ * gw_server_fail
+ *		Make r's answer an error of code and message (status 0: the code's).
+ */
+void
+gw_server_fail(GwReq *r, int code, int status, const char *message)
+{
+	const struct GwRoute *route = r->resp.route;
+	GwError		err;
+
+	gw_error_set(&err, code, "%s", message);
+	err.status = status;
+	free(r->resp.body);
+	memset(&r->resp, 0, sizeof(r->resp));
+	r->resp.route = route;
+	gw_respond_error(&r->resp, &err, r->path);
+}
+
+/*
  * send_answer
  *		Queue r->resp on the connection (close: and close it after).
  */
@@ -145,79 +135,50 @@ send_answer(GwReq *r, bool close)
 {
 	GwResponse *resp = &r->resp;
 	struct MHD_Response *m = NULL;
-	enum MHD_Result ok;
-	bool		headers = true;
+	enum MHD_Result ok = MHD_NO;
+	bool		typed;
 
-	r->status = resp->status;
-	r->route = resp->route;
 	if (resp->stream != NULL)
 	{
-		void	   *feed = resp->stream;
+		void	   *stream = resp->stream;
 
 		resp->stream = NULL;
-		m = gw_stream_response(r, feed);
-		if (m == NULL)
-		{
-			GwError		err;
-
-			gw_error_set(&err, GW_ERR_UNAVAILABLE, "the gateway cannot start a stream");
-			free(resp->body);
-			memset(resp, 0, sizeof(*resp));
-			gw_respond_error(resp, &err, r->path);
-			r->status = resp->status;
-		}
-		else
-		{
-			r->stream = true;
-			headers = add_header(m, "Content-Type", resp->content_type ?
-								 resp->content_type : "text/event-stream") &&
-				add_header(m, "Cache-Control", "no-cache") &&
-				add_header(m, "X-Accel-Buffering", "no");
-			close = true;
-		}
+		if ((m = gw_stream_response(r, stream)) == NULL)
+			gw_server_fail(r, GW_ERR_UNAVAILABLE, 0, "the gateway cannot start a stream");
+		r->stream = m != NULL;
+		close = close || r->stream;
 	}
+	r->status = resp->status;
+	r->route = resp->route;
+	if (m == NULL &&
+		(m = MHD_create_response_from_buffer(resp->body ? strlen(resp->body) : 0,
+											 resp->body ? resp->body : (char *) "",
+											 resp->body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT)) == NULL)
+		free(resp->body);
+	typed = r->stream || resp->body != NULL;
+	resp->body = NULL;			/* the response's now */
 	if (m == NULL)
-	{
-		size_t		len = resp->body ? strlen(resp->body) : 0;
-
-		m = MHD_create_response_from_buffer(len, resp->body ? resp->body : (char *) "",
-											resp->body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-		if (m == NULL)
-		{
-			free(resp->body);
-			resp->body = NULL;
-			return MHD_NO;
-		}
-		if (resp->body != NULL)
-			headers = add_header(m, "Content-Type", resp->content_type ?
-								 resp->content_type : "application/json");
-		resp->body = NULL;		/* the response's now */
-	}
-	if (resp->retry_after)
-		headers = headers && add_header(m, "Retry-After", "1");
-	if (resp->allow)
-		headers = headers && add_header(m, "Allow", resp->allow);
-	if (close || atomic_load(&gw_server_stopping))
-		headers = headers && add_header(m, "Connection", "close");
-	ok = headers ? MHD_queue_response(r->conn, (unsigned int) r->status, m) : MHD_NO;
+		return MHD_NO;
+	if ((!typed || add_header(m, "Content-Type",
+							  resp->content_type ? resp->content_type : "application/json")) &&
+		(!r->stream || (add_header(m, "Cache-Control", "no-cache") &&
+						add_header(m, "X-Accel-Buffering", "no"))) &&
+		(r->status != 503 || add_header(m, "Retry-After", "1")) &&
+		(resp->allow == NULL || add_header(m, "Allow", resp->allow)) &&
+		(!(close || atomic_load(&gw_server_stopping)) || add_header(m, "Connection", "close")))
+		ok = MHD_queue_response(r->conn, (unsigned int) r->status, m);
 	MHD_destroy_response(m);
 	return ok;
 }
 
 /*
  * reply_error
- *		Answer a request the gateway refuses before routing it with a JSON
- *		error of code 13, and close the connection after it.
+ *		Refuse a request before routing it (code 13) and close the connection.
  */
 static enum MHD_Result
 reply_error(GwReq *r, int status, const char *message)
 {
-	GwError		err;
-
-	gw_error_set(&err, GW_ERR_INVALID_INPUT, "%s", message);
-	err.status = status;
-	memset(&r->resp, 0, sizeof(r->resp));
-	gw_respond_error(&r->resp, &err, r->path);
+	gw_server_fail(r, GW_ERR_INVALID_INPUT, status, message);
 	r->dispatched = true;		/* nothing more is routed */
 	return send_answer(r, true);
 }
@@ -239,8 +200,7 @@ count_header(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_siz
 
 /*
  * add_header_json
- *		Add one header field to the request's headers (lower-case name;
- *		values that are not UTF-8 are left out).
+ *		Add a header field to the request's (lower-cased; UTF-8 values only).
  */
 static enum MHD_Result
 add_header_json(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
@@ -263,30 +223,28 @@ add_header_json(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_
 /*
  * start
  *		The first call for a request, once its head arrived: the limits
- *		that can be checked before the body.
+ *		that can be checked before the body (README, "Limits").
  */
 static enum MHD_Result
 start(GwReq *r, GwLoop *L, struct MHD_Connection *conn, const char *method)
 {
 	const char *cl;
-	char	   *q;
+	char	   *q = strchr(r->path, '?');
+	bool		too_long = strlen(r->path) > (size_t) gw_config.max_url_bytes;
 	size_t		header_bytes = 0;
 
 	r->started = true;
 	r->conn = conn;
 	r->loop = L;
 	clock_gettime(CLOCK_MONOTONIC, &r->start);
-	r->method = strdup(method);
-	r->path = strdup(r->target);
-	if (r->method == NULL || r->path == NULL)
+	if ((r->method = strdup(method)) == NULL)
 		return MHD_NO;
-	q = strchr(r->path, '?');
 	if (q != NULL)
 	{
 		*q = '\0';
-		r->query = r->target + (q - r->path) + 1;
+		r->query = q + 1;
 	}
-	if (strlen(r->target) > (size_t) gw_config.max_url_bytes)
+	if (too_long)
 		return reply_error(r, 414, "request target is too long");
 	MHD_get_connection_values_n(conn, MHD_HEADER_KIND, count_header, &header_bytes);
 	if (header_bytes > (size_t) gw_config.max_header_bytes)
@@ -299,11 +257,10 @@ start(GwReq *r, GwLoop *L, struct MHD_Connection *conn, const char *method)
 
 /*
  * take_body
- *		Keep a piece of the body.  Past --max-body-bytes (a chunked body:
- *		its length was not announced) the rest is read and dropped, and
- *		the request answered 413 once complete.  A body still arriving
- *		after --request-timeout ends the connection: libmicrohttpd 0.9
- *		cannot answer before the request is complete.
+ *		Keep a piece of the body.  Past --max-body-bytes (a chunked body)
+ *		the rest is dropped and the request answered 413 once complete; a
+ *		body still arriving after --request-timeout ends the connection
+ *		(libmicrohttpd 0.9 cannot answer an incomplete request).
  */
 static enum MHD_Result
 take_body(GwReq *r, const char *data, size_t len)
@@ -340,20 +297,18 @@ take_body(GwReq *r, const char *data, size_t len)
 
 /*
  * dispatch
- *		Route a complete request: answer it, send its statement down the
- *		pipeline, or give it to a worker.
+ *		Route a complete request; answer it, or send its call on its way.
  */
 static enum MHD_Result
 dispatch(GwReq *r)
 {
 	GwHttpRequest *req = &r->req;
+	GwDispatchStep step;
 	GwError		err;
 
 	r->dispatched = true;
 	r->counted = true;
 	atomic_fetch_add(&in_flight, 1);
-	gw_error_clear(&err);
-	memset(&r->resp, 0, sizeof(r->resp));
 	req->method = r->method;
 	req->path = r->path;
 	req->body = r->body ? r->body : "";
@@ -369,22 +324,16 @@ dispatch(GwReq *r)
 	}
 	MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, add_header_json, req->headers);
 
-	switch (gw_dispatch_begin(req, &r->resp, &r->call, false))
+	step = gw_dispatch_begin(req, &r->resp, &r->call);
+	if (step == GW_DISPATCH_DONE)
 	{
-		case GW_DISPATCH_DONE:
-			gw_metrics_add(GW_M_LOOP_ANSWERED, 1);
-			return send_answer(r, false);
-		case GW_DISPATCH_CALL:
-			MHD_suspend_connection(r->conn);
-			if (!gw_pipe_send(r))
-				gw_worker_submit(r);
-			return MHD_YES;
-		case GW_DISPATCH_THREAD:
-			MHD_suspend_connection(r->conn);
-			gw_worker_submit(r);
-			return MHD_YES;
+		gw_metrics_add(GW_M_LOOP_ANSWERED, 1);
+		return send_answer(r, false);
 	}
-	return MHD_NO;
+	MHD_suspend_connection(r->conn);
+	if (step == GW_DISPATCH_WORK || !gw_pipe_send(r))
+		gw_worker_submit(r);
+	return MHD_YES;
 }
 
 /*
@@ -399,9 +348,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 {
 	GwReq	   *r = *ctx;
 
+	(void) url;					/* decoded: on_uri kept the raw one */
 	(void) version;
-	if (r == NULL)
-		*ctx = r = on_uri(NULL, url, conn);
 	if (r == NULL)
 		return MHD_NO;
 	if (!r->started)
@@ -427,8 +375,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 
 /*
  * on_completed
- *		A request ended (answered, or the connection failed): the access
- *		log line, the metrics, and its memory.
+ *		A request ended: the access log line, the metrics, its memory.
  */
 static void
 on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
@@ -465,7 +412,6 @@ on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 	free(r->body);
 	free(r->method);
 	free(r->path);
-	free(r->target);
 	free(r);
 }
 
@@ -504,7 +450,7 @@ loop_main(void *arg)
 				gw_pipe_take_connection(L);
 			}
 			else if (evs[i].data.u64 == GW_EV_PIPE)
-				gw_pipe_event(L, evs[i].events);
+				gw_pipe_read(L);
 		}
 		MHD_run(L->daemon);
 		gw_pipe_flush(L);
@@ -527,9 +473,7 @@ loop_main(void *arg)
 
 /*
  * loop_start
- *		Set up loop L (its daemon, listening on bind_addr with SO_REUSEPORT
- *		so that every loop has a socket on the same port, and its epoll
- *		set) and start it.
+ *		Set up loop L (its daemon on bind_addr, its epoll set) and start it.
  */
 static bool
 loop_start(GwLoop *L, unsigned int limit)
@@ -540,12 +484,7 @@ loop_start(GwLoop *L, unsigned int limit)
 	bool		v6 = bind_addr.ss_family == AF_INET6;
 
 	pthread_mutex_init(&L->db_lock, NULL);
-	/*
-	 * The memory of a connection holds its head: room for a head at the
-	 * gateway's limits and some more, so that a head over them gets the
-	 * gateway's JSON answer.  Not much more: libmicrohttpd clears the
-	 * memory between requests.
-	 */
+	/* room for a head past the limits, so that it gets the JSON answer */
 	L->daemon = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
 								 (v6 ? MHD_USE_DUAL_STACK : 0),
 								 0, NULL, NULL, on_request, L,
@@ -580,8 +519,7 @@ loop_start(GwLoop *L, unsigned int limit)
 	ev.data.u64 = GW_EV_WAKE;
 	if (epoll_ctl(L->ep, EPOLL_CTL_ADD, L->wake_fd, &ev) != 0)
 		return false;
-	L->started = pthread_create(&L->thread, NULL, loop_main, L) == 0;
-	return L->started;
+	return pthread_create(&L->thread, NULL, loop_main, L) == 0;
 }
 
 /*

@@ -1,16 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * server_int.h
- *	  What the server's parts share: a loop (server.c) with its pipelined
- *	  database connection (pipeline.c), the request each connection is
- *	  answering, the workers that run what may block (worker.c) and the
- *	  change feed's streams (stream.c).
- *
- *	  A request belongs to its loop from its first byte to its last: the
- *	  loop reads it, routes it, and either answers it at once, sends its
- *	  statement down the pipeline, or gives its call to a worker; in the
- *	  two latter cases the connection is suspended (libmicrohttpd) until
- *	  the answer is ready, and the loop sends it.
+ *	  The HTTP server (server.c) and what its parts share: a loop with its
+ *	  pipelined database connection (pipeline.c), the request a connection
+ *	  is answering, the workers (worker.c) and the change feed's streams
+ *	  (feed.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -21,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
+#include <sys/socket.h>
 
 #include <libpq-fe.h>
 #include <microhttpd.h>
@@ -28,18 +23,14 @@
 #include "dispatch.h"
 #include "pool.h"
 
-struct GwReq;
-
 /* epoll tags of a loop's descriptors */
 #define GW_EV_DAEMON	1		/* the daemon's own epoll set */
 #define GW_EV_WAKE		2		/* wake_fd */
 #define GW_EV_PIPE		3		/* the pipelined database connection */
 
 /*
- * A loop: its thread, its libmicrohttpd daemon (external epoll mode), and
- * its pipelined database connection.  Everything belongs to the loop's
- * thread except what is under db_lock (the connection the connect
- * thread opened).
+ * A loop: its thread, its libmicrohttpd daemon and its pipelined database
+ * connection, all the thread's but what is under db_lock.
  */
 typedef struct GwLoop
 {
@@ -47,7 +38,6 @@ typedef struct GwLoop
 	int			ep;				/* epoll set: the daemon's, wake_fd, the database */
 	int			wake_fd;		/* eventfd: a database connection was opened */
 	pthread_t	thread;
-	bool		started;
 
 	/* the pipelined database connection (pipeline.c) */
 	pthread_mutex_t db_lock;
@@ -62,12 +52,7 @@ typedef struct GwLoop
 	GwPrepared	prep;
 	struct GwReq *qhead;		/* the calls in the pipeline, by next */
 	struct GwReq *qtail;
-	/* the call at the queue's head, while its results arrive */
-	PGresult   *head_res;
-	bool		head_prepared;	/* its statement's preparation succeeded */
-	bool		head_failed;
-	char		head_sqlstate[6];
-	GwError		head_err;
+	GwError		head_err;		/* the failure of the call being read */
 } GwLoop;
 
 /* One request: libmicrohttpd's per-request context. */
@@ -75,10 +60,9 @@ typedef struct GwReq
 {
 	struct MHD_Connection *conn;
 	GwLoop	   *loop;
-	char	   *target;			/* the raw request target */
 	char	   *method;
-	char	   *path;			/* raw path (in target, cut at '?') */
-	const char *query;			/* raw query string, or NULL */
+	char	   *path;			/* the raw request target, cut at '?' */
+	const char *query;			/* the raw query string after it, or NULL */
 	struct timespec start;
 	bool		started;		/* the head was checked */
 	bool		dispatched;		/* answered, in a call, or at a worker */
@@ -88,19 +72,23 @@ typedef struct GwReq
 	size_t		body_cap;
 	bool		too_large;		/* the body passed --max-body-bytes */
 	GwHttpRequest req;			/* the dispatcher's view */
-	GwCall		call;			/* its statement, while in the pipeline */
+	GwCall		call;			/* its route's call */
 	GwResponse	resp;			/* the answer, once ready */
 	bool		ready;			/* resp is the answer (set before resuming) */
 	int			status;			/* as sent, for the log and metrics */
 	const struct GwRoute *route;
 	bool		stream;			/* a change-feed stream */
-	const char *prepare;		/* in the pipeline: statement prepared with it */
+	GwPipe		pipe;			/* its statement, in a loop's pipeline */
 	struct GwReq *next;			/* in the pipeline's or the workers' queue */
 } GwReq;
 
 /* server.c */
+extern bool gw_server_start(const struct sockaddr *addr);
+extern int	gw_server_port(void);
+extern void gw_server_stop(void);
 extern atomic_bool gw_server_stopping;
 extern void gw_server_answer(GwReq *r);
+extern void gw_server_fail(GwReq *r, int code, int status, const char *message);
 extern void gw_loop_wake(GwLoop *L);
 extern void gw_loop_resume(GwLoop *L, struct MHD_Connection *conn);
 
@@ -108,7 +96,7 @@ extern void gw_loop_resume(GwLoop *L, struct MHD_Connection *conn);
 extern void gw_pipe_connect(GwLoop *L);
 extern void gw_pipe_take_connection(GwLoop *L);
 extern bool gw_pipe_send(GwReq *r);
-extern void gw_pipe_event(GwLoop *L, uint32_t events);
+extern void gw_pipe_read(GwLoop *L);
 extern void gw_pipe_flush(GwLoop *L);
 extern void gw_pipe_close(GwLoop *L);
 

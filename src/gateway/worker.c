@@ -2,14 +2,11 @@
  *
  * worker.c
  *	  The workers: threads that answer the requests a loop must not wait
- *	  for (the writes and commits with their retries and manifest files,
- *	  readiness, subscribing to the change feed, --db-auth calls, and the
- *	  reads the pipeline gave back), each on a pooled connection (db.c).
- *	  A loop suspends the request's connection and queues the request
- *	  here; a worker answers it and resumes the connection, and the loop
- *	  sends the answer.  Workers are started as needed (so that a request
- *	  waits for a database connection, not for a worker: --pool-wait-ms
- *	  keeps its meaning) and end after a while without work.
+ *	  for (dispatch.c, blocks()) and the reads its pipeline gives back,
+ *	  each on a pooled connection.  A worker answers the request and
+ *	  resumes its connection; the loop sends the answer.  Workers start as
+ *	  needed, so that a request waits for a database connection
+ *	  (--pool-wait-ms), not for a worker, and end after a while idle.
  *
  *-------------------------------------------------------------------------
  */
@@ -35,21 +32,8 @@ static int	nworkers;
 static bool stopping;
 
 /*
- * serve
- *		Answer one request in this thread, then hand it back to its loop.
- */
-static void
-serve(GwReq *r)
-{
-	memset(&r->resp, 0, sizeof(r->resp));
-	gw_dispatch(&r->req, &r->resp);
-	gw_server_answer(r);
-}
-
-/*
  * worker_main
- *		A worker: answer queued requests; end after WORKER_IDLE_S seconds
- *		without one, or when the server stops.
+ *		A worker: answer queued requests; end idle or at shutdown.
  */
 static void *
 worker_main(void *arg)
@@ -60,7 +44,8 @@ worker_main(void *arg)
 	{
 		struct timespec until;
 
-		serve(r);
+		gw_dispatch_run(&r->call, &r->req, &r->resp);
+		gw_server_answer(r);
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += WORKER_IDLE_S;
 		pthread_mutex_lock(&work_lock);
@@ -121,23 +106,18 @@ gw_worker_submit(GwReq *r)
 		pthread_detach(t);
 	else
 	{
-		GwError		err;
-
 		fprintf(stderr, "%s: cannot start a worker: %s\n", GW_PROGRAM, strerror(rc));
 		pthread_mutex_lock(&work_lock);
 		nworkers--;
 		pthread_mutex_unlock(&work_lock);
-		gw_error_set(&err, GW_ERR_UNAVAILABLE, "the gateway cannot start a worker");
-		memset(&r->resp, 0, sizeof(r->resp));
-		gw_respond_error(&r->resp, &err, r->path);
+		gw_server_fail(r, GW_ERR_UNAVAILABLE, 0, "the gateway cannot start a worker");
 		gw_server_answer(r);
 	}
 }
 
 /*
  * gw_worker_stop
- *		At shutdown, once no request is in flight: end the idle workers
- *		and wait for them.
+ *		At shutdown, nothing in flight: end the workers, wait for them.
  */
 void
 gw_worker_stop(void)

@@ -52,7 +52,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void) argv;
 	gw_error_clear(&err);
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-		if (!gw_route_add(routes[i][0], routes[i][1], routes[i][2], routes[i][3],
+		if (!gw_route_add(routes[i][0], (strstr(routes[i][1], "GET") ? GW_GET : 0) |
+						  (strstr(routes[i][1], "POST") ? GW_POST : 0), routes[i][2], routes[i][3],
 						  strstr(routes[i][0], "list") != NULL || strstr(routes[i][0], "describe") != NULL ||
 						  strstr(routes[i][0], "exists") != NULL,
 						  strstr(routes[i][0], "exists") != NULL, &err))

@@ -7,7 +7,7 @@
  *	  '?', the path matched against the routes (router.c), the query
  *	  string split and decoded (gw_parse_query), and for a matched route
  *	  the body and the path id turned into the request model
- *	  (request.c).
+ *	  (router.c).
  *
  *	  Input: "METHOD TARGET\n" and then the body.  Checked: a route match
  *	  is consistent (a matched route accepts the method and carries an id
@@ -26,7 +26,6 @@
 
 #include <jansson.h>
 
-#include "request.h"
 #include "fixture_routes.h"
 #include "router.h"
 
@@ -43,7 +42,7 @@ check_error(const GwError *err, const char *path)
 	json_t	   *j;
 
 	assert(err->code == GW_ERR_INVALID_INPUT);
-	assert(gw_status_for_code(err->code) == 400);
+	assert(lance_http_status_for_code(err->code) == 400);
 	body = gw_error_body(err, path);
 	assert(body != NULL);
 	j = json_loads(body, 0, NULL);
@@ -81,7 +80,7 @@ map(const char *method, const char *target, const char *body, size_t body_len)
 	if (m == GW_MATCH_NONE || m == GW_MATCH_UNSUPPORTED)
 		goto done;
 	assert(route != NULL);
-	assert(gw_route_index(route) >= 0 && gw_route_index(route) < gw_route_count());
+	assert(route >= gw_routes && route < gw_routes + gw_nroutes);
 	if (m == GW_MATCH_METHOD)
 	{
 		assert((route->methods & gw_method_bit(method)) == 0);

@@ -2,7 +2,7 @@
  *
  * fuzz_request.c
  *	  libFuzzer target: the request model of the gateway
- *	  (src/gateway/request.c: JSON body, path id, query parameters) and
+ *	  (src/gateway/router.c: JSON body, path id, query parameters) and
  *	  the JSON error body (src/gateway/errors.c).
  *
  *	  Input: <body> 0x00 <raw path id> 0x00 <delimiter>; missing parts
@@ -19,7 +19,7 @@
 
 #include "fixture_routes.h"
 #include "pathid.h"
-#include "request.h"
+#include "router.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
