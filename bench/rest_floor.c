@@ -1,7 +1,7 @@
 /*
  * rest_floor.c: a floor probe, NOT a catalog (bench/run, section 5).
  *
- *   rest_floor PORT ROOT
+ *   rest_floor PORT ROOT [FLUSH_LOG]
  *
  * Serves on 127.0.0.1:PORT the REST routes that LanceDB's managed-
  * versioning client (connectNamespace "rest", bench/lancedb.mjs) calls, at
@@ -12,6 +12,13 @@
  * any fsync.  What LanceDB's add costs through this server, against Lance's
  * own DirectoryNamespace in-process, is the price of the client's REST path
  * itself: no REST catalog can be cheaper.
+ *
+ * With FLUSH_LOG, each version/create also appends a record of the version
+ * (about the size of a catalog's WAL for it) to that file and fdatasyncs it
+ * before answering: one flush per commit, as any catalog that keeps its
+ * promise of durability must make before it acknowledges (the gateway's is
+ * its COMMIT's WAL flush).  Still not a catalog: the floor of a durable
+ * REST catalog with this client on this disk.
  *
  * Routes (anything else gets 406, so that a client needing more fails):
  *   POST /v1/namespace/{id}/create     POST /v1/table/{id}/declare
@@ -36,8 +43,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <jansson.h>
 #include <microhttpd.h>
+
+static int flush_fd = -1;		/* FLUSH_LOG, or -1 */
 
 #define MAX_TABLES 4096
 #define MAX_BODY (1 << 20)
@@ -145,6 +156,15 @@ create_version(struct MHD_Connection *conn, Table *t, json_t *body)
 		if (errno == EEXIST)
 			return error(conn, 409, 14, "ConcurrentModification", "the version exists");
 		return error(conn, 400, 13, "InvalidInput", strerror(errno));
+	}
+	if (flush_fd >= 0)
+	{
+		char		record[600];
+		int			len = snprintf(record, sizeof(record), "%s %" JSON_INTEGER_FORMAT " %-500s\n",
+								   canonical, version, "");
+
+		if (write(flush_fd, record, (size_t) len) != len || fdatasync(flush_fd) != 0)
+			return error(conn, 503, 17, "ServiceUnavailable", strerror(errno));
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	entry = json_pack("{s:I, s:s, s:O?, s:O?, s:I}",
@@ -352,9 +372,14 @@ main(int argc, char **argv)
 	int			sig;
 	struct sockaddr_in addr = {0};
 
-	if (argc != 3)
+	if (argc != 3 && argc != 4)
 	{
-		fprintf(stderr, "usage: rest_floor PORT ROOT\n");
+		fprintf(stderr, "usage: rest_floor PORT ROOT [FLUSH_LOG]\n");
+		return 2;
+	}
+	if (argc == 4 && (flush_fd = open(argv[3], O_WRONLY | O_CREAT | O_APPEND, 0600)) < 0)
+	{
+		fprintf(stderr, "rest_floor: %s: %s\n", argv[3], strerror(errno));
 		return 2;
 	}
 	root = realpath(argv[2], NULL);
