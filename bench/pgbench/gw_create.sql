@@ -8,7 +8,9 @@
 -- appends to bench$gN.  The JSON is concatenated on the server (the
 -- gateway sends it as one parameter): a copy of ~5.6 KB, a few us.  Its
 -- publications rows are not pruned here (the gateway's publisher deletes
--- them; bench/run truncates them between runs).
+-- them; bench/run truncates them between runs).  bench/run derives
+-- gw_create_unheld.sql from this file without manifest_base64: the same
+-- transaction holding no bytes (the flushing protocol's).
 \set v :v + 1
 \startpipeline
 BEGIN;
