@@ -29,6 +29,9 @@ CREATE TRIGGER versions_unrecorded AFTER INSERT ON bench.versions_nofk
 -- (pgbench/plain_append*.sql) appends to.
 SELECT count(*) FROM (SELECT lance_namespace.lance_declare_table(ARRAY['bench', 'p' || i])
                         FROM generate_series(0, :ntables - 1) i) s;
+-- the gateway's create statement through pgbench (pgbench/gw_create.sql)
+SELECT count(*) FROM (SELECT lance_namespace.lance_declare_table(ARRAY['bench', 'g' || i])
+                        FROM generate_series(0, :ntables - 1) i) s;
 SELECT lance_namespace.lance_declare_table(ARRAY['bench', 'hot']);
 SELECT lance_namespace.lance_create_table_version(ARRAY['bench', 'hot'], 0, '/bench/hot.lance/_versions/stg-0', 100);
 SELECT lance_namespace.lance_declare_table(ARRAY['bench', 'read']);
