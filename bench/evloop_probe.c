@@ -8,7 +8,9 @@
  * so that the requests of many clients that are ready at one wake-up go
  * to a backend together.  It does no routing, JSON, authentication or
  * metrics, and it stops with an error rather than answer wrongly (a
- * failed query, a response that does not fit the socket).
+ * failed query, a response that does not fit the socket).  A client keeps
+ * one backend (so its answers stay in order); an answer for a client that
+ * has closed meanwhile is dropped, not sent to a later owner of its fd.
  *
  *   evloop_probe PORT CONNINFO NPG
  */
@@ -46,13 +48,14 @@ typedef struct Pg
 {
 	PGconn	   *conn;
 	int			q[QMAX];		/* client fds waiting, FIFO */
+	unsigned	qgen[QMAX];		/* ... and their fds' generations */
 	int			head, n;
 } Pg;
 
 static Client *clients[65536];
+static unsigned gens[65536];	/* bumped when an fd's client closes */
 static Pg  *pgs;
 static int	npg;
-static int	rr;
 static int	ep;
 
 static void
@@ -63,10 +66,14 @@ send_response(int fd, const char *body, size_t blen)
 							 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n", blen);
 	struct iovec iov[2] = {{hdr, (size_t) h}, {(void *) body, blen}};
 	struct msghdr m = {0};
+	ssize_t		k;
 
 	m.msg_iov = iov;
 	m.msg_iovlen = 2;
-	if (sendmsg(fd, &m, MSG_NOSIGNAL) != (ssize_t) (h + blen))
+	k = sendmsg(fd, &m, MSG_NOSIGNAL);
+	if (k < 0 && (errno == EPIPE || errno == ECONNRESET))
+		return;					/* the client went away; it reads no more */
+	if (k != (ssize_t) (h + blen))
 	{
 		perror("evloop_probe: sendmsg (short or failed)");
 		exit(1);
@@ -99,7 +106,8 @@ pg_read(Pg *p)
 			fprintf(stderr, "evloop_probe: query: %s", PQresultErrorMessage(r));
 			exit(1);
 		}
-		send_response(p->q[p->head], PQgetvalue(r, 0, 0), PQgetlength(r, 0, 0));
+		if (clients[p->q[p->head]] && gens[p->q[p->head]] == p->qgen[p->head])
+			send_response(p->q[p->head], PQgetvalue(r, 0, 0), PQgetlength(r, 0, 0));
 		PQclear(r);
 	}
 }
@@ -116,6 +124,7 @@ client_read(Client *c)
 		{
 			close(c->fd);
 			clients[c->fd] = NULL;
+			gens[c->fd]++;
 			free(c);
 			return;
 		}
@@ -131,7 +140,7 @@ client_read(Client *c)
 
 			if (c->len < head + body)
 				break;
-			p = &pgs[rr++ % npg];
+			p = &pgs[c->fd % npg];
 			if (p->n == QMAX)
 			{
 				fprintf(stderr, "evloop_probe: more than %d requests in flight\n", QMAX);
@@ -144,6 +153,7 @@ client_read(Client *c)
 				exit(1);
 			}
 			p->q[(p->head + p->n) % QMAX] = c->fd;
+			p->qgen[(p->head + p->n) % QMAX] = gens[c->fd];
 			p->n++;
 			memmove(c->buf, c->buf + head + body, c->len - head - body);
 			c->len -= head + body;
