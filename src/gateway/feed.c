@@ -2,32 +2,24 @@
  *
  * feed.c
  *	  GET /v1/events: the catalog's change feed as Server-Sent Events
- *	  (src/gateway/README.md describes what a client sees).
- *
- *	  One thread, the poller, does everything that needs the database, on
- *	  a connection of its own.  While someone subscribes it holds a cursor
- *	  (a pg_snapshot, kept across reconnections so that no commit is lost)
- *	  and reads lance_changes() from it; it answers, for every subscribing
- *	  role, whether it may read each new commit's table; it appends the
- *	  commits and the next cursor to one bounded log of frames; and it
- *	  catches up the clients that resume.  A subscriber is a position in
- *	  that log, streamed by its connection's loop (read_cb), which suspends
- *	  the connection while nothing is due; the poller resumes it.  A
- *	  subscriber whose position falls off the log's tail is closed, so
- *	  memory stays bounded however many subscribe.
+ *	  (src/gateway/README.md, "Change feed").  One thread, the poller, does
+ *	  all the database work on its own connection: it reads lance_changes()
+ *	  from its cursor, answers the subscribing roles' read privileges and
+ *	  catches up resuming clients.  It appends to one bounded log of frames;
+ *	  a subscriber is a position in it, streamed by its connection's loop
+ *	  (read_cb), suspended while nothing is due and resumed by the poller.
  *
  *-------------------------------------------------------------------------
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "feed.h"
 #include "metrics.h"
@@ -39,6 +31,7 @@
 #define FEED_MIN_GAP_MS		5
 #define FEED_IDLE_PING_MS	30000
 #define TICK_MS				500 /* a waiting stream looks for bytes this often */
+#define CURSOR_MAX			65536	/* the longest cursor accepted to resume from */
 
 #define HELLO "retry: 1000\n: subscribed to the change feed\n\n"
 #define WAITING "retry: 1000\n: the change feed is reconnecting to the database; " \
@@ -61,6 +54,12 @@
 	"  FROM lance_namespace.lance_changes($1::pg_catalog.pg_snapshot," \
 	"                                     $2::pg_catalog.pg_snapshot) c" \
 	" LIMIT $3::integer"
+
+/* whether the role in effect may read table $1 (its id as JSON) */
+#define PRIVILEGE_SQL \
+	"SELECT NOT pg_catalog.row_security_active('lance_namespace.entries'::pg_catalog.regclass)" \
+	"    OR lance_namespace.lance_has_privilege(" \
+	"       ARRAY(SELECT pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb)), 'read')"
 
 /* One frame of the stream, shared by the subscribers that send it. */
 typedef struct Frame
@@ -112,7 +111,7 @@ static pthread_t poller;
 static PGconn *first_conn;		/* opened by gw_feed_start for the poller */
 static atomic_bool poller_stop;
 static atomic_bool poke_pending;
-static int	wake_pipe[2] = {-1, -1};
+static int	wake_fd = -1;		/* eventfd: wakes the poller */
 static json_t *privs;			/* the poller's: "role\nid_json" -> seconds, negative: may not */
 
 /* the log: frames log_tail .. log_head - 1, at their number % queue_max */
@@ -169,26 +168,13 @@ frame_unref(Frame *f)
 
 /*
  * wake_poller
- *		Make the poller's wait return (a full pipe already wakes it).
+ *		Make the poller's wait return.
  */
 static void
 wake_poller(void)
 {
-	if (started && write(wake_pipe[1], "x", 1) < 0 && errno != EAGAIN)
+	if (started && eventfd_write(wake_fd, 1) < 0 && errno != EAGAIN)
 		fprintf(stderr, "%s: change feed: cannot wake the poller\n", GW_PROGRAM);
-}
-
-/*
- * drain_wakes
- *		Empty the wake-up pipe.
- */
-static void
-drain_wakes(void)
-{
-	char		drain[64];
-
-	while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
-		;
 }
 
 /*
@@ -339,51 +325,19 @@ xmax(const char *snap)
 }
 
 /*
- * check_privilege
- *		On the poller's connection: 1 if role may read table id_json, 0 if
- *		not, -1 if the database could not say.  A role that bypasses row
- *		level security on the catalog (its owner, a superuser) reads every
- *		table, as over REST.
- */
-static int
-check_privilege(PGconn *conn, const char *role, const char *id_json)
-{
-	GwError		err;
-	PGresult   *res;
-	const char *params[1] = {role};
-	int			answer = -1;
-
-	if (!gw_db_exec(conn, "BEGIN READ ONLY", 0, NULL, NULL, NULL, &err) ||
-		!gw_db_exec(conn, "SELECT pg_catalog.set_config('role', $1, true)", 1, params,
-					NULL, NULL, &err))
-		goto done;
-	params[0] = id_json;
-	if (gw_db_exec(conn,
-				   "SELECT NOT pg_catalog.row_security_active('lance_namespace.entries'::pg_catalog.regclass)"
-				   " OR lance_namespace.lance_has_privilege("
-				   "ARRAY(SELECT pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb)), 'read')",
-				   1, params, &res, NULL, &err))
-	{
-		answer = (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0) ? 1 : 0;
-		PQclear(res);
-	}
-	else if (PQstatus(conn) == CONNECTION_OK && err.code == GW_ERR_PERMISSION_DENIED)
-		answer = 0;				/* e.g. no USAGE on the schema: such a role reads nothing */
-done:
-	if (PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) != PQTRANS_IDLE)
-		PQclear(PQexec(conn, "ROLLBACK"));
-	return answer;
-}
-
-/*
  * may_read
  *		On the poller's connection: whether role may read the table of
  *		commit frame f, as cached for PRIV_CACHE_TTL_S or as the database
- *		says now (an unknown answer is no, and is not cached).
+ *		says now (an unknown answer is no, and is not cached).  A role that
+ *		bypasses row level security on the catalog (its owner, a superuser)
+ *		reads every table, as over REST.
  */
 static bool
 may_read(PGconn *conn, const char *role, const Frame *f)
 {
+	const char *params[1] = {role};
+	GwError		err;
+	PGresult   *res;
 	char	   *key;
 	json_int_t	at;
 	int			answer = -1;
@@ -392,8 +346,26 @@ may_read(PGconn *conn, const char *role, const Frame *f)
 		return false;
 	at = json_integer_value(json_object_get(privs, key));
 	if (at != 0 && time(NULL) - (at > 0 ? at : -at) < PRIV_CACHE_TTL_S)
-		answer = at > 0;
-	else if ((answer = check_privilege(conn, role, f->id_json)) >= 0)
+	{
+		free(key);
+		return at > 0;
+	}
+	if (gw_db_exec(conn, "BEGIN READ ONLY", 0, NULL, NULL, NULL, &err) &&
+		gw_db_exec(conn, "SELECT pg_catalog.set_config('role', $1, true)", 1, params,
+				   NULL, NULL, &err))
+	{
+		params[0] = f->id_json;
+		if (gw_db_exec(conn, PRIVILEGE_SQL, 1, params, &res, NULL, &err))
+		{
+			answer = (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0) ? 1 : 0;
+			PQclear(res);
+		}
+		else if (PQstatus(conn) == CONNECTION_OK && err.code == GW_ERR_PERMISSION_DENIED)
+			answer = 0;			/* e.g. no USAGE on the schema: such a role reads nothing */
+	}
+	if (PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) != PQTRANS_IDLE)
+		PQclear(PQexec(conn, "ROLLBACK"));
+	if (answer >= 0)
 	{
 		if (json_object_size(privs) >= PRIV_CACHE_MAX)
 			json_object_clear(privs);
@@ -849,16 +821,16 @@ poll_once(PGconn *conn)
 static bool
 wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
 {
-	struct pollfd p[2] = {{wake_pipe[0], POLLIN, 0}, {PQsocket(conn), POLLIN, 0}};
+	struct pollfd p[2] = {{wake_fd, POLLIN, 0}, {PQsocket(conn), POLLIN, 0}};
 	long		timeout = active ? gw_config.feed_poll_ms - gw_ms_since(last_poll) : FEED_IDLE_PING_MS;
+	eventfd_t	wakes;
 	bool		woken;
 
 	if (active && timeout > TICK_MS)
 		timeout = TICK_MS;
 	if (poll(p, 2, timeout > 0 ? (int) timeout : 0) > 0 && p[1].revents != 0)
 		PQconsumeInput(conn);	/* a notice, or the server closing */
-	woken = p[0].revents != 0;
-	drain_wakes();
+	woken = eventfd_read(wake_fd, &wakes) == 0;
 	if (woken && active)
 	{
 		/* a poke: poll soon, but not more often than every FEED_MIN_GAP_MS */
@@ -872,35 +844,6 @@ wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
 }
 
 /*
- * poll_loop
- *		Poll on conn while it works and we are not stopping, and serve the
- *		subscribers.
- */
-static void
-poll_loop(PGconn *conn)
-{
-	struct timespec last_poll = {0, 0};
-	bool		woken = true;
-
-	while (!atomic_load(&poller_stop) && PQstatus(conn) == CONNECTION_OK)
-	{
-		if (log_cursor != NULL && drop_cursor())
-			continue;			/* no one subscribes */
-		if (log_cursor == NULL ? atomic_load(&nsubs) > 0 :
-			woken || gw_ms_since(&last_poll) >= gw_config.feed_poll_ms)
-		{
-			clock_gettime(CLOCK_MONOTONIC, &last_poll);
-			if (!poll_once(conn))
-				return;
-		}
-		serve_subscribers(conn);
-		woken = wait_for_work(conn, log_cursor != NULL, &last_poll);
-		if (!woken && log_cursor == NULL)
-			PQclear(PQexec(conn, ""));	/* is the connection still alive? */
-	}
-}
-
-/*
  * pause_ms
  *		Sleep while the poller has no connection, serving the streams;
  *		wake early when the poller is told to stop.
@@ -908,20 +851,22 @@ poll_loop(PGconn *conn)
 static void
 pause_ms(int ms)
 {
-	struct pollfd p = {wake_pipe[0], POLLIN, 0};
+	struct pollfd p = {wake_fd, POLLIN, 0};
+	eventfd_t	wakes;
 
 	for (; ms > 0 && !atomic_load(&poller_stop); ms -= TICK_MS)
 	{
 		serve_subscribers(NULL);
 		poll(&p, 1, ms < TICK_MS ? ms : TICK_MS);
-		drain_wakes();
+		eventfd_read(wake_fd, &wakes);
 	}
 }
 
 /*
  * poller_main
- *		The poller thread: connect, poll, reconnect with backoff, keeping
- *		the cursor across connections.
+ *		The poller thread: connect, then poll and serve the subscribers
+ *		while the connection works; reconnect with backoff, keeping the
+ *		cursor across connections.
  */
 static void *
 poller_main(void *arg)
@@ -934,6 +879,8 @@ poller_main(void *arg)
 	{
 		GwError		err;
 		PGconn	   *conn = first_conn ? first_conn : gw_pool_connect(&err);
+		struct timespec last_poll = {0, 0};
+		bool		woken = true;
 
 		first_conn = NULL;
 		if (conn == NULL)
@@ -954,7 +901,22 @@ poller_main(void *arg)
 					  "reconnected to the database; commits made meanwhile follow\"}\n\n" : NULL);
 		ever = true;
 
-		poll_loop(conn);
+		while (!atomic_load(&poller_stop) && PQstatus(conn) == CONNECTION_OK)
+		{
+			if (log_cursor != NULL && drop_cursor())
+				continue;		/* no one subscribes */
+			if (log_cursor == NULL ? atomic_load(&nsubs) > 0 :
+				woken || gw_ms_since(&last_poll) >= gw_config.feed_poll_ms)
+			{
+				clock_gettime(CLOCK_MONOTONIC, &last_poll);
+				if (!poll_once(conn))
+					break;
+			}
+			serve_subscribers(conn);
+			woken = wait_for_work(conn, log_cursor != NULL, &last_poll);
+			if (!woken && log_cursor == NULL)
+				PQclear(PQexec(conn, ""));	/* is the connection still alive? */
+		}
 
 		gw_metrics_add(GW_M_FEED_CONNECTED, -1);
 		PQfinish(conn);
@@ -999,9 +961,9 @@ gw_feed_start(void)
 		heartbeat_ms = gw_config.request_timeout_s * 500L;
 	log_ring = calloc(queue_max, sizeof(Frame *));
 	privs = json_object();
-	if (log_ring == NULL || privs == NULL ||
-		regcomp(&cursor_form, CURSOR_FORM, REG_EXTENDED | REG_NOSUB) != 0 ||
-		pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+	wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (log_ring == NULL || privs == NULL || wake_fd < 0 ||
+		regcomp(&cursor_form, CURSOR_FORM, REG_EXTENDED | REG_NOSUB) != 0)
 		return false;
 	/* subscribers of the first moment need not wait for the thread */
 	connected = (first_conn = gw_pool_connect(&err)) != NULL;
@@ -1099,7 +1061,7 @@ parse_resume(const GwHttpRequest *req, char **out, GwError *err)
 	*out = NULL;
 	if (v == NULL || (v[0] == '\0' && q == NULL))
 		return true;			/* an empty Last-Event-ID means none */
-	if (strlen(v) > GW_FEED_CURSOR_MAX || regexec(&cursor_form, v, 0, NULL, 0) != 0)
+	if (strlen(v) > CURSOR_MAX || regexec(&cursor_form, v, 0, NULL, 0) != 0)
 	{
 		gw_error_set(err, GW_ERR_INVALID_INPUT,
 					 "the cursor to resume from (Last-Event-ID or since) must be an event id "
