@@ -38,6 +38,7 @@
 	"the stream starts once it is back\n\n"
 #define SLOW ": disconnected: the client did not keep up with the feed\n\n"
 #define HEARTBEAT ": heartbeat\n\n"
+#define COMMIT_DATA "event: commit\ndata: "
 #define RESET(why) "event: reset\ndata: {\"message\":\"" why "\"}\n\n"
 
 /* the cursor and the versions after it, in the order to send them */
@@ -114,7 +115,7 @@ static atomic_bool poke_pending;
 static int	wake_fd = -1;		/* eventfd: wakes the poller */
 static json_t *privs;			/* the poller's: "role\nid_json" -> seconds, negative: may not */
 
-/* the log: frames log_tail .. log_head - 1, at their number % queue_max */
+/* the log: frames log_tail .. log_head - 1, at their number % --sse-queue */
 static Frame **log_ring;
 static uint64_t log_tail;
 static uint64_t log_head;
@@ -125,10 +126,8 @@ static char *log_cursor;		/* the poller's cursor at log_head; NULL without subsc
 #define CURSOR_FORM "^[0-9]{1,20}:[0-9]{1,20}:([0-9]{1,20}(,[0-9]{1,20})*)?$"
 static regex_t cursor_form;
 
-static long heartbeat_ms = 15000;
-static int	queue_max = 1024;
-static long queue_max_bytes = 1048576;
-static int	catch_up_max = 1022;
+static long heartbeat_ms;		/* --sse-heartbeat-ms, at most half the request timeout */
+static int	catch_up_max;		/* commits a catch-up sends: at most the log's */
 
 /*
  * frame_new
@@ -185,23 +184,17 @@ wake_poller(void)
 static Frame *
 commit_frame(const char *payload)
 {
-	size_t		plen = strlen(payload);
-	char	   *text = malloc(plen + 64);
+	char	   *text;
 	Frame	   *f;
 	json_t	   *j;
 	json_t	   *id;
-	int			off;
 
-	if (text == NULL)
+	if (asprintf(&text, COMMIT_DATA "%s\n\n", payload) < 0)
 		return NULL;
-	off = snprintf(text, 64, "event: commit\ndata: ");
-	/* the payload is one line of JSON; never let it break the framing */
-	for (size_t i = 0; i < plen; i++)
-		text[off + i] = (payload[i] == '\n' || payload[i] == '\r') ? ' ' : payload[i];
-	strcpy(text + off + plen, "\n\n");
-	if ((f = frame_new(text, 1)) == NULL)
-		return NULL;
-	if ((f->readers = json_object()) == NULL)
+	/* the payload, up to the final blank line, is one line of JSON: keep it so */
+	for (char *c = text + strlen(COMMIT_DATA); *c != '\0' && c[2] != '\0'; c++)
+		*c = (*c == '\n' || *c == '\r') ? ' ' : *c;
+	if ((f = frame_new(text, 1)) == NULL || (f->readers = json_object()) == NULL)
 	{
 		frame_unref(f);
 		return NULL;
@@ -243,9 +236,8 @@ close_sub(FeedSub *s, const char *bye)
 
 /*
  * log_append
- *		Append f (its reference) to the log (feed_lock held), dropping the
- *		oldest frames beyond the bounds, and close the subscribers whose
- *		position fell off its tail.
+ *		Append f (its reference; feed_lock held), dropping the oldest frames
+ *		beyond the bounds and closing the subscribers that fell off the tail.
  */
 static void
 log_append(Frame *f)
@@ -255,15 +247,15 @@ log_append(Frame *f)
 	if (f == NULL)
 		return;
 	while (log_head > log_tail &&
-		   (log_head - log_tail >= (uint64_t) queue_max ||
-			log_bytes + f->len > (size_t) queue_max_bytes))
+		   (log_head - log_tail >= (uint64_t) gw_config.sse_queue ||
+			log_bytes + f->len > (size_t) gw_config.sse_queue_bytes))
 	{
-		Frame	   *old = log_ring[log_tail++ % queue_max];
+		Frame	   *old = log_ring[log_tail++ % gw_config.sse_queue];
 
 		log_bytes -= old->len;
 		frame_unref(old);
 	}
-	log_ring[log_head++ % queue_max] = f;
+	log_ring[log_head++ % gw_config.sse_queue] = f;
 	log_bytes += f->len;
 	for (FeedSub *s = subs; log_tail != tail && s; s = s->next)
 		if (s->cursor && s->pos < log_tail && !s->closing)
@@ -275,8 +267,7 @@ log_append(Frame *f)
 
 /*
  * drop_cursor
- *		The poller would drop its cursor: true (and the log is emptied) if
- *		no one subscribes.
+ *		If no one subscribes, drop the poller's cursor and empty the log.
  */
 static bool
 drop_cursor(void)
@@ -288,7 +279,7 @@ drop_cursor(void)
 	if (idle)
 	{
 		while (log_tail < log_head)
-			frame_unref(log_ring[log_tail++ % queue_max]);
+			frame_unref(log_ring[log_tail++ % gw_config.sse_queue]);
 		log_bytes = 0;
 		free(log_cursor);
 		log_cursor = NULL;
@@ -299,8 +290,7 @@ drop_cursor(void)
 
 /*
  * set_connected
- *		The poller's connection came up or went down; text (if any) tells
- *		the subscribers.
+ *		The poller's connection is up or down; text, if any, tells the streams.
  */
 static void
 set_connected(bool up, const char *text)
@@ -486,8 +476,7 @@ catch_up(PGconn *conn, FeedSub *s, FILE *out, int *sent)
 
 /*
  * join
- *		Give s its position in the log: its head and cursor of now
- *		(feed_lock held).  False when out of memory.
+ *		Give s the log's head and cursor of now (feed_lock held); false if not.
  */
 static bool
 join(FeedSub *s)
@@ -516,9 +505,7 @@ start(FeedSub *s, PGconn *conn)
 	ok = out != NULL && fputs(HELLO, out) >= 0 &&
 		(s->resume == NULL || catch_up(conn, s, out, &sent)) &&
 		fprintf(out, "id: %s\n\n", s->cursor) > 0;
-	if (out != NULL && fclose(out) != 0)
-		ok = false;
-	if (!ok)
+	if (!(out != NULL && fclose(out) == 0 && ok))
 	{
 		free(text);
 		return NULL;
@@ -562,7 +549,7 @@ next_frame(FeedSub *s)
 	/* a position that fell off the tail is closing (log_append) */
 	while (s->started && s->pos >= log_tail && s->pos < log_head)
 	{
-		f = log_ring[s->pos++ % queue_max];
+		f = log_ring[s->pos++ % gw_config.sse_queue];
 		if (!matches(s, f))
 			continue;
 		if (s->role != NULL && f->commits > 0 &&
@@ -951,15 +938,12 @@ gw_feed_start(void)
 {
 	GwError		err;
 
-	heartbeat_ms = gw_config.sse_heartbeat_ms;
-	queue_max = gw_config.sse_queue;
-	queue_max_bytes = gw_config.sse_queue_bytes;
-	/* a catch-up is sent at most as long as the log */
-	catch_up_max = queue_max > 3 ? queue_max - 2 : 1;
+	catch_up_max = gw_config.sse_queue > 3 ? gw_config.sse_queue - 2 : 1;
 	/* an idle stream must write before the HTTP server's idle timeout */
-	if (gw_config.request_timeout_s > 0 && heartbeat_ms > gw_config.request_timeout_s * 500L)
+	heartbeat_ms = gw_config.sse_heartbeat_ms;
+	if (heartbeat_ms > gw_config.request_timeout_s * 500L)
 		heartbeat_ms = gw_config.request_timeout_s * 500L;
-	log_ring = calloc(queue_max, sizeof(Frame *));
+	log_ring = calloc(gw_config.sse_queue, sizeof(Frame *));
 	privs = json_object();
 	wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (log_ring == NULL || privs == NULL || wake_fd < 0 ||
