@@ -461,13 +461,10 @@ catch_up(PGconn *conn, FeedSub *s, FILE *out, int *sent)
 	{
 		Frame	   *f = commit_frame(PQgetvalue(res, i, 0));
 
-		if (f != NULL && matches(s, f) && (s->role == NULL || may_read(conn, s->role, f)))
-		{
-			fputs(f->text, out);
-			(*sent)++;
-		}
-		else if (f != NULL && matches(s, f))
+		if (f != NULL && matches(s, f) && s->role != NULL && !may_read(conn, s->role, f))
 			gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
+		else if (f != NULL && matches(s, f) && fputs(f->text, out) >= 0)
+			(*sent)++;
 		frame_unref(f);
 	}
 	PQclear(res);
@@ -569,9 +566,8 @@ next_frame(FeedSub *s)
 /*
  * read_cb
  *		libmicrohttpd asks for the stream's next bytes (in its loop): copy
- *		what is due, or else suspend the connection until serve_subscribers()
- *		resumes it.  The end of the stream once it closed or its client
- *		went away.
+ *		what is due, else suspend the connection until serve_subscribers()
+ *		resumes it; the end once the stream closed or its client went away.
  */
 static ssize_t
 read_cb(void *cls, uint64_t pos, char *buf, size_t max)
@@ -639,10 +635,9 @@ free_sub(FeedSub *s)
 
 /*
  * serve_subscribers
- *		The poller's round (conn is its connection, NULL while it has
- *		none): start the resuming subscribers, then resume the streams
- *		that have something to send or are due a look (a heartbeat, a
- *		client that went away).
+ *		The poller's round (conn NULL while it has none): start resuming
+ *		subscribers, then resume the streams that have something to send
+ *		or are due a look (a heartbeat, a client that went away).
  */
 static void
 serve_subscribers(PGconn *conn)
@@ -739,9 +734,8 @@ gw_stream_response(GwReq *r, void *stream)
 /*
  * poll_once
  *		Append to the log the versions committed since the cursor, then
- *		the cursor that follows them as the stream's event id; without a
- *		cursor, take the current one (where the feed starts).  False if
- *		the connection failed.
+ *		the next cursor as an event id; without a cursor, take the current
+ *		one (where the feed starts).  False if the connection failed.
  */
 static bool
 poll_once(PGconn *conn)
@@ -800,10 +794,9 @@ poll_once(PGconn *conn)
 
 /*
  * wait_for_work
- *		Sleep until woken (poked, or a subscriber came or left), the poll
- *		interval or a stream's look (or, while no one subscribes, the idle
- *		ping) is due, or the connection has something to say.  Returns
- *		true if woken.
+ *		Sleep until woken (poked, a subscriber came or left), the poll or a
+ *		stream's look (idle: the ping) is due, or the connection has
+ *		something to say.  True if woken.
  */
 static bool
 wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
@@ -1078,8 +1071,7 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 	if (s == NULL)
 	{
 		gw_error_set(&err, GW_ERR_INTERNAL, "out of memory");
-		gw_respond_error(resp, &err, req->path);
-		return;
+		goto fail;				/* gw_feed_discard(NULL) does nothing */
 	}
 	s->fd = -1;
 	clock_gettime(CLOCK_MONOTONIC, &s->last_write);
