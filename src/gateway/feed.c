@@ -473,7 +473,8 @@ catch_up(PGconn *conn, FeedSub *s, FILE *out, int *sent)
 
 /*
  * join
- *		Give s the log's head and cursor of now (feed_lock held); false if not.
+ *		Give s, unless it has them, the log's head and cursor of now
+ *		(feed_lock held).  False while it has no cursor.
  */
 static bool
 join(FeedSub *s)
