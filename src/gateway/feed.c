@@ -2,32 +2,24 @@
  *
  * feed.c
  *	  GET /v1/events: the catalog's change feed as Server-Sent Events
- *	  (src/gateway/README.md describes what a client sees).
- *
- *	  One thread, the poller, does everything that needs the database, on
- *	  a connection of its own.  While someone subscribes it holds a cursor
- *	  (a pg_snapshot, kept across reconnections so that no commit is lost)
- *	  and reads lance_changes() from it; it answers, for every subscribing
- *	  role, whether it may read each new commit's table; it appends the
- *	  commits and the next cursor to one bounded log of frames; and it
- *	  catches up the clients that resume.  A subscriber is a position in
- *	  that log, streamed by its connection's loop (read_cb), which suspends
- *	  the connection while nothing is due; the poller resumes it.  A
- *	  subscriber whose position falls off the log's tail is closed, so
- *	  memory stays bounded however many subscribe.
+ *	  (src/gateway/README.md, "Change feed").  One thread, the poller, does
+ *	  all the database work on its own connection: it reads lance_changes()
+ *	  from its cursor, answers the subscribing roles' read privileges and
+ *	  catches up resuming clients.  It appends to one bounded log of frames;
+ *	  a subscriber is a position in it, streamed by its connection's loop
+ *	  (read_cb), suspended while nothing is due and resumed by the poller.
  *
  *-------------------------------------------------------------------------
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "feed.h"
 #include "metrics.h"
@@ -39,12 +31,14 @@
 #define FEED_MIN_GAP_MS		5
 #define FEED_IDLE_PING_MS	30000
 #define TICK_MS				500 /* a waiting stream looks for bytes this often */
+#define CURSOR_MAX			65536	/* the longest cursor accepted to resume from */
 
 #define HELLO "retry: 1000\n: subscribed to the change feed\n\n"
 #define WAITING "retry: 1000\n: the change feed is reconnecting to the database; " \
 	"the stream starts once it is back\n\n"
 #define SLOW ": disconnected: the client did not keep up with the feed\n\n"
 #define HEARTBEAT ": heartbeat\n\n"
+#define COMMIT_DATA "event: commit\ndata: "
 #define RESET(why) "event: reset\ndata: {\"message\":\"" why "\"}\n\n"
 
 /* the cursor and the versions after it, in the order to send them */
@@ -61,6 +55,12 @@
 	"  FROM lance_namespace.lance_changes($1::pg_catalog.pg_snapshot," \
 	"                                     $2::pg_catalog.pg_snapshot) c" \
 	" LIMIT $3::integer"
+
+/* whether the role in effect may read table $1 (its id as JSON) */
+#define PRIVILEGE_SQL \
+	"SELECT NOT pg_catalog.row_security_active('lance_namespace.entries'::pg_catalog.regclass)" \
+	"    OR lance_namespace.lance_has_privilege(" \
+	"       ARRAY(SELECT pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb)), 'read')"
 
 /* One frame of the stream, shared by the subscribers that send it. */
 typedef struct Frame
@@ -112,10 +112,10 @@ static pthread_t poller;
 static PGconn *first_conn;		/* opened by gw_feed_start for the poller */
 static atomic_bool poller_stop;
 static atomic_bool poke_pending;
-static int	wake_pipe[2] = {-1, -1};
+static int	wake_fd = -1;		/* eventfd: wakes the poller */
 static json_t *privs;			/* the poller's: "role\nid_json" -> seconds, negative: may not */
 
-/* the log: frames log_tail .. log_head - 1, at their number % queue_max */
+/* the log: frames log_tail .. log_head - 1, at their number % --sse-queue */
 static Frame **log_ring;
 static uint64_t log_tail;
 static uint64_t log_head;
@@ -126,10 +126,8 @@ static char *log_cursor;		/* the poller's cursor at log_head; NULL without subsc
 #define CURSOR_FORM "^[0-9]{1,20}:[0-9]{1,20}:([0-9]{1,20}(,[0-9]{1,20})*)?$"
 static regex_t cursor_form;
 
-static long heartbeat_ms = 15000;
-static int	queue_max = 1024;
-static long queue_max_bytes = 1048576;
-static int	catch_up_max = 1022;
+static long heartbeat_ms;		/* --sse-heartbeat-ms, at most half the request timeout */
+static int	catch_up_max;		/* commits a catch-up sends: at most the log's */
 
 /*
  * frame_new
@@ -169,26 +167,13 @@ frame_unref(Frame *f)
 
 /*
  * wake_poller
- *		Make the poller's wait return (a full pipe already wakes it).
+ *		Make the poller's wait return.
  */
 static void
 wake_poller(void)
 {
-	if (started && write(wake_pipe[1], "x", 1) < 0 && errno != EAGAIN)
+	if (started && eventfd_write(wake_fd, 1) < 0 && errno != EAGAIN)
 		fprintf(stderr, "%s: change feed: cannot wake the poller\n", GW_PROGRAM);
-}
-
-/*
- * drain_wakes
- *		Empty the wake-up pipe.
- */
-static void
-drain_wakes(void)
-{
-	char		drain[64];
-
-	while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
-		;
 }
 
 /*
@@ -199,23 +184,17 @@ drain_wakes(void)
 static Frame *
 commit_frame(const char *payload)
 {
-	size_t		plen = strlen(payload);
-	char	   *text = malloc(plen + 64);
+	char	   *text;
 	Frame	   *f;
 	json_t	   *j;
 	json_t	   *id;
-	int			off;
 
-	if (text == NULL)
+	if (asprintf(&text, COMMIT_DATA "%s\n\n", payload) < 0)
 		return NULL;
-	off = snprintf(text, 64, "event: commit\ndata: ");
-	/* the payload is one line of JSON; never let it break the framing */
-	for (size_t i = 0; i < plen; i++)
-		text[off + i] = (payload[i] == '\n' || payload[i] == '\r') ? ' ' : payload[i];
-	strcpy(text + off + plen, "\n\n");
-	if ((f = frame_new(text, 1)) == NULL)
-		return NULL;
-	if ((f->readers = json_object()) == NULL)
+	/* the payload, up to the final blank line, is one line of JSON: keep it so */
+	for (char *c = text + strlen(COMMIT_DATA); *c != '\0' && c[2] != '\0'; c++)
+		*c = (*c == '\n' || *c == '\r') ? ' ' : *c;
+	if ((f = frame_new(text, 1)) == NULL || (f->readers = json_object()) == NULL)
 	{
 		frame_unref(f);
 		return NULL;
@@ -257,9 +236,8 @@ close_sub(FeedSub *s, const char *bye)
 
 /*
  * log_append
- *		Append f (its reference) to the log (feed_lock held), dropping the
- *		oldest frames beyond the bounds, and close the subscribers whose
- *		position fell off its tail.
+ *		Append f (its reference; feed_lock held), dropping the oldest frames
+ *		beyond the bounds and closing the subscribers that fell off the tail.
  */
 static void
 log_append(Frame *f)
@@ -269,15 +247,15 @@ log_append(Frame *f)
 	if (f == NULL)
 		return;
 	while (log_head > log_tail &&
-		   (log_head - log_tail >= (uint64_t) queue_max ||
-			log_bytes + f->len > (size_t) queue_max_bytes))
+		   (log_head - log_tail >= (uint64_t) gw_config.sse_queue ||
+			log_bytes + f->len > (size_t) gw_config.sse_queue_bytes))
 	{
-		Frame	   *old = log_ring[log_tail++ % queue_max];
+		Frame	   *old = log_ring[log_tail++ % gw_config.sse_queue];
 
 		log_bytes -= old->len;
 		frame_unref(old);
 	}
-	log_ring[log_head++ % queue_max] = f;
+	log_ring[log_head++ % gw_config.sse_queue] = f;
 	log_bytes += f->len;
 	for (FeedSub *s = subs; log_tail != tail && s; s = s->next)
 		if (s->cursor && s->pos < log_tail && !s->closing)
@@ -289,8 +267,7 @@ log_append(Frame *f)
 
 /*
  * drop_cursor
- *		The poller would drop its cursor: true (and the log is emptied) if
- *		no one subscribes.
+ *		If no one subscribes, drop the poller's cursor and empty the log.
  */
 static bool
 drop_cursor(void)
@@ -302,7 +279,7 @@ drop_cursor(void)
 	if (idle)
 	{
 		while (log_tail < log_head)
-			frame_unref(log_ring[log_tail++ % queue_max]);
+			frame_unref(log_ring[log_tail++ % gw_config.sse_queue]);
 		log_bytes = 0;
 		free(log_cursor);
 		log_cursor = NULL;
@@ -313,8 +290,7 @@ drop_cursor(void)
 
 /*
  * set_connected
- *		The poller's connection came up or went down; text (if any) tells
- *		the subscribers.
+ *		The poller's connection is up or down; text, if any, tells the streams.
  */
 static void
 set_connected(bool up, const char *text)
@@ -339,51 +315,19 @@ xmax(const char *snap)
 }
 
 /*
- * check_privilege
- *		On the poller's connection: 1 if role may read table id_json, 0 if
- *		not, -1 if the database could not say.  A role that bypasses row
- *		level security on the catalog (its owner, a superuser) reads every
- *		table, as over REST.
- */
-static int
-check_privilege(PGconn *conn, const char *role, const char *id_json)
-{
-	GwError		err;
-	PGresult   *res;
-	const char *params[1] = {role};
-	int			answer = -1;
-
-	if (!gw_db_exec(conn, "BEGIN READ ONLY", 0, NULL, NULL, NULL, &err) ||
-		!gw_db_exec(conn, "SELECT pg_catalog.set_config('role', $1, true)", 1, params,
-					NULL, NULL, &err))
-		goto done;
-	params[0] = id_json;
-	if (gw_db_exec(conn,
-				   "SELECT NOT pg_catalog.row_security_active('lance_namespace.entries'::pg_catalog.regclass)"
-				   " OR lance_namespace.lance_has_privilege("
-				   "ARRAY(SELECT pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb)), 'read')",
-				   1, params, &res, NULL, &err))
-	{
-		answer = (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0) ? 1 : 0;
-		PQclear(res);
-	}
-	else if (PQstatus(conn) == CONNECTION_OK && err.code == GW_ERR_PERMISSION_DENIED)
-		answer = 0;				/* e.g. no USAGE on the schema: such a role reads nothing */
-done:
-	if (PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) != PQTRANS_IDLE)
-		PQclear(PQexec(conn, "ROLLBACK"));
-	return answer;
-}
-
-/*
  * may_read
  *		On the poller's connection: whether role may read the table of
  *		commit frame f, as cached for PRIV_CACHE_TTL_S or as the database
- *		says now (an unknown answer is no, and is not cached).
+ *		says now (an unknown answer is no, and is not cached).  A role that
+ *		bypasses row level security on the catalog (its owner, a superuser)
+ *		reads every table, as over REST.
  */
 static bool
 may_read(PGconn *conn, const char *role, const Frame *f)
 {
+	const char *params[1] = {role};
+	GwError		err;
+	PGresult   *res;
 	char	   *key;
 	json_int_t	at;
 	int			answer = -1;
@@ -392,8 +336,26 @@ may_read(PGconn *conn, const char *role, const Frame *f)
 		return false;
 	at = json_integer_value(json_object_get(privs, key));
 	if (at != 0 && time(NULL) - (at > 0 ? at : -at) < PRIV_CACHE_TTL_S)
-		answer = at > 0;
-	else if ((answer = check_privilege(conn, role, f->id_json)) >= 0)
+	{
+		free(key);
+		return at > 0;
+	}
+	if (gw_db_exec(conn, "BEGIN READ ONLY", 0, NULL, NULL, NULL, &err) &&
+		gw_db_exec(conn, "SELECT pg_catalog.set_config('role', $1, true)", 1, params,
+				   NULL, NULL, &err))
+	{
+		params[0] = f->id_json;
+		if (gw_db_exec(conn, PRIVILEGE_SQL, 1, params, &res, NULL, &err))
+		{
+			answer = (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0) ? 1 : 0;
+			PQclear(res);
+		}
+		else if (PQstatus(conn) == CONNECTION_OK && err.code == GW_ERR_PERMISSION_DENIED)
+			answer = 0;			/* e.g. no USAGE on the schema: such a role reads nothing */
+	}
+	if (PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) != PQTRANS_IDLE)
+		PQclear(PQexec(conn, "ROLLBACK"));
+	if (answer >= 0)
 	{
 		if (json_object_size(privs) >= PRIV_CACHE_MAX)
 			json_object_clear(privs);
@@ -499,13 +461,10 @@ catch_up(PGconn *conn, FeedSub *s, FILE *out, int *sent)
 	{
 		Frame	   *f = commit_frame(PQgetvalue(res, i, 0));
 
-		if (f != NULL && matches(s, f) && (s->role == NULL || may_read(conn, s->role, f)))
-		{
-			fputs(f->text, out);
-			(*sent)++;
-		}
-		else if (f != NULL && matches(s, f))
+		if (f != NULL && matches(s, f) && s->role != NULL && !may_read(conn, s->role, f))
 			gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
+		else if (f != NULL && matches(s, f) && fputs(f->text, out) >= 0)
+			(*sent)++;
 		frame_unref(f);
 	}
 	PQclear(res);
@@ -514,8 +473,8 @@ catch_up(PGconn *conn, FeedSub *s, FILE *out, int *sent)
 
 /*
  * join
- *		Give s its position in the log: its head and cursor of now
- *		(feed_lock held).  False when out of memory.
+ *		Give s, unless it has them, the log's head and cursor of now
+ *		(feed_lock held).  False while it has no cursor.
  */
 static bool
 join(FeedSub *s)
@@ -544,9 +503,7 @@ start(FeedSub *s, PGconn *conn)
 	ok = out != NULL && fputs(HELLO, out) >= 0 &&
 		(s->resume == NULL || catch_up(conn, s, out, &sent)) &&
 		fprintf(out, "id: %s\n\n", s->cursor) > 0;
-	if (out != NULL && fclose(out) != 0)
-		ok = false;
-	if (!ok)
+	if (!(out != NULL && fclose(out) == 0 && ok))
 	{
 		free(text);
 		return NULL;
@@ -590,7 +547,7 @@ next_frame(FeedSub *s)
 	/* a position that fell off the tail is closing (log_append) */
 	while (s->started && s->pos >= log_tail && s->pos < log_head)
 	{
-		f = log_ring[s->pos++ % queue_max];
+		f = log_ring[s->pos++ % gw_config.sse_queue];
 		if (!matches(s, f))
 			continue;
 		if (s->role != NULL && f->commits > 0 &&
@@ -610,9 +567,8 @@ next_frame(FeedSub *s)
 /*
  * read_cb
  *		libmicrohttpd asks for the stream's next bytes (in its loop): copy
- *		what is due, or else suspend the connection until serve_subscribers()
- *		resumes it.  The end of the stream once it closed or its client
- *		went away.
+ *		what is due, else suspend the connection until serve_subscribers()
+ *		resumes it; the end once the stream closed or its client went away.
  */
 static ssize_t
 read_cb(void *cls, uint64_t pos, char *buf, size_t max)
@@ -680,10 +636,9 @@ free_sub(FeedSub *s)
 
 /*
  * serve_subscribers
- *		The poller's round (conn is its connection, NULL while it has
- *		none): start the resuming subscribers, then resume the streams
- *		that have something to send or are due a look (a heartbeat, a
- *		client that went away).
+ *		The poller's round (conn NULL while it has none): start resuming
+ *		subscribers, then resume the streams that have something to send
+ *		or are due a look (a heartbeat, a client that went away).
  */
 static void
 serve_subscribers(PGconn *conn)
@@ -780,9 +735,8 @@ gw_stream_response(GwReq *r, void *stream)
 /*
  * poll_once
  *		Append to the log the versions committed since the cursor, then
- *		the cursor that follows them as the stream's event id; without a
- *		cursor, take the current one (where the feed starts).  False if
- *		the connection failed.
+ *		the next cursor as an event id; without a cursor, take the current
+ *		one (where the feed starts).  False if the connection failed.
  */
 static bool
 poll_once(PGconn *conn)
@@ -841,24 +795,23 @@ poll_once(PGconn *conn)
 
 /*
  * wait_for_work
- *		Sleep until woken (poked, or a subscriber came or left), the poll
- *		interval or a stream's look (or, while no one subscribes, the idle
- *		ping) is due, or the connection has something to say.  Returns
- *		true if woken.
+ *		Sleep until woken (poked, a subscriber came or left), the poll or a
+ *		stream's look (idle: the ping) is due, or the connection has
+ *		something to say.  True if woken.
  */
 static bool
 wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
 {
-	struct pollfd p[2] = {{wake_pipe[0], POLLIN, 0}, {PQsocket(conn), POLLIN, 0}};
+	struct pollfd p[2] = {{wake_fd, POLLIN, 0}, {PQsocket(conn), POLLIN, 0}};
 	long		timeout = active ? gw_config.feed_poll_ms - gw_ms_since(last_poll) : FEED_IDLE_PING_MS;
+	eventfd_t	wakes;
 	bool		woken;
 
 	if (active && timeout > TICK_MS)
 		timeout = TICK_MS;
 	if (poll(p, 2, timeout > 0 ? (int) timeout : 0) > 0 && p[1].revents != 0)
 		PQconsumeInput(conn);	/* a notice, or the server closing */
-	woken = p[0].revents != 0;
-	drain_wakes();
+	woken = eventfd_read(wake_fd, &wakes) == 0;
 	if (woken && active)
 	{
 		/* a poke: poll soon, but not more often than every FEED_MIN_GAP_MS */
@@ -872,35 +825,6 @@ wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
 }
 
 /*
- * poll_loop
- *		Poll on conn while it works and we are not stopping, and serve the
- *		subscribers.
- */
-static void
-poll_loop(PGconn *conn)
-{
-	struct timespec last_poll = {0, 0};
-	bool		woken = true;
-
-	while (!atomic_load(&poller_stop) && PQstatus(conn) == CONNECTION_OK)
-	{
-		if (log_cursor != NULL && drop_cursor())
-			continue;			/* no one subscribes */
-		if (log_cursor == NULL ? atomic_load(&nsubs) > 0 :
-			woken || gw_ms_since(&last_poll) >= gw_config.feed_poll_ms)
-		{
-			clock_gettime(CLOCK_MONOTONIC, &last_poll);
-			if (!poll_once(conn))
-				return;
-		}
-		serve_subscribers(conn);
-		woken = wait_for_work(conn, log_cursor != NULL, &last_poll);
-		if (!woken && log_cursor == NULL)
-			PQclear(PQexec(conn, ""));	/* is the connection still alive? */
-	}
-}
-
-/*
  * pause_ms
  *		Sleep while the poller has no connection, serving the streams;
  *		wake early when the poller is told to stop.
@@ -908,20 +832,22 @@ poll_loop(PGconn *conn)
 static void
 pause_ms(int ms)
 {
-	struct pollfd p = {wake_pipe[0], POLLIN, 0};
+	struct pollfd p = {wake_fd, POLLIN, 0};
+	eventfd_t	wakes;
 
 	for (; ms > 0 && !atomic_load(&poller_stop); ms -= TICK_MS)
 	{
 		serve_subscribers(NULL);
 		poll(&p, 1, ms < TICK_MS ? ms : TICK_MS);
-		drain_wakes();
+		eventfd_read(wake_fd, &wakes);
 	}
 }
 
 /*
  * poller_main
- *		The poller thread: connect, poll, reconnect with backoff, keeping
- *		the cursor across connections.
+ *		The poller thread: connect, then poll and serve the subscribers
+ *		while the connection works; reconnect with backoff, keeping the
+ *		cursor across connections.
  */
 static void *
 poller_main(void *arg)
@@ -934,6 +860,8 @@ poller_main(void *arg)
 	{
 		GwError		err;
 		PGconn	   *conn = first_conn ? first_conn : gw_pool_connect(&err);
+		struct timespec last_poll = {0, 0};
+		bool		woken = true;
 
 		first_conn = NULL;
 		if (conn == NULL)
@@ -954,7 +882,22 @@ poller_main(void *arg)
 					  "reconnected to the database; commits made meanwhile follow\"}\n\n" : NULL);
 		ever = true;
 
-		poll_loop(conn);
+		while (!atomic_load(&poller_stop) && PQstatus(conn) == CONNECTION_OK)
+		{
+			if (log_cursor != NULL && drop_cursor())
+				continue;		/* no one subscribes */
+			if (log_cursor == NULL ? atomic_load(&nsubs) > 0 :
+				woken || gw_ms_since(&last_poll) >= gw_config.feed_poll_ms)
+			{
+				clock_gettime(CLOCK_MONOTONIC, &last_poll);
+				if (!poll_once(conn))
+					break;
+			}
+			serve_subscribers(conn);
+			woken = wait_for_work(conn, log_cursor != NULL, &last_poll);
+			if (!woken && log_cursor == NULL)
+				PQclear(PQexec(conn, ""));	/* is the connection still alive? */
+		}
 
 		gw_metrics_add(GW_M_FEED_CONNECTED, -1);
 		PQfinish(conn);
@@ -989,19 +932,16 @@ gw_feed_start(void)
 {
 	GwError		err;
 
-	heartbeat_ms = gw_config.sse_heartbeat_ms;
-	queue_max = gw_config.sse_queue;
-	queue_max_bytes = gw_config.sse_queue_bytes;
-	/* a catch-up is sent at most as long as the log */
-	catch_up_max = queue_max > 3 ? queue_max - 2 : 1;
+	catch_up_max = gw_config.sse_queue > 3 ? gw_config.sse_queue - 2 : 1;
 	/* an idle stream must write before the HTTP server's idle timeout */
-	if (gw_config.request_timeout_s > 0 && heartbeat_ms > gw_config.request_timeout_s * 500L)
+	heartbeat_ms = gw_config.sse_heartbeat_ms;
+	if (heartbeat_ms > gw_config.request_timeout_s * 500L)
 		heartbeat_ms = gw_config.request_timeout_s * 500L;
-	log_ring = calloc(queue_max, sizeof(Frame *));
+	log_ring = calloc(gw_config.sse_queue, sizeof(Frame *));
 	privs = json_object();
-	if (log_ring == NULL || privs == NULL ||
-		regcomp(&cursor_form, CURSOR_FORM, REG_EXTENDED | REG_NOSUB) != 0 ||
-		pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+	wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (log_ring == NULL || privs == NULL || wake_fd < 0 ||
+		regcomp(&cursor_form, CURSOR_FORM, REG_EXTENDED | REG_NOSUB) != 0)
 		return false;
 	/* subscribers of the first moment need not wait for the thread */
 	connected = (first_conn = gw_pool_connect(&err)) != NULL;
@@ -1099,7 +1039,7 @@ parse_resume(const GwHttpRequest *req, char **out, GwError *err)
 	*out = NULL;
 	if (v == NULL || (v[0] == '\0' && q == NULL))
 		return true;			/* an empty Last-Event-ID means none */
-	if (strlen(v) > GW_FEED_CURSOR_MAX || regexec(&cursor_form, v, 0, NULL, 0) != 0)
+	if (strlen(v) > CURSOR_MAX || regexec(&cursor_form, v, 0, NULL, 0) != 0)
 	{
 		gw_error_set(err, GW_ERR_INVALID_INPUT,
 					 "the cursor to resume from (Last-Event-ID or since) must be an event id "
@@ -1132,8 +1072,7 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 	if (s == NULL)
 	{
 		gw_error_set(&err, GW_ERR_INTERNAL, "out of memory");
-		gw_respond_error(resp, &err, req->path);
-		return;
+		goto fail;				/* gw_feed_discard(NULL) does nothing */
 	}
 	s->fd = -1;
 	clock_gettime(CLOCK_MONOTONIC, &s->last_write);

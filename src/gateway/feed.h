@@ -12,9 +12,6 @@
 
 #include "dispatch.h"
 
-/* the longest cursor (event id) accepted to resume from */
-#define GW_FEED_CURSOR_MAX	65536
-
 extern bool gw_feed_start(void);
 extern void gw_feed_stop(void);
 extern void gw_feed_join(void);

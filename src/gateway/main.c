@@ -50,10 +50,8 @@ is_loopback(const struct sockaddr *sa)
 	{
 		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) sa;
 
-		if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
-			return true;
-		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
-			return in6->sin6_addr.s6_addr[12] == 127;
+		return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
+			(IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127);
 	}
 	return false;
 }

@@ -19,6 +19,10 @@
 #define N_STATUS		501		/* 0 = none, 1..500 = HTTP 100..599 */
 #define N_SQLCLASS		(36 * 36)
 
+/* the slot of unmatched requests, after the routes' slots; a slot's label */
+#define UNMATCHED		(gw_nroutes < MAX_ROUTES ? gw_nroutes : MAX_ROUTES - 1)
+#define ROUTE_LABEL(r)	((r) < gw_nroutes ? gw_routes[r].pattern : "(unmatched)")
+
 /* the characters of a SQLSTATE class, in the order of db_errors' index */
 static const char sqlclass_digits[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
@@ -51,19 +55,6 @@ gw_metrics_add(GwMetric m, long delta)
 }
 
 /*
- * route_slot
- *		A route's array index (unmatched: the slot after the routes).
- */
-static int
-route_slot(const GwRoute *route)
-{
-	int			n = gw_nroutes < MAX_ROUTES ? gw_nroutes : MAX_ROUTES - 1;
-	int			i = route ? (int) (route - gw_routes) : n;
-
-	return i < n ? i : n;
-}
-
-/*
  * gw_metrics_request
  *		Count a finished request, and its latency unless it streamed.
  */
@@ -71,7 +62,8 @@ void
 gw_metrics_request(const struct GwRoute *route, int status, double seconds,
 				   bool observe_latency)
 {
-	int			r = route_slot(route);
+	int			r = (route && route - gw_routes < UNMATCHED) ?
+		(int) (route - gw_routes) : UNMATCHED;
 	int			s = (status >= 100 && status <= 599) ? status - 99 : 0;
 	RouteStats *ls = &latency[r];
 	size_t		b = 0;
@@ -107,15 +99,6 @@ load(atomic_ulong *v)
 	return atomic_load_explicit(v, memory_order_relaxed);
 }
 
-/*
- * route_label
- *		The route label of an array slot.
- */
-static const char *
-route_label(int slot)
-{
-	return slot < gw_nroutes ? gw_routes[slot].pattern : "(unmatched)";
-}
 
 /*
  * gw_metrics_render
@@ -134,15 +117,13 @@ gw_metrics_render(void)
 		GW_METRICS(GW_METRIC_INFO)
 #undef GW_METRIC_INFO
 	};
-	int			nroutes = gw_nroutes;
+	int			nroutes = UNMATCHED;
 	char	   *text = NULL;
 	size_t		len;
 	FILE	   *b = open_memstream(&text, &len);
 
 	if (b == NULL)
 		return NULL;
-	if (nroutes >= MAX_ROUTES)
-		nroutes = MAX_ROUTES - 1;
 
 	fprintf(b, "# HELP lance_gateway_requests_total HTTP requests answered, by route pattern and status.\n"
 			"# TYPE lance_gateway_requests_total counter\n");
@@ -157,7 +138,7 @@ gw_metrics_render(void)
 			if (s > 0)
 				snprintf(status, sizeof(status), "%d", s + 99);
 			fprintf(b, "lance_gateway_requests_total{route=\"%s\",status=\"%s\"} %lu\n",
-					route_label(r), status, v);
+					ROUTE_LABEL(r), status, v);
 		}
 
 	fprintf(b, "# HELP lance_gateway_request_duration_seconds Time from request arrival to completion, by route pattern (streams excluded).\n"
@@ -174,18 +155,18 @@ gw_metrics_render(void)
 		{
 			cum += load(&ls->bucket[i]);
 			fprintf(b, "lance_gateway_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %lu\n",
-					route_label(r), buckets[i], cum);
+					ROUTE_LABEL(r), buckets[i], cum);
 		}
 		cum += load(&ls->bucket[N_BUCKETS]);
 		/* +Inf must equal _count; increments are not atomic as a group */
 		if (cum < count)
 			cum = count;
 		fprintf(b, "lance_gateway_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %lu\n",
-				route_label(r), cum);
+				ROUTE_LABEL(r), cum);
 		fprintf(b, "lance_gateway_request_duration_seconds_sum{route=\"%s\"} %.6f\n",
-				route_label(r), load(&ls->sum_us) / 1e6);
+				ROUTE_LABEL(r), load(&ls->sum_us) / 1e6);
 		fprintf(b, "lance_gateway_request_duration_seconds_count{route=\"%s\"} %lu\n",
-				route_label(r), cum);
+				ROUTE_LABEL(r), cum);
 	}
 
 	fprintf(b, "# HELP lance_gateway_db_errors_total Failed database commands, by SQLSTATE class (LN = catalog errors).\n"
