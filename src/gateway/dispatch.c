@@ -63,16 +63,12 @@ secret_equal(const char *a, const char *b)
  *		With --api-key: x-api-key: KEY or Authorization: Bearer KEY.
  */
 static bool
-authenticated(json_t *headers)
+authenticated(const GwRequestInfo *info)
 {
-	const char *api_key;
-	const char *bearer;
+	const char *key = gw_config.api_key;
 
-	if (gw_config.api_key == NULL)
-		return true;
-	gw_credentials(headers, &api_key, &bearer);
-	return (api_key != NULL && secret_equal(api_key, gw_config.api_key)) ||
-		(bearer != NULL && secret_equal(bearer, gw_config.api_key));
+	return key == NULL || (info->api_key != NULL && secret_equal(info->api_key, key)) ||
+		(info->bearer != NULL && secret_equal(info->bearer, key));
 }
 
 /*
@@ -107,7 +103,6 @@ build_call(const char *raw_id, const GwHttpRequest *req, GwCall *call, GwError *
 	call->info.headers_json = call->headers_text ? call->headers_text : "{}";
 	call->info.method = req->method;
 	call->info.path = req->path;
-	gw_credentials(req->headers, &call->info.api_key, &call->info.bearer);
 	return true;
 }
 
@@ -213,6 +208,7 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 	gw_error_clear(&err);
 	memset(resp, 0, sizeof(*resp));
 	memset(call, 0, sizeof(*call));
+	gw_credentials(req->headers, &call->info.api_key, &call->info.bearer);
 	m = gw_route_match(req->path, gw_method_bit(req->method), &route, &raw_id);
 	resp->route = call->route = route;
 	kind = m == GW_MATCH_OK ? route->kind : GW_ROUTE_CATALOG;
@@ -220,7 +216,7 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 		respond_ok(resp, strdup("{\"status\":\"ok\"}"));
 	else if (m == GW_MATCH_OK && kind == GW_ROUTE_READY)
 		step = GW_DISPATCH_WORK;
-	else if (!authenticated(req->headers))
+	else if (!authenticated(&call->info))
 		gw_error_set(&err, GW_ERR_UNAUTHENTICATED, "missing or invalid API key");
 	else if (m == GW_MATCH_NONE)
 		/* code 0 has status 406, not 404: a client must not think "not found" */

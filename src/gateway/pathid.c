@@ -6,28 +6,13 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <ctype.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pathid.h"
 #include "name_rules.h"
-
-/*
- * hexval
- *		Value of one hex digit, or -1.
- */
-static int
-hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /*
  * gw_valid_utf8
@@ -59,26 +44,23 @@ gw_percent_decode(const char *s, size_t len, bool plus_is_space, GwError *err)
 	}
 	for (size_t i = 0; i < len; i++)
 	{
-		char		c = s[i];
+		char		hex[3] = {0};
 
-		if (c == '%')
+		if (s[i] != '%')
 		{
-			int			hi = i + 2 < len ? hexval((unsigned char) s[i + 1]) : -1;
-			int			lo = i + 2 < len ? hexval((unsigned char) s[i + 2]) : -1;
-
-			if (hi < 0 || lo < 0)
-			{
-				free(out);
-				gw_error_set(err, GW_ERR_INVALID_INPUT, "malformed percent-encoding in request target");
-				return NULL;
-			}
-			out[o++] = (char) ((hi << 4) | lo);
-			i += 2;
+			out[o++] = s[i] == '+' && plus_is_space ? ' ' : s[i];
+			continue;
 		}
-		else if (c == '+' && plus_is_space)
-			out[o++] = ' ';
-		else
-			out[o++] = c;
+		/* the gateway never calls setlocale: isxdigit is [0-9a-fA-F] */
+		if (i + 2 >= len || !isxdigit((unsigned char) s[i + 1]) || !isxdigit((unsigned char) s[i + 2]))
+		{
+			free(out);
+			gw_error_set(err, GW_ERR_INVALID_INPUT, "malformed percent-encoding in request target");
+			return NULL;
+		}
+		memcpy(hex, s + i + 1, 2);
+		out[o++] = (char) strtol(hex, NULL, 16);
+		i += 2;
 	}
 	out[o] = '\0';
 	if (!gw_valid_utf8(out, o))
@@ -103,8 +85,6 @@ gw_parse_id(const char *id, const char *delimiter, GwError *err)
 	json_t	   *arr;
 	int			n;
 
-	if (delimiter == NULL)
-		delimiter = "$";
 	if (delimiter[0] == '\0')
 	{
 		gw_error_set(err, GW_ERR_INVALID_INPUT, "delimiter must not be empty");

@@ -23,10 +23,10 @@
 
 /* The routes the gateway serves itself, without a binding. */
 static const GwRoute own_routes[] = {
-	{"/health", GW_GET, GW_ROUTE_HEALTH, NULL, "Health", {NULL}, 0},
-	{"/ready", GW_GET, GW_ROUTE_READY, NULL, "Ready", {NULL}, 0},
-	{"/metrics", GW_GET, GW_ROUTE_METRICS, NULL, "Metrics", {NULL}, 0},
-	{"/v1/events", GW_GET, GW_ROUTE_EVENTS, NULL, "ChangeFeed", {NULL}, 0},
+	{"/health", GW_GET, GW_ROUTE_HEALTH, NULL, "Health"},
+	{"/ready", GW_GET, GW_ROUTE_READY, NULL, "Ready"},
+	{"/metrics", GW_GET, GW_ROUTE_METRICS, NULL, "Metrics"},
+	{"/v1/events", GW_GET, GW_ROUTE_EVENTS, NULL, "ChangeFeed"},
 };
 
 /* operations whose call comes with files (commit.c, table_files.c) */
@@ -66,23 +66,12 @@ static const char *const batch_fields[] = {"entries", "ranges", "operations", NU
 GwRoute    *gw_routes;
 int			gw_nroutes;
 
-/* The JSON type that a query parameter becomes in the request model. */
-typedef enum GwQueryType
-{
-	GW_QUERY_STRING,
-	GW_QUERY_INTEGER,
-	GW_QUERY_BOOLEAN
-} GwQueryType;
-
-typedef struct GwQueryParameter
-{
-	const char *name;
-	GwQueryType type;
-} GwQueryParameter;
-
-/* The query parameters that carry request fields, and their types. */
-static GwQueryParameter *query_parameters;
-static int	nquery_parameters;
+/*
+ * The query parameters that carry request fields: name -> the JSON type
+ * ("string", "integer" or "boolean") it becomes in the request model, in
+ * the extension's order.
+ */
+static json_t *query_types;
 
 /*
  * gw_method_bit
@@ -134,28 +123,17 @@ split_path(char *copy, char **seg, int maxseg)
 
 /*
  * add_route
- *		Append a route to the table, its pattern split once.
+ *		Append a route to the table.
  */
 static bool
 add_route(const GwRoute *route)
 {
 	GwRoute    *grown = realloc(gw_routes, (gw_nroutes + 1) * sizeof(GwRoute));
-	GwRoute    *r;
-	char	   *copy;
 
 	if (grown == NULL)
 		return false;
 	gw_routes = grown;
-	r = &gw_routes[gw_nroutes];
-	*r = *route;
-	copy = strdup(r->pattern);
-	r->nseg = copy ? split_path(copy, r->seg, GW_ROUTE_MAX_SEGMENTS) : -1;
-	if (r->nseg < 0)
-	{
-		free(copy);
-		return false;
-	}
-	gw_nroutes++;
+	gw_routes[gw_nroutes++] = *route;
 	return true;
 }
 
@@ -171,7 +149,7 @@ bool
 gw_route_add(const char *path, int methods, const char *operation,
 			 const char *binding, bool read_only, bool no_body, GwError *err)
 {
-	GwRoute		r = {NULL, methods, GW_ROUTE_CATALOG, NULL, NULL, {NULL}, 0};
+	GwRoute		r = {NULL, methods, GW_ROUTE_CATALOG, NULL, NULL};
 	bool		ok = methods != 0 && path[0] == '/' && binding[0] != '\0' &&
 		strlen(binding) < 60 && strspn(binding, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(binding);
 
@@ -202,42 +180,38 @@ gw_route_add(const char *path, int methods, const char *operation,
 bool
 gw_query_parameter_add(const char *name, const char *type, GwError *err)
 {
-	static const char *const types[] = {"string", "integer", "boolean"};
-	GwQueryParameter *grown = realloc(query_parameters,
-									  (nquery_parameters + 1) * sizeof(GwQueryParameter));
-	GwQueryParameter *q = grown ? &grown[nquery_parameters] : NULL;
-
-	if (grown != NULL)
-		query_parameters = grown;
-	for (int t = GW_QUERY_STRING; q != NULL && t <= GW_QUERY_BOOLEAN; t++)
-		if (strcmp(type, types[t]) == 0 && (q->name = strdup(name)) != NULL)
-		{
-			q->type = t;
-			nquery_parameters++;
-			return true;
-		}
+	if (query_types == NULL)
+		query_types = json_object();
+	if ((strcmp(type, "string") == 0 || strcmp(type, "integer") == 0 || strcmp(type, "boolean") == 0) &&
+		json_object_set_new(query_types, name, json_string(type)) == 0)
+		return true;
 	gw_error_set(err, GW_ERR_INTERNAL, "query parameter %s of type %s cannot be served", name, type);
 	return false;
 }
 
 /*
  * match_one
- *		Match path segments against a route's; *id: its {id} segment.
+ *		Match path segments against a route's pattern; *id: its {id}
+ *		segment.
  */
 static bool
-match_one(const GwRoute *route, char **seg, int nseg, const char **id)
+match_one(const char *pattern, char **seg, int nseg, const char **id)
 {
-	if (route->nseg != nseg)
-		return false;
 	*id = NULL;
 	for (int i = 0; i < nseg; i++)
 	{
-		if (strcmp(route->seg[i], "{id}") == 0)
-			*id = seg[i];
-		else if (strcmp(route->seg[i], seg[i]) != 0)
+		size_t		n;
+
+		if (*pattern++ != '/')
 			return false;
+		n = strcspn(pattern, "/");
+		if (n == 4 && strncmp(pattern, "{id}", 4) == 0)
+			*id = seg[i];
+		else if (strlen(seg[i]) != n || strncmp(pattern, seg[i], n) != 0)
+			return false;
+		pattern += n;
 	}
-	return true;
+	return *pattern == '\0';
 }
 
 /*
@@ -273,7 +247,7 @@ gw_route_match(const char *path, int method, const GwRoute **route, char **raw_i
 	{
 		const char *id = NULL;
 
-		if (!match_one(&gw_routes[i], seg, nseg, &id))
+		if (!match_one(gw_routes[i].pattern, seg, nseg, &id))
 			continue;
 		*route = &gw_routes[i];
 		result = (gw_routes[i].methods & method) ? GW_MATCH_OK : GW_MATCH_METHOD;
@@ -373,13 +347,13 @@ gw_parse_body(const char *body, size_t len, GwError *err)
  *		a new reference, or NULL with err set.
  */
 static json_t *
-typed_query_value(const char *name, GwQueryType type, json_t *qv, GwError *err)
+typed_query_value(const char *name, const char *type, json_t *qv, GwError *err)
 {
 	const char *text = json_string_value(qv);
 
-	if (text == NULL || type == GW_QUERY_STRING)
+	if (text == NULL || strcmp(type, "string") == 0)
 		return json_incref(qv);
-	if (type == GW_QUERY_INTEGER)
+	if (strcmp(type, "integer") == 0)
 	{
 		const char *p = text + (text[0] == '-');
 		char	   *end;
@@ -416,6 +390,8 @@ gw_build_request(json_t *body, const char *raw_id, json_t *query, GwError *err)
 	json_t	   *jdelim = json_object_get(query, "delimiter");
 	const char *delimiter = json_is_string(jdelim) ? json_string_value(jdelim) : "$";
 	json_t	   *identity;
+	const char *name;
+	json_t	   *type;
 
 	if (raw_id != NULL)
 	{
@@ -445,16 +421,15 @@ gw_build_request(json_t *body, const char *raw_id, json_t *query, GwError *err)
 		goto fail;
 	}
 	/* the query parameters and their types are the extension's */
-	for (int i = 0; i < nquery_parameters; i++)
+	json_object_foreach(query_types, name, type)
 	{
-		const char *name = query_parameters[i].name;
 		json_t	   *qv = json_object_get(query, name);
 		json_t	   *bv = json_object_get(body, name);
 		json_t	   *typed;
 
 		if (qv == NULL || (bv != NULL && !json_is_null(bv)))
 			continue;
-		typed = typed_query_value(name, query_parameters[i].type, qv, err);
+		typed = typed_query_value(name, json_string_value(type), qv, err);
 		if (typed == NULL)
 			goto fail;
 		json_object_set_new(body, name, typed);

@@ -34,8 +34,6 @@ typedef enum GwRouteKind
 	GW_ROUTE_READY				/* readiness, database reachable */
 } GwRouteKind;
 
-#define GW_ROUTE_MAX_SEGMENTS 16
-
 typedef struct GwRoute
 {
 	const char *pattern;		/* e.g. "/v1/table/{id}/describe" */
@@ -43,9 +41,6 @@ typedef struct GwRoute
 	GwRouteKind kind;
 	const char *function;		/* lance_namespace.<function>(jsonb) */
 	const char *operation;		/* spec operation name, for messages */
-	/* the pattern's segments, split once when the route is added */
-	char	   *seg[GW_ROUTE_MAX_SEGMENTS];
-	int			nseg;
 } GwRoute;
 
 typedef enum GwMatch
