@@ -96,7 +96,7 @@ hold_entry(json_t *entry, CommitEntry *ce, int index, GwError *err)
  *		with err set.  Escaping the base64 through jansson cost a sixth of a
  *		create's CPU; it needs no escaping.  A placeholder is NUL and the
  *		entry's index ("\u0000<index>"), which no other string of a request
- *		can begin with (jansson refuses \u0000 in a body, pathid.c a NUL in
+ *		can begin with (jansson refuses \u0000 in a body, router.c a NUL in
  *		a target), and each must name a held entry once.
  */
 static char *

@@ -2,7 +2,8 @@
  *
  * router.h
  *	  The REST route table (which SQL function serves which path, loaded
- *	  from the extension at start) and the request model.
+ *	  from the extension at start), the request model, and the decoding of
+ *	  request targets and string identifiers.
  *
  *-------------------------------------------------------------------------
  */
@@ -62,6 +63,9 @@ extern GwMatch gw_route_match(const char *path, int method,
 							  const GwRoute **route, char **raw_id);
 extern int	gw_method_bit(const char *method);
 
+extern char *gw_percent_decode(const char *s, size_t len, bool plus_is_space, GwError *err);
+extern json_t *gw_parse_id(const char *id, const char *delimiter, GwError *err);
+extern bool gw_valid_utf8(const char *s, size_t len);
 extern json_t *gw_parse_body(const char *body, size_t len, GwError *err);
 extern bool gw_parse_query(const char *query, size_t len, json_t *obj, GwError *err);
 extern json_t *gw_build_request(json_t *body, const char *raw_id,
