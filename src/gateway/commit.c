@@ -10,7 +10,7 @@
  *	  the catalog computed, and only then is the transaction committed, so
  *	  after a 409 the winner's manifest exists.  After COMMIT the staging
  *	  file is removed and the canonical path returned in the client's form
- *	  (client_paths.c).
+ *	  (gw_client_manifest_path, dispatch.c).
  *
  *	  For a local table, while the publisher runs, the staged bytes go to
  *	  the catalog with the version ("manifest_base64") and nothing is
@@ -30,8 +30,8 @@
 
 #include <openssl/evp.h>
 
-#include "client_paths.h"
 #include "commit.h"
+#include "dispatch.h"
 #include "publish.h"
 #include "s3.h"
 

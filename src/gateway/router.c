@@ -101,28 +101,16 @@ split_path(char *copy, char **seg, int maxseg)
 {
 	size_t		len = strlen(copy);
 	int			n = 0;
-	char	   *p;
 
 	if (copy[0] != '/')
 		return -1;
 	if (len > 1 && copy[len - 1] == '/')
 		copy[len - 1] = '\0';
-	if (copy[1] == '\0')
+	if (*++copy == '\0')
 		return 0;
-	p = copy + 1;
-	for (;;)
-	{
-		char	   *slash = strchr(p, '/');
-
-		if (n >= maxseg)
-			return -1;
-		seg[n++] = p;
-		if (slash == NULL)
-			break;
-		*slash = '\0';
-		p = slash + 1;
-	}
-	return n;
+	while (copy != NULL && n < maxseg)
+		seg[n++] = strsep(&copy, "/");
+	return copy == NULL ? n : -1;
 }
 
 /*
