@@ -84,31 +84,6 @@ parse_long(const char *name, const char *value, long min, long max)
 }
 
 /*
- * set_listen
- *		Split HOST:PORT (or [V6]:PORT) into gw_config.listen_host/port.
- */
-static void
-set_listen(const char *name, const char *value)
-{
-	const char *colon = strrchr(value, ':');
-	char	   *host;
-
-	if (colon == NULL || colon == value || colon[1] == '\0')
-		bad_usage("%s must be HOST:PORT, got \"%s\"", name, value);
-	host = strndup(value, colon - value);
-	if (host[0] == '[' && host[strlen(host) - 1] == ']')
-	{
-		memmove(host, host + 1, strlen(host));
-		host[strlen(host) - 1] = '\0';
-	}
-	parse_long(name, colon + 1, 0, 65535);
-	free(gw_config.listen_host);
-	free(gw_config.listen_port);
-	gw_config.listen_host = host;
-	gw_config.listen_port = strdup(colon + 1);
-}
-
-/*
  * is_choice
  *		Whether value is one of the "|"-separated choices.
  */
@@ -131,6 +106,7 @@ static void
 apply(const GwOption *o, const char *name, const char *value)
 {
 	char	   *field = (char *) &gw_config + o->offset;
+	const char *colon;
 
 	switch (o->type)
 	{
@@ -159,7 +135,18 @@ apply(const GwOption *o, const char *name, const char *value)
 			*(bool *) field = (value == NULL || strcmp(value, "0") != 0);
 			break;
 		case OT_LISTEN:
-			set_listen(name, value);
+			/* HOST:PORT or [V6]:PORT */
+			colon = strrchr(value, ':');
+			if (colon == NULL || colon == value || colon[1] == '\0')
+				bad_usage("%s must be HOST:PORT, got \"%s\"", name, value);
+			parse_long(name, colon + 1, 0, 65535);
+			free(gw_config.listen_host);
+			free(gw_config.listen_port);
+			if (value[0] == '[' && colon[-1] == ']')
+				gw_config.listen_host = strndup(value + 1, colon - value - 2);
+			else
+				gw_config.listen_host = strndup(value, colon - value);
+			gw_config.listen_port = strdup(colon + 1);
 			break;
 		case OT_INFO:
 			break;

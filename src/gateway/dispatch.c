@@ -252,19 +252,6 @@ gw_dispatch_finish(GwCall *call, char *result, const GwError *err, GwResponse *r
 }
 
 /*
- * in_loop
- *		Whether a loop runs a route's call down its pipeline: the reads,
- *		which never wait for row locks, unless --db-auth's role (a round
- *		trip) or STS vending makes them wait.
- */
-static bool
-in_loop(GwRouteKind kind)
-{
-	return (kind == GW_ROUTE_READ || kind == GW_ROUTE_EXISTS) && !gw_config.db_auth &&
-		strcmp(gw_config.vend_credentials, "sts") != 0;
-}
-
-/*
  * gw_dispatch_begin
  *		Route a request, in its loop.  GW_DISPATCH_DONE: resp is its
  *		answer.  GW_DISPATCH_CALL: call is a read's statement, for the
@@ -318,8 +305,13 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 		gw_feed_subscribe(req, resp);
 	else if (kind == GW_ROUTE_EVENTS)
 		step = GW_DISPATCH_WORK;
+	/*
+	 * reads, which never wait for row locks, go down the loop's pipeline,
+	 * unless --db-auth's role (a round trip) or STS vending makes them wait
+	 */
 	else if (build_call(raw_id, req, call, &err))
-		step = in_loop(kind) ? GW_DISPATCH_CALL : GW_DISPATCH_WORK;
+		step = (kind == GW_ROUTE_READ || kind == GW_ROUTE_EXISTS) && !gw_config.db_auth &&
+			strcmp(gw_config.vend_credentials, "sts") != 0 ? GW_DISPATCH_CALL : GW_DISPATCH_WORK;
 	if (err.code >= 0)
 		gw_respond_error(resp, &err, req->path);
 	free(raw_id);
