@@ -115,7 +115,7 @@ gw_call_text(GwCall *call, GwError *err)
 	if (call->request_text == NULL)
 		call->request_text = json_dumps(call->request, JSON_COMPACT);
 	if (call->request_text == NULL)
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 	return call->request_text;
 }
 
@@ -280,16 +280,16 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 	else if (m == GW_MATCH_OK && kind == GW_ROUTE_READY)
 		step = GW_DISPATCH_WORK;
 	else if (!authenticated(&call->info))
-		gw_error_set(&err, GW_ERR_UNAUTHENTICATED, "missing or invalid API key");
+		gw_error_set(&err, LANCE_UNAUTHENTICATED, "missing or invalid API key");
 	else if (m == GW_MATCH_NONE)
 		/* code 0 has status 406, not 404: a client must not think "not found" */
-		gw_error_set(&err, GW_ERR_UNSUPPORTED, "no such route: %s %s", req->method, req->path);
+		gw_error_set(&err, LANCE_UNSUPPORTED, "no such route: %s %s", req->method, req->path);
 	else if (m == GW_MATCH_UNSUPPORTED)
-		gw_error_set(&err, GW_ERR_UNSUPPORTED,
+		gw_error_set(&err, LANCE_UNSUPPORTED,
 					 "this route is a data operation, which this catalog does not serve");
 	else if (m == GW_MATCH_METHOD)
 	{
-		gw_error_set(&err, GW_ERR_UNSUPPORTED, "method %s is not allowed for %s",
+		gw_error_set(&err, LANCE_UNSUPPORTED, "method %s is not allowed for %s",
 					 req->method, route->operation);
 		err.status = 405;
 		resp->allow = (route->methods & GW_GET) ? "GET, POST" : "POST";

@@ -158,7 +158,7 @@ gw_route_add(const char *path, int methods, const char *operation,
 	r.function = strdup(binding);
 	if (!ok || r.pattern == NULL || r.operation == NULL || r.function == NULL || !add_route(&r))
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.rest_routes: cannot serve %s (%s)",
+		gw_error_set(err, LANCE_INTERNAL, "lance_namespace.rest_routes: cannot serve %s (%s)",
 					 path, binding);
 		return false;
 	}
@@ -177,7 +177,7 @@ gw_query_parameter_add(const char *name, const char *type, GwError *err)
 	if ((strcmp(type, "string") == 0 || strcmp(type, "integer") == 0 || strcmp(type, "boolean") == 0) &&
 		json_object_set_new(query_types, name, json_string(type)) == 0)
 		return true;
-	gw_error_set(err, GW_ERR_INTERNAL, "query parameter %s of type %s cannot be served", name, type);
+	gw_error_set(err, LANCE_INTERNAL, "query parameter %s of type %s cannot be served", name, type);
 	return false;
 }
 
@@ -298,7 +298,7 @@ gw_parse_body(const char *body, size_t len, GwError *err)
 	v = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	if (v == NULL)
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "malformed JSON request body");
+		gw_error_set(err, LANCE_INVALID_INPUT, "malformed JSON request body");
 		gw_error_detail(err, "%s (line %d, column %d)", jerr.text, jerr.line, jerr.column);
 		return NULL;
 	}
@@ -308,9 +308,9 @@ gw_parse_body(const char *body, size_t len, GwError *err)
 		return json_object();
 	}
 	if (!json_is_object(v))
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "request body must be a JSON object");
+		gw_error_set(err, LANCE_INVALID_INPUT, "request body must be a JSON object");
 	else if (too_deep(body, len))
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "request body is nested deeper than %d levels", GW_MAX_JSON_DEPTH);
 	else
 	{
@@ -321,7 +321,7 @@ gw_parse_body(const char *body, size_t len, GwError *err)
 			if (gw_config.max_batch_entries > 0 && json_is_array(a) &&
 				json_array_size(a) > (size_t) gw_config.max_batch_entries)
 			{
-				gw_error_set(err, GW_ERR_INVALID_INPUT, "%s has more than %d elements",
+				gw_error_set(err, LANCE_INVALID_INPUT, "%s has more than %d elements",
 							 batch_fields[i], gw_config.max_batch_entries);
 				break;
 			}
@@ -358,7 +358,7 @@ gw_percent_decode(const char *s, size_t len, bool plus_is_space, GwError *err)
 
 	if (out == NULL)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 		return NULL;
 	}
 	for (size_t i = 0; i < len; i++)
@@ -374,7 +374,7 @@ gw_percent_decode(const char *s, size_t len, bool plus_is_space, GwError *err)
 		if (i + 2 >= len || !isxdigit((unsigned char) s[i + 1]) || !isxdigit((unsigned char) s[i + 2]))
 		{
 			free(out);
-			gw_error_set(err, GW_ERR_INVALID_INPUT, "malformed percent-encoding in request target");
+			gw_error_set(err, LANCE_INVALID_INPUT, "malformed percent-encoding in request target");
 			return NULL;
 		}
 		memcpy(hex, s + i + 1, 2);
@@ -385,7 +385,7 @@ gw_percent_decode(const char *s, size_t len, bool plus_is_space, GwError *err)
 	if (!gw_valid_utf8(out, o))
 	{
 		free(out);
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "request target is not valid UTF-8 or contains a NUL byte");
+		gw_error_set(err, LANCE_INVALID_INPUT, "request target is not valid UTF-8 or contains a NUL byte");
 		return NULL;
 	}
 	return out;
@@ -406,13 +406,13 @@ gw_parse_id(const char *id, const char *delimiter, GwError *err)
 
 	if (delimiter[0] == '\0')
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "delimiter must not be empty");
+		gw_error_set(err, LANCE_INVALID_INPUT, "delimiter must not be empty");
 		return NULL;
 	}
 	n = lance_split_id(id, delimiter, segments, LANCE_MAX_ID_DEPTH);
 	if (n < 0)
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "id has more than 64 levels");
+		gw_error_set(err, LANCE_INVALID_INPUT, "id has more than 64 levels");
 		return NULL;
 	}
 	arr = json_array();
@@ -443,7 +443,7 @@ typed_query_value(const char *name, const char *type, json_t *qv, GwError *err)
 		val = strtoll(text, &end, 10);
 		if (*p >= '0' && *p <= '9' && *end == '\0' && errno == 0)
 			return json_integer(val);
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "query parameter \"%s\" must be an integer", name);
 	}
 	else
@@ -452,7 +452,7 @@ typed_query_value(const char *name, const char *type, json_t *qv, GwError *err)
 			return json_true();
 		if (strcasecmp(text, "false") == 0 || strcmp(text, "0") == 0)
 			return json_false();
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "query parameter \"%s\" must be true or false", name);
 	}
 	gw_error_detail(err, "Got \"%.200s\".", text);
@@ -484,7 +484,7 @@ gw_build_request(json_t *body, const char *raw_id, json_t *query, GwError *err)
 		{
 			json_decref(id);
 			id = NULL;
-			gw_error_set(err, GW_ERR_INVALID_INPUT,
+			gw_error_set(err, LANCE_INVALID_INPUT,
 						 "the id in the request body does not match the id in the path");
 		}
 		if (id == NULL)
@@ -495,7 +495,7 @@ gw_build_request(json_t *body, const char *raw_id, json_t *query, GwError *err)
 	identity = json_object_get(body, "identity");
 	if (identity != NULL && !json_is_null(identity))
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "identity is not read from the request body: send the API key in the "
 					 "x-api-key header or the token in the Authorization header");
 		goto fail;
