@@ -84,21 +84,6 @@ parse_long(const char *name, const char *value, long min, long max)
 }
 
 /*
- * is_choice
- *		Whether value is one of the "|"-separated choices.
- */
-static bool
-is_choice(const char *choices, const char *value)
-{
-	char		all[64];
-	char		one[64];
-
-	snprintf(all, sizeof(all), "|%s|", choices);
-	snprintf(one, sizeof(one), "|%s|", value);
-	return strlen(value) < sizeof(one) - 2 && strstr(all, one) != NULL;
-}
-
-/*
  * apply
  *		Apply an option's value (NULL: a flag); errors call it name.
  */
@@ -107,12 +92,17 @@ apply(const GwOption *o, const char *name, const char *value)
 {
 	char	   *field = (char *) &gw_config + o->offset;
 	const char *colon;
+	char		all[64];
+	char		one[64];
 
 	switch (o->type)
 	{
 		case OT_CHOICE:
 		case OT_ADDRESSING:
-			if (!is_choice(o->arg, value))
+			/* one of arg's "|"-separated choices */
+			snprintf(all, sizeof(all), "|%s|", o->arg);
+			snprintf(one, sizeof(one), "|%s|", value);
+			if (strlen(value) >= sizeof(one) - 2 || strstr(all, one) == NULL)
 				bad_usage("%s must be one of %s, got \"%s\"", name, o->arg, value);
 			if (o->type == OT_ADDRESSING)
 			{

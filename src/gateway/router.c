@@ -314,20 +314,15 @@ gw_parse_body(const char *body, size_t len, GwError *err)
 					 "request body is nested deeper than %d levels", GW_MAX_JSON_DEPTH);
 	else
 	{
+		/* the first array over --max-batch-entries (0, unset: no cap) */
 		for (i = 0; batch_fields[i]; i++)
-		{
-			json_t	   *a = json_object_get(v, batch_fields[i]);
-
-			if (gw_config.max_batch_entries > 0 && json_is_array(a) &&
-				json_array_size(a) > (size_t) gw_config.max_batch_entries)
-			{
-				gw_error_set(err, LANCE_INVALID_INPUT, "%s has more than %d elements",
-							 batch_fields[i], gw_config.max_batch_entries);
+			if (gw_config.max_batch_entries > 0 &&
+				json_array_size(json_object_get(v, batch_fields[i])) > (size_t) gw_config.max_batch_entries)
 				break;
-			}
-		}
 		if (batch_fields[i] == NULL)
 			return v;
+		gw_error_set(err, LANCE_INVALID_INPUT, "%s has more than %d elements",
+					 batch_fields[i], gw_config.max_batch_entries);
 	}
 	json_decref(v);
 	return NULL;
