@@ -163,20 +163,14 @@ gw_client_manifest_path(const char *location)
 static bool
 client_form(json_t *version)
 {
-	json_t	   *jpath = json_object_get(version, "manifest_path");
+	const char *path = json_string_value(json_object_get(version, "manifest_path"));
+	const char *client = path ? gw_client_manifest_path(path) : NULL;
 
-	if (json_is_string(jpath))
-	{
-		const char *path = json_string_value(jpath);
-		const char *client = gw_client_manifest_path(path);
-
-		if (client != path)
-		{
-			json_object_set_new(version, "manifest_path", json_string(client));
-			return true;
-		}
-	}
-	return false;
+	if (client == path)
+		return false;
+	/* json_string copies client out of the string it replaces */
+	json_object_set_new(version, "manifest_path", json_string(client));
+	return true;
 }
 
 /*
@@ -189,15 +183,12 @@ client_form(json_t *version)
 static char *
 client_paths(json_t *res, char *result)
 {
-	json_t	   *versions;
+	json_t	   *versions = json_object_get(res, "versions");
 	json_t	   *v;
 	size_t		i;
-	bool		changed = false;
+	bool		changed = client_form(json_object_get(res, "version"));
 	char	   *text;
 
-	if (json_is_object(json_object_get(res, "version")))
-		changed |= client_form(json_object_get(res, "version"));
-	versions = json_object_get(res, "versions");
 	json_array_foreach(versions, i, v)
 		changed |= client_form(v);
 	if (!changed)
