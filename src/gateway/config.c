@@ -61,7 +61,6 @@ static const GwOption options[] = {
 };
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
-#define OPT_BASE 256			/* getopt values: OPT_BASE + index */
 
 /* a wrong option value or combination: exit with status 2 */
 #define bad_usage(...) gw_fatal(2, __VA_ARGS__)
@@ -232,8 +231,9 @@ print_markdown(void)
 void
 gw_config_load(int argc, char **argv)
 {
-	struct option longopts[NOPTIONS + 1];
-	int			opt;
+	struct option longopts[NOPTIONS + 1] = {{0}};	/* flag NULL, val 0 */
+	int			index = 0;		/* getopt_long sets it to a valid one */
+	int			opt_result;
 
 	memset(&gw_config, 0, sizeof(gw_config));
 	gw_config.s3_virtual_hosted = -1;
@@ -243,27 +243,24 @@ gw_config_load(int argc, char **argv)
 
 		longopts[i].name = options[i].name;
 		longopts[i].has_arg = options[i].arg ? required_argument : no_argument;
-		longopts[i].flag = NULL;
-		longopts[i].val = OPT_BASE + (int) i;
 		/* an option writes only its own fields: its default, then its variable */
 		if (options[i].dflt != NULL)
 			apply(&options[i], options[i].name, options[i].dflt);
 		if (v != NULL)
 			apply(&options[i], options[i].env, v);
 	}
-	memset(&longopts[NOPTIONS], 0, sizeof(longopts[NOPTIONS]));
 
-	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1)
+	/* each option is val 0, found by index; '?' for a wrong one */
+	while ((opt_result = getopt_long(argc, argv, "", longopts, &index)) != -1)
 	{
-		const GwOption *o;
+		const GwOption *o = &options[index];
 		char		name[64];
 
-		if (opt < OPT_BASE || opt >= OPT_BASE + (int) NOPTIONS)
+		if (opt_result != 0)
 		{
 			fprintf(stderr, "Try \"%s --help\" for more information.\n", GW_PROGRAM);
 			exit(2);
 		}
-		o = &options[opt - OPT_BASE];
 		if (strcmp(o->name, "help") == 0)
 			print_help();
 		else if (strcmp(o->name, "help-markdown") == 0)
