@@ -42,32 +42,20 @@ respond_ok(GwResponse *resp, char *body)
 }
 
 /*
- * secret_equal
- *		Compare two strings in time independent of where they differ.
+ * is_api_key
+ *		Whether given (NULL: none) is --api-key, compared in time
+ *		independent of where they differ.
  */
 static bool
-secret_equal(const char *a, const char *b)
+is_api_key(const char *given)
 {
-	size_t		la = strlen(a);
-	size_t		lb = strlen(b);
-	unsigned char diff = (la != lb);
+	size_t		la = given ? strlen(given) : 0;
+	size_t		lb = strlen(gw_config.api_key);
+	unsigned char diff = (given == NULL || la != lb);
 
 	for (size_t i = 0; i < la; i++)
-		diff |= (unsigned char) a[i] ^ (unsigned char) b[i % (lb ? lb : 1)];
+		diff |= (unsigned char) given[i] ^ (unsigned char) gw_config.api_key[i % (lb ? lb : 1)];
 	return diff == 0;
-}
-
-/*
- * authenticated
- *		With --api-key: x-api-key: KEY or Authorization: Bearer KEY.
- */
-static bool
-authenticated(const GwRequestInfo *info)
-{
-	const char *key = gw_config.api_key;
-
-	return key == NULL || (info->api_key != NULL && secret_equal(info->api_key, key)) ||
-		(info->bearer != NULL && secret_equal(info->bearer, key));
 }
 
 /*
@@ -270,7 +258,9 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 		respond_ok(resp, strdup("{\"status\":\"ok\"}"));
 	else if (m == GW_MATCH_OK && kind == GW_ROUTE_READY)
 		step = GW_DISPATCH_WORK;
-	else if (!authenticated(&call->info))
+	/* --api-key: x-api-key: KEY or Authorization: Bearer KEY */
+	else if (gw_config.api_key != NULL && !is_api_key(call->info.api_key) &&
+			 !is_api_key(call->info.bearer))
 		gw_error_set(&err, LANCE_UNAUTHENTICATED, "missing or invalid API key");
 	else if (m == GW_MATCH_NONE)
 		/* code 0 has status 406, not 404: a client must not think "not found" */
