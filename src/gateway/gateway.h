@@ -146,7 +146,7 @@ typedef struct GwError
 	int			code;			/* Lance error code, -1 = none */
 	int			status;			/* HTTP status (0 = derive from code) */
 	char		message[1024];
-	char		detail[1024];	/* empty = JSON null */
+	char		detail[1024];	/* empty: the code's name is sent */
 } GwError;
 
 extern GwConfig gw_config;
