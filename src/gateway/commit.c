@@ -31,8 +31,8 @@
 #include <openssl/evp.h>
 
 #include "commit.h"
-#include "dispatch.h"
 #include "publish.h"
+#include "router.h"
 #include "s3.h"
 
 typedef struct CommitEntry

@@ -12,7 +12,6 @@
 
 #include "commit.h"
 #include "db.h"
-#include "dispatch.h"
 #include "feed.h"
 #include "metrics.h"
 #include "router.h"

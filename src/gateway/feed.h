@@ -10,7 +10,7 @@
 #ifndef LANCE_GATEWAY_FEED_H
 #define LANCE_GATEWAY_FEED_H
 
-#include "dispatch.h"
+#include "router.h"
 
 /* the longest cursor (event id) accepted to resume from */
 #define GW_FEED_CURSOR_MAX	65536
