@@ -199,10 +199,8 @@ static void
 print_markdown(void)
 {
 	printf("| option | environment | default | meaning |\n|---|---|---|---|\n");
-	for (size_t i = 0; i < NOPTIONS; i++)
+	for (const GwOption *o = options; o < options + NOPTIONS; o++)
 	{
-		const GwOption *o = &options[i];
-
 		if (o->type == OT_INFO)
 			continue;
 		printf("| `--%s%s", o->name, o->arg ? " " : "");
