@@ -367,7 +367,7 @@ check_privilege(PGconn *conn, const char *role, const char *id_json)
 		answer = (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0) ? 1 : 0;
 		PQclear(res);
 	}
-	else if (PQstatus(conn) == CONNECTION_OK && err.code == LANCE_PERMISSION_DENIED)
+	else if (PQstatus(conn) == CONNECTION_OK && err.code == GW_ERR_PERMISSION_DENIED)
 		answer = 0;				/* e.g. no USAGE on the schema: such a role reads nothing */
 done:
 	if (PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) != PQTRANS_IDLE)
@@ -1074,9 +1074,9 @@ parse_filter(json_t *query, const char *name, const char *delimiter, char **out,
 	if ((id = gw_parse_id(json_string_value(v), delimiter, err)) == NULL)
 		return false;
 	if (!ns && json_array_size(id) == 0)
-		gw_error_set(err, LANCE_INVALID_INPUT, "table must name a table");
+		gw_error_set(err, GW_ERR_INVALID_INPUT, "table must name a table");
 	else if ((*out = json_dumps(id, JSON_COMPACT)) == NULL)
-		gw_error_set(err, LANCE_INTERNAL, "out of memory");
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
 	else if (ns)
 		(*out)[strlen(*out) - 1] = json_array_size(id) > 0 ? ',' : '\0';	/* ["a","b", */
 	json_decref(id);
@@ -1101,13 +1101,13 @@ parse_resume(const GwHttpRequest *req, char **out, GwError *err)
 		return true;			/* an empty Last-Event-ID means none */
 	if (strlen(v) > GW_FEED_CURSOR_MAX || regexec(&cursor_form, v, 0, NULL, 0) != 0)
 	{
-		gw_error_set(err, LANCE_INVALID_INPUT,
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
 					 "the cursor to resume from (Last-Event-ID or since) must be an event id "
 					 "of this feed: xmin:xmax:xip,...");
 		return false;
 	}
 	if ((*out = strdup(v)) == NULL)
-		gw_error_set(err, LANCE_INTERNAL, "out of memory");
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
 	return *out != NULL;
 }
 
@@ -1131,7 +1131,7 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 	s = calloc(1, sizeof(FeedSub));
 	if (s == NULL)
 	{
-		gw_error_set(&err, LANCE_INTERNAL, "out of memory");
+		gw_error_set(&err, GW_ERR_INTERNAL, "out of memory");
 		gw_respond_error(resp, &err, req->path);
 		return;
 	}
@@ -1149,7 +1149,7 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 	if (stopping)
 	{
 		pthread_mutex_unlock(&feed_lock);
-		gw_error_set(&err, LANCE_SERVICE_UNAVAILABLE, "the gateway is shutting down");
+		gw_error_set(&err, GW_ERR_UNAVAILABLE, "the gateway is shutting down");
 		goto fail;
 	}
 	if (s->resume == NULL)

@@ -162,7 +162,7 @@ lost(GwLoop *L)
 	GwError		err;
 	PGconn	   *old = L->pg;
 
-	gw_error_set(&err, LANCE_SERVICE_UNAVAILABLE, "the connection to the catalog database was lost");
+	gw_error_set(&err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
 	gw_error_detail(&err, "%s", PQerrorMessage(old));
 	epoll_ctl(L->ep, EPOLL_CTL_DEL, PQsocket(old), NULL);
 	L->pg = NULL;

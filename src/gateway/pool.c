@@ -66,7 +66,7 @@ gw_pool_connect(GwError *err)
 		const char *msg = conn ? PQerrorMessage(conn) : "out of memory";
 		size_t		n;
 
-		gw_error_set(err, LANCE_SERVICE_UNAVAILABLE, "the catalog database is unavailable");
+		gw_error_set(err, GW_ERR_UNAVAILABLE, "the catalog database is unavailable");
 		gw_error_detail(err, "%s", msg);
 		n = strlen(err->detail);
 		while (n > 0 && (err->detail[n - 1] == '\n' || err->detail[n - 1] == ' '))
@@ -166,7 +166,7 @@ gw_pool_acquire(int wait_ms, GwError *err)
 	}
 	if (c == NULL)
 	{
-		gw_error_set(err, LANCE_SERVICE_UNAVAILABLE,
+		gw_error_set(err, GW_ERR_UNAVAILABLE,
 					 "all %d catalog database connections are busy", pool_size);
 		return NULL;
 	}

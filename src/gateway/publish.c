@@ -196,7 +196,7 @@ prune(PGconn *conn, PGresult *rows, const bool *ok, GwError *err)
 	json_decref(keys);
 	if (text == NULL)
 	{
-		gw_error_set(err, LANCE_INTERNAL, "out of memory");
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
 		return -1;
 	}
 	res = PQexecParams(conn, SQL_PRUNE, 1, NULL, (const char *const *) &text, NULL, NULL, 0);
@@ -204,7 +204,7 @@ prune(PGconn *conn, PGresult *rows, const bool *ok, GwError *err)
 		n = atol(PQcmdTuples(res));
 	else
 	{
-		gw_error_set(err, LANCE_SERVICE_UNAVAILABLE, "cannot prune the catalog's publications");
+		gw_error_set(err, GW_ERR_UNAVAILABLE, "cannot prune the catalog's publications");
 		gw_error_detail(err, "%s", PQresultErrorMessage(res));
 	}
 	PQclear(res);
@@ -254,7 +254,7 @@ publish_rows(PGconn *conn, PGresult *res, bool *ok, const char **paths,
 		}
 		bytes = PQunescapeBytea((const unsigned char *) PQgetvalue(res, i, 4), &blen);
 		if (bytes == NULL)
-			gw_error_set(&e, LANCE_INTERNAL, "out of memory");
+			gw_error_set(&e, GW_ERR_INTERNAL, "out of memory");
 		else
 			r = s->republish(s, canon, bytes, blen, false, &e);
 		PQfreemem(bytes);
@@ -314,13 +314,13 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 
 		if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		{
-			gw_error_set(err, LANCE_SERVICE_UNAVAILABLE, "cannot read the catalog's publications");
+			gw_error_set(err, GW_ERR_UNAVAILABLE, "cannot read the catalog's publications");
 			gw_error_detail(err, "%s", PQresultErrorMessage(res));
 			ok = false;
 		}
 		else if (done == NULL || paths == NULL)
 		{
-			gw_error_set(err, LANCE_INTERNAL, "out of memory");
+			gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
 			ok = false;
 		}
 		else

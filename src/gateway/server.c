@@ -143,7 +143,7 @@ send_answer(GwReq *r, bool close)
 
 		resp->stream = NULL;
 		if ((m = gw_stream_response(r, stream)) == NULL)
-			gw_server_fail(r, LANCE_SERVICE_UNAVAILABLE, 0, "the gateway cannot start a stream");
+			gw_server_fail(r, GW_ERR_UNAVAILABLE, 0, "the gateway cannot start a stream");
 		r->stream = m != NULL;
 		close = close || r->stream;
 	}
@@ -177,7 +177,7 @@ send_answer(GwReq *r, bool close)
 static enum MHD_Result
 reply_error(GwReq *r, int status, const char *message)
 {
-	gw_server_fail(r, LANCE_INVALID_INPUT, status, message);
+	gw_server_fail(r, GW_ERR_INVALID_INPUT, status, message);
 	r->dispatched = true;		/* nothing more is routed */
 	return send_answer(r, true);
 }

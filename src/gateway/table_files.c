@@ -107,7 +107,7 @@ storage_at(const char *dir, const char *base, GwStorage **own, GwError *err)
 	if (gw_table_location_inside(dir) || strncmp(dir, "s3://", 5) == 0)
 		return gw_storage_for(dir, err);
 	if (dir[0] != '/')
-		gw_error_set(err, LANCE_INVALID_INPUT,
+		gw_error_set(err, GW_ERR_INVALID_INPUT,
 					 "%s is neither an absolute path nor an s3:// location", dir);
 	else if ((*own = gw_storage_local_create(base, err)) == NULL)
 		gw_error_clear(err);
@@ -132,7 +132,7 @@ gw_table_remove_data(const char *dir, int64_t min_age_ms, long *removed, GwError
 	*removed = 0;
 	if (parent == NULL)
 	{
-		gw_error_set(err, LANCE_INTERNAL, "out of memory");
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
 		return false;
 	}
 	if (slash != NULL)
@@ -233,7 +233,7 @@ gw_describe_version_check(json_t *request, const GwRequestInfo *info, json_t *re
 		free(done);
 		free(text);
 		json_decref(retire);
-		gw_error_set(err, LANCE_TABLE_VERSION_NOT_FOUND,
+		gw_error_set(err, GW_ERR_VERSION_NOT_FOUND,
 					 "version %" JSON_INTEGER_FORMAT " not found: its manifest %s is gone "
 					 "from storage (a cleanup of old versions removed it)", version, path);
 		return false;
@@ -327,7 +327,7 @@ list_versions(const char *location, const char *dir, GwError *err)
 	}
 	goto done;
 oom:
-	gw_error_set(err, LANCE_INTERNAL, "out of memory");
+	gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
 fail:
 	json_decref(out);
 	out = NULL;
@@ -359,7 +359,7 @@ gw_register_table(const char *function, json_t *request, const GwRequestInfo *in
 		json_t	   *versions = dir ? list_versions(location, dir, err) : NULL;
 
 		if (dir == NULL)
-			gw_error_set(err, LANCE_INTERNAL, "out of memory");
+			gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
 		free(dir);
 		if (versions == NULL)
 			return NULL;
@@ -369,7 +369,7 @@ gw_register_table(const char *function, json_t *request, const GwRequestInfo *in
 		json_object_del(request, "versions");
 	text = json_dumps(request, JSON_COMPACT);
 	if (text == NULL)
-		gw_error_set(err, LANCE_INTERNAL, "out of memory");
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
 	else
 		result = gw_db_call(function, text, info, NULL, err);
 	free(text);
@@ -393,14 +393,14 @@ drop_after_call(void *arg, char **result, GwError *err)
 	json_decref(res);
 	if (ctx->location == NULL)
 	{
-		gw_error_set(err, LANCE_INTERNAL, "DropTable: the catalog returned no location");
+		gw_error_set(err, GW_ERR_INTERNAL, "DropTable: the catalog returned no location");
 		return false;
 	}
 	ctx->inside = gw_table_location_inside(ctx->location);
 	clock_gettime(CLOCK_REALTIME, &ctx->checked);
 	if (!ctx->inside && !gw_config.drop_outside_root)
 	{
-		gw_error_set(err, LANCE_PERMISSION_DENIED,
+		gw_error_set(err, GW_ERR_PERMISSION_DENIED,
 					 "DropTable: the table's location %s is outside the catalog root %s, "
 					 "where this gateway deletes no data", ctx->location, gw_config.root);
 		gw_error_detail(err, "DeregisterTable removes the table and keeps its files; "
@@ -452,7 +452,7 @@ gw_drop_table(const char *function, json_t *request, const GwRequestInfo *info,
 
 	memset(&ctx, 0, sizeof(ctx));
 	if (text == NULL)
-		gw_error_set(err, LANCE_INTERNAL, "out of memory");
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
 	else
 		result = gw_db_call(function, text, info, &hooks, err);
 	free(text);

@@ -110,7 +110,7 @@ gw_worker_submit(GwReq *r)
 		pthread_mutex_lock(&work_lock);
 		nworkers--;
 		pthread_mutex_unlock(&work_lock);
-		gw_server_fail(r, LANCE_SERVICE_UNAVAILABLE, 0, "the gateway cannot start a worker");
+		gw_server_fail(r, GW_ERR_UNAVAILABLE, 0, "the gateway cannot start a worker");
 		gw_server_answer(r);
 	}
 }
