@@ -10,7 +10,7 @@
  *	  the catalog computed, and only then is the transaction committed, so
  *	  after a 409 the winner's manifest exists.  After COMMIT the staging
  *	  file is removed and the canonical path returned in the client's form
- *	  (client_paths.c).
+ *	  (gw_client_manifest_path, dispatch.c).
  *
  *	  For a local table, while the publisher runs, the staged bytes go to
  *	  the catalog with the version ("manifest_base64") and nothing is
@@ -30,9 +30,9 @@
 
 #include <openssl/evp.h>
 
-#include "client_paths.h"
 #include "commit.h"
 #include "publish.h"
+#include "router.h"
 #include "s3.h"
 
 typedef struct CommitEntry
@@ -96,7 +96,7 @@ hold_entry(json_t *entry, CommitEntry *ce, int index, GwError *err)
  *		with err set.  Escaping the base64 through jansson cost a sixth of a
  *		create's CPU; it needs no escaping.  A placeholder is NUL and the
  *		entry's index ("\u0000<index>"), which no other string of a request
- *		can begin with (jansson refuses \u0000 in a body, pathid.c a NUL in
+ *		can begin with (jansson refuses \u0000 in a body, router.c a NUL in
  *		a target), and each must name a held entry once.
  */
 static char *

@@ -12,8 +12,6 @@
 
 #include "commit.h"
 #include "db.h"
-#include "client_paths.h"
-#include "dispatch.h"
 #include "feed.h"
 #include "metrics.h"
 #include "router.h"
@@ -43,36 +41,20 @@ respond_ok(GwResponse *resp, char *body)
 }
 
 /*
- * secret_equal
- *		Compare two strings in time independent of where they differ.
+ * is_api_key
+ *		Whether given (NULL: none) is --api-key, compared in time
+ *		independent of where they differ.
  */
 static bool
-secret_equal(const char *a, const char *b)
+is_api_key(const char *given)
 {
-	size_t		la = strlen(a);
-	size_t		lb = strlen(b);
-	unsigned char diff = (la != lb);
+	size_t		la = given ? strlen(given) : 0;
+	size_t		lb = strlen(gw_config.api_key);
+	unsigned char diff = (given == NULL || la != lb);
 
 	for (size_t i = 0; i < la; i++)
-		diff |= (unsigned char) a[i] ^ (unsigned char) b[i % (lb ? lb : 1)];
+		diff |= (unsigned char) given[i] ^ (unsigned char) gw_config.api_key[i % (lb ? lb : 1)];
 	return diff == 0;
-}
-
-/*
- * authenticated
- *		With --api-key: x-api-key: KEY or Authorization: Bearer KEY.
- */
-static bool
-authenticated(json_t *headers)
-{
-	const char *api_key;
-	const char *bearer;
-
-	if (gw_config.api_key == NULL)
-		return true;
-	gw_credentials(headers, &api_key, &bearer);
-	return (api_key != NULL && secret_equal(api_key, gw_config.api_key)) ||
-		(bearer != NULL && secret_equal(bearer, gw_config.api_key));
 }
 
 /*
@@ -107,7 +89,6 @@ build_call(const char *raw_id, const GwHttpRequest *req, GwCall *call, GwError *
 	call->info.headers_json = call->headers_text ? call->headers_text : "{}";
 	call->info.method = req->method;
 	call->info.path = req->path;
-	gw_credentials(req->headers, &call->info.api_key, &call->info.bearer);
 	return true;
 }
 
@@ -121,7 +102,7 @@ gw_call_text(GwCall *call, GwError *err)
 	if (call->request_text == NULL)
 		call->request_text = json_dumps(call->request, JSON_COMPACT);
 	if (call->request_text == NULL)
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 	return call->request_text;
 }
 
@@ -136,6 +117,74 @@ gw_call_free(GwCall *call)
 	free(call->request_text);
 	free(call->headers_text);
 	memset(call, 0, sizeof(*call));
+}
+
+/*
+ * gw_client_manifest_path
+ *		The object-store path of a recorded manifest location, as Lance
+ *		clients read and write it and as Lance's DirectoryNamespace answers:
+ *		a pointer into location (the key of "s3://BUCKET/KEY", or the file
+ *		path without its leading "/"); location itself for anything else.
+ *		Every TableVersion the gateway returns carries that form, whatever
+ *		form the request used; SQL reports the recorded location itself.
+ */
+const char *
+gw_client_manifest_path(const char *location)
+{
+	if (strncmp(location, "s3://", 5) == 0)
+	{
+		const char *key = strchr(location + 5, '/');
+
+		return key != NULL && key[1] != '\0' ? key + 1 : location;
+	}
+	if (location[0] == '/')
+		return location + 1;
+	return location;
+}
+
+/*
+ * client_form
+ *		Replace version.manifest_path by its object-store path; true if
+ *		that changed it.
+ */
+static bool
+client_form(json_t *version)
+{
+	const char *path = json_string_value(json_object_get(version, "manifest_path"));
+	const char *client = path ? gw_client_manifest_path(path) : NULL;
+
+	if (client == path)
+		return false;
+	/* json_string copies client out of the string it replaces */
+	json_object_set_new(version, "manifest_path", json_string(client));
+	return true;
+}
+
+/*
+ * client_paths
+ *		Rewrite the manifest paths of a DescribeTableVersion ("version")
+ *		or ListTableVersions ("versions") answer, res (parsed from result,
+ *		malloc'd JSON text); returns the new text (result freed), or
+ *		result itself when no path changes.
+ */
+static char *
+client_paths(json_t *res, char *result)
+{
+	json_t	   *versions = json_object_get(res, "versions");
+	json_t	   *v;
+	size_t		i;
+	bool		changed = client_form(json_object_get(res, "version"));
+	char	   *text;
+
+	json_array_foreach(versions, i, v)
+		changed |= client_form(v);
+	if (!changed)
+		return result;
+	text = json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (text == NULL)
+		return result;
+	free(result);
+	return text;
 }
 
 /*
@@ -164,7 +213,7 @@ gw_dispatch_finish(GwCall *call, char *result, const GwError *err, GwResponse *r
 			result = NULL;
 		}
 		else
-			result = gw_client_paths(res, result);
+			result = client_paths(res, result);
 		json_decref(res);
 	}
 	if (result == NULL)
@@ -178,19 +227,6 @@ gw_dispatch_finish(GwCall *call, char *result, const GwError *err, GwResponse *r
 	else
 		respond_ok(resp, result);
 	gw_call_free(call);
-}
-
-/*
- * in_loop
- *		Whether a loop runs a route's call down its pipeline: the reads,
- *		which never wait for row locks, unless --db-auth's role (a round
- *		trip) or STS vending makes them wait.
- */
-static bool
-in_loop(GwRouteKind kind)
-{
-	return (kind == GW_ROUTE_READ || kind == GW_ROUTE_EXISTS) && !gw_config.db_auth &&
-		strcmp(gw_config.vend_credentials, "sts") != 0;
 }
 
 /*
@@ -213,6 +249,7 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 	gw_error_clear(&err);
 	memset(resp, 0, sizeof(*resp));
 	memset(call, 0, sizeof(*call));
+	gw_credentials(req->headers, &call->info.api_key, &call->info.bearer);
 	m = gw_route_match(req->path, gw_method_bit(req->method), &route, &raw_id);
 	resp->route = call->route = route;
 	kind = m == GW_MATCH_OK ? route->kind : GW_ROUTE_CATALOG;
@@ -220,17 +257,19 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 		respond_ok(resp, strdup("{\"status\":\"ok\"}"));
 	else if (m == GW_MATCH_OK && kind == GW_ROUTE_READY)
 		step = GW_DISPATCH_WORK;
-	else if (!authenticated(req->headers))
-		gw_error_set(&err, GW_ERR_UNAUTHENTICATED, "missing or invalid API key");
+	/* --api-key: x-api-key: KEY or Authorization: Bearer KEY */
+	else if (gw_config.api_key != NULL && !is_api_key(call->info.api_key) &&
+			 !is_api_key(call->info.bearer))
+		gw_error_set(&err, LANCE_UNAUTHENTICATED, "missing or invalid API key");
 	else if (m == GW_MATCH_NONE)
 		/* code 0 has status 406, not 404: a client must not think "not found" */
-		gw_error_set(&err, GW_ERR_UNSUPPORTED, "no such route: %s %s", req->method, req->path);
+		gw_error_set(&err, LANCE_UNSUPPORTED, "no such route: %s %s", req->method, req->path);
 	else if (m == GW_MATCH_UNSUPPORTED)
-		gw_error_set(&err, GW_ERR_UNSUPPORTED,
+		gw_error_set(&err, LANCE_UNSUPPORTED,
 					 "this route is a data operation, which this catalog does not serve");
 	else if (m == GW_MATCH_METHOD)
 	{
-		gw_error_set(&err, GW_ERR_UNSUPPORTED, "method %s is not allowed for %s",
+		gw_error_set(&err, LANCE_UNSUPPORTED, "method %s is not allowed for %s",
 					 req->method, route->operation);
 		err.status = 405;
 		resp->allow = (route->methods & GW_GET) ? "GET, POST" : "POST";
@@ -246,8 +285,13 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 		gw_feed_subscribe(req, resp);
 	else if (kind == GW_ROUTE_EVENTS)
 		step = GW_DISPATCH_WORK;
+	/*
+	 * reads, which never wait for row locks, go down the loop's pipeline,
+	 * unless --db-auth's role (a round trip) or STS vending makes them wait
+	 */
 	else if (build_call(raw_id, req, call, &err))
-		step = in_loop(kind) ? GW_DISPATCH_CALL : GW_DISPATCH_WORK;
+		step = (kind == GW_ROUTE_READ || kind == GW_ROUTE_EXISTS) && !gw_config.db_auth &&
+			strcmp(gw_config.vend_credentials, "sts") != 0 ? GW_DISPATCH_CALL : GW_DISPATCH_WORK;
 	if (err.code >= 0)
 		gw_respond_error(resp, &err, req->path);
 	free(raw_id);

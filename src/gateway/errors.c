@@ -82,16 +82,15 @@ string_or(const char *s, const char *fallback)
 char *
 gw_error_body(const GwError *err, const char *instance)
 {
-	json_t	   *obj = json_object();
 	int			code = err->code < 0 ? GW_ERR_INTERNAL : err->code;
 	const char *name = lance_error_name_of(code) ? lance_error_name_of(code) : "Internal";
-	char	   *text;
+	json_t	   *obj = json_pack("{s:o, s:i, s:o, s:o}",
+								"error", string_or(err->message[0] ? err->message : "error", "error"),
+								"code", code,
+								"detail", string_or(err->detail[0] ? err->detail : name, name),
+								"instance", string_or(instance ? instance : "", ""));
+	char	   *text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
 
-	json_object_set_new(obj, "error", string_or(err->message[0] ? err->message : "error", "error"));
-	json_object_set_new(obj, "code", json_integer(code));
-	json_object_set_new(obj, "detail", string_or(err->detail[0] ? err->detail : name, name));
-	json_object_set_new(obj, "instance", string_or(instance ? instance : "", ""));
-	text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(obj);
 	return text;
 }

@@ -23,7 +23,7 @@
 
 #include "feed.h"
 #include "metrics.h"
-#include "pathid.h"
+#include "router.h"
 #include "server_int.h"
 
 #define PRIV_CACHE_MAX		4096

@@ -10,7 +10,7 @@
 #ifndef LANCE_GATEWAY_FEED_H
 #define LANCE_GATEWAY_FEED_H
 
-#include "dispatch.h"
+#include "router.h"
 
 extern bool gw_feed_start(void);
 extern void gw_feed_stop(void);

@@ -8,25 +8,29 @@
  *	  data operations it answers 406.  The request model handed to
  *	  lance_namespace.rest_<op>(jsonb) is the JSON body (missing, empty or
  *	  null: {}), the path id as an array of names under "id", and the
- *	  query parameters the extension lists, as JSON values of their types.
+ *	  query parameters the extension lists, as JSON values of their types;
+ *	  the path id and the query are percent-decoded, and the id split by
+ *	  the extension's rule (src/name_rules.c).
  *
  *-------------------------------------------------------------------------
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "pathid.h"
+#include "name_rules.h"
 #include "router.h"
 
 /* The routes the gateway serves itself, without a binding. */
 static const GwRoute own_routes[] = {
-	{"/health", GW_GET, GW_ROUTE_HEALTH, NULL, "Health", {NULL}, 0},
-	{"/ready", GW_GET, GW_ROUTE_READY, NULL, "Ready", {NULL}, 0},
-	{"/metrics", GW_GET, GW_ROUTE_METRICS, NULL, "Metrics", {NULL}, 0},
-	{"/v1/events", GW_GET, GW_ROUTE_EVENTS, NULL, "ChangeFeed", {NULL}, 0},
+	{"/health", GW_GET, GW_ROUTE_HEALTH, NULL, "Health"},
+	{"/ready", GW_GET, GW_ROUTE_READY, NULL, "Ready"},
+	{"/metrics", GW_GET, GW_ROUTE_METRICS, NULL, "Metrics"},
+	{"/v1/events", GW_GET, GW_ROUTE_EVENTS, NULL, "ChangeFeed"},
 };
 
 /* operations whose call comes with files (commit.c, table_files.c) */
@@ -66,23 +70,12 @@ static const char *const batch_fields[] = {"entries", "ranges", "operations", NU
 GwRoute    *gw_routes;
 int			gw_nroutes;
 
-/* The JSON type that a query parameter becomes in the request model. */
-typedef enum GwQueryType
-{
-	GW_QUERY_STRING,
-	GW_QUERY_INTEGER,
-	GW_QUERY_BOOLEAN
-} GwQueryType;
-
-typedef struct GwQueryParameter
-{
-	const char *name;
-	GwQueryType type;
-} GwQueryParameter;
-
-/* The query parameters that carry request fields, and their types. */
-static GwQueryParameter *query_parameters;
-static int	nquery_parameters;
+/*
+ * The query parameters that carry request fields: name -> the JSON type
+ * ("string", "integer" or "boolean") it becomes in the request model, in
+ * the extension's order.
+ */
+static json_t *query_types;
 
 /*
  * gw_method_bit
@@ -108,54 +101,31 @@ split_path(char *copy, char **seg, int maxseg)
 {
 	size_t		len = strlen(copy);
 	int			n = 0;
-	char	   *p;
 
 	if (copy[0] != '/')
 		return -1;
 	if (len > 1 && copy[len - 1] == '/')
 		copy[len - 1] = '\0';
-	if (copy[1] == '\0')
+	if (*++copy == '\0')
 		return 0;
-	p = copy + 1;
-	for (;;)
-	{
-		char	   *slash = strchr(p, '/');
-
-		if (n >= maxseg)
-			return -1;
-		seg[n++] = p;
-		if (slash == NULL)
-			break;
-		*slash = '\0';
-		p = slash + 1;
-	}
-	return n;
+	while (copy != NULL && n < maxseg)
+		seg[n++] = strsep(&copy, "/");
+	return copy == NULL ? n : -1;
 }
 
 /*
  * add_route
- *		Append a route to the table, its pattern split once.
+ *		Append a route to the table.
  */
 static bool
 add_route(const GwRoute *route)
 {
 	GwRoute    *grown = realloc(gw_routes, (gw_nroutes + 1) * sizeof(GwRoute));
-	GwRoute    *r;
-	char	   *copy;
 
 	if (grown == NULL)
 		return false;
 	gw_routes = grown;
-	r = &gw_routes[gw_nroutes];
-	*r = *route;
-	copy = strdup(r->pattern);
-	r->nseg = copy ? split_path(copy, r->seg, GW_ROUTE_MAX_SEGMENTS) : -1;
-	if (r->nseg < 0)
-	{
-		free(copy);
-		return false;
-	}
-	gw_nroutes++;
+	gw_routes[gw_nroutes++] = *route;
 	return true;
 }
 
@@ -171,7 +141,7 @@ bool
 gw_route_add(const char *path, int methods, const char *operation,
 			 const char *binding, bool read_only, bool no_body, GwError *err)
 {
-	GwRoute		r = {NULL, methods, GW_ROUTE_CATALOG, NULL, NULL, {NULL}, 0};
+	GwRoute		r = {NULL, methods, GW_ROUTE_CATALOG, NULL, NULL};
 	bool		ok = methods != 0 && path[0] == '/' && binding[0] != '\0' &&
 		strlen(binding) < 60 && strspn(binding, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(binding);
 
@@ -188,7 +158,7 @@ gw_route_add(const char *path, int methods, const char *operation,
 	r.function = strdup(binding);
 	if (!ok || r.pattern == NULL || r.operation == NULL || r.function == NULL || !add_route(&r))
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.rest_routes: cannot serve %s (%s)",
+		gw_error_set(err, LANCE_INTERNAL, "lance_namespace.rest_routes: cannot serve %s (%s)",
 					 path, binding);
 		return false;
 	}
@@ -202,42 +172,38 @@ gw_route_add(const char *path, int methods, const char *operation,
 bool
 gw_query_parameter_add(const char *name, const char *type, GwError *err)
 {
-	static const char *const types[] = {"string", "integer", "boolean"};
-	GwQueryParameter *grown = realloc(query_parameters,
-									  (nquery_parameters + 1) * sizeof(GwQueryParameter));
-	GwQueryParameter *q = grown ? &grown[nquery_parameters] : NULL;
-
-	if (grown != NULL)
-		query_parameters = grown;
-	for (int t = GW_QUERY_STRING; q != NULL && t <= GW_QUERY_BOOLEAN; t++)
-		if (strcmp(type, types[t]) == 0 && (q->name = strdup(name)) != NULL)
-		{
-			q->type = t;
-			nquery_parameters++;
-			return true;
-		}
-	gw_error_set(err, GW_ERR_INTERNAL, "query parameter %s of type %s cannot be served", name, type);
+	if (query_types == NULL)
+		query_types = json_object();
+	if ((strcmp(type, "string") == 0 || strcmp(type, "integer") == 0 || strcmp(type, "boolean") == 0) &&
+		json_object_set_new(query_types, name, json_string(type)) == 0)
+		return true;
+	gw_error_set(err, LANCE_INTERNAL, "query parameter %s of type %s cannot be served", name, type);
 	return false;
 }
 
 /*
  * match_one
- *		Match path segments against a route's; *id: its {id} segment.
+ *		Match path segments against a route's pattern; *id: its {id}
+ *		segment.
  */
 static bool
-match_one(const GwRoute *route, char **seg, int nseg, const char **id)
+match_one(const char *pattern, char **seg, int nseg, const char **id)
 {
-	if (route->nseg != nseg)
-		return false;
 	*id = NULL;
 	for (int i = 0; i < nseg; i++)
 	{
-		if (strcmp(route->seg[i], "{id}") == 0)
-			*id = seg[i];
-		else if (strcmp(route->seg[i], seg[i]) != 0)
+		size_t		n;
+
+		if (*pattern++ != '/')
 			return false;
+		n = strcspn(pattern, "/");
+		if (n == 4 && strncmp(pattern, "{id}", 4) == 0)
+			*id = seg[i];
+		else if (strlen(seg[i]) != n || strncmp(pattern, seg[i], n) != 0)
+			return false;
+		pattern += n;
 	}
-	return true;
+	return *pattern == '\0';
 }
 
 /*
@@ -273,7 +239,7 @@ gw_route_match(const char *path, int method, const GwRoute **route, char **raw_i
 	{
 		const char *id = NULL;
 
-		if (!match_one(&gw_routes[i], seg, nseg, &id))
+		if (!match_one(gw_routes[i].pattern, seg, nseg, &id))
 			continue;
 		*route = &gw_routes[i];
 		result = (gw_routes[i].methods & method) ? GW_MATCH_OK : GW_MATCH_METHOD;
@@ -332,7 +298,7 @@ gw_parse_body(const char *body, size_t len, GwError *err)
 	v = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	if (v == NULL)
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "malformed JSON request body");
+		gw_error_set(err, LANCE_INVALID_INPUT, "malformed JSON request body");
 		gw_error_detail(err, "%s (line %d, column %d)", jerr.text, jerr.line, jerr.column);
 		return NULL;
 	}
@@ -342,29 +308,112 @@ gw_parse_body(const char *body, size_t len, GwError *err)
 		return json_object();
 	}
 	if (!json_is_object(v))
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "request body must be a JSON object");
+		gw_error_set(err, LANCE_INVALID_INPUT, "request body must be a JSON object");
 	else if (too_deep(body, len))
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "request body is nested deeper than %d levels", GW_MAX_JSON_DEPTH);
 	else
 	{
+		/* the first array over --max-batch-entries (0, unset: no cap) */
 		for (i = 0; batch_fields[i]; i++)
-		{
-			json_t	   *a = json_object_get(v, batch_fields[i]);
-
-			if (gw_config.max_batch_entries > 0 && json_is_array(a) &&
-				json_array_size(a) > (size_t) gw_config.max_batch_entries)
-			{
-				gw_error_set(err, GW_ERR_INVALID_INPUT, "%s has more than %d elements",
-							 batch_fields[i], gw_config.max_batch_entries);
+			if (gw_config.max_batch_entries > 0 &&
+				json_array_size(json_object_get(v, batch_fields[i])) > (size_t) gw_config.max_batch_entries)
 				break;
-			}
-		}
 		if (batch_fields[i] == NULL)
 			return v;
+		gw_error_set(err, LANCE_INVALID_INPUT, "%s has more than %d elements",
+					 batch_fields[i], gw_config.max_batch_entries);
 	}
 	json_decref(v);
 	return NULL;
+}
+
+/*
+ * gw_valid_utf8
+ *		True if s[0..len) is well-formed UTF-8 without NUL bytes: the
+ *		extension's rule, PostgreSQL's own check (src/name_rules.c).
+ */
+bool
+gw_valid_utf8(const char *s, size_t len)
+{
+	return len <= INT_MAX && lance_valid_utf8(s, (int) len);
+}
+
+/*
+ * gw_percent_decode
+ *		Decode %XY escapes (and '+' as a space when asked, for query
+ *		strings).  Malformed escapes, NUL bytes and invalid UTF-8 are
+ *		InvalidInput.  Returns a malloc'd string or NULL with err set.
+ */
+char *
+gw_percent_decode(const char *s, size_t len, bool plus_is_space, GwError *err)
+{
+	char	   *out = malloc(len + 1);
+	size_t		o = 0;
+
+	if (out == NULL)
+	{
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < len; i++)
+	{
+		char		hex[3] = {0};
+
+		if (s[i] != '%')
+		{
+			out[o++] = s[i] == '+' && plus_is_space ? ' ' : s[i];
+			continue;
+		}
+		/* the gateway never calls setlocale: isxdigit is [0-9a-fA-F] */
+		if (i + 2 >= len || !isxdigit((unsigned char) s[i + 1]) || !isxdigit((unsigned char) s[i + 2]))
+		{
+			free(out);
+			gw_error_set(err, LANCE_INVALID_INPUT, "malformed percent-encoding in request target");
+			return NULL;
+		}
+		memcpy(hex, s + i + 1, 2);
+		out[o++] = (char) strtol(hex, NULL, 16);
+		i += 2;
+	}
+	out[o] = '\0';
+	if (!gw_valid_utf8(out, o))
+	{
+		free(out);
+		gw_error_set(err, LANCE_INVALID_INPUT, "request target is not valid UTF-8 or contains a NUL byte");
+		return NULL;
+	}
+	return out;
+}
+
+/*
+ * gw_parse_id
+ *		Split a decoded string identifier into a JSON array of strings by
+ *		the extension's rule (src/name_rules.c): the empty string or the
+ *		delimiter alone is the root.  The catalog validates the names.
+ */
+json_t *
+gw_parse_id(const char *id, const char *delimiter, GwError *err)
+{
+	LanceIdSegment segments[LANCE_MAX_ID_DEPTH];
+	json_t	   *arr;
+	int			n;
+
+	if (delimiter[0] == '\0')
+	{
+		gw_error_set(err, LANCE_INVALID_INPUT, "delimiter must not be empty");
+		return NULL;
+	}
+	n = lance_split_id(id, delimiter, segments, LANCE_MAX_ID_DEPTH);
+	if (n < 0)
+	{
+		gw_error_set(err, LANCE_INVALID_INPUT, "id has more than 64 levels");
+		return NULL;
+	}
+	arr = json_array();
+	for (int i = 0; i < n; i++)
+		json_array_append_new(arr, json_stringn(segments[i].start, segments[i].len));
+	return arr;
 }
 
 /*
@@ -373,13 +422,13 @@ gw_parse_body(const char *body, size_t len, GwError *err)
  *		a new reference, or NULL with err set.
  */
 static json_t *
-typed_query_value(const char *name, GwQueryType type, json_t *qv, GwError *err)
+typed_query_value(const char *name, const char *type, json_t *qv, GwError *err)
 {
 	const char *text = json_string_value(qv);
 
-	if (text == NULL || type == GW_QUERY_STRING)
+	if (text == NULL || strcmp(type, "string") == 0)
 		return json_incref(qv);
-	if (type == GW_QUERY_INTEGER)
+	if (strcmp(type, "integer") == 0)
 	{
 		const char *p = text + (text[0] == '-');
 		char	   *end;
@@ -389,7 +438,7 @@ typed_query_value(const char *name, GwQueryType type, json_t *qv, GwError *err)
 		val = strtoll(text, &end, 10);
 		if (*p >= '0' && *p <= '9' && *end == '\0' && errno == 0)
 			return json_integer(val);
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "query parameter \"%s\" must be an integer", name);
 	}
 	else
@@ -398,7 +447,7 @@ typed_query_value(const char *name, GwQueryType type, json_t *qv, GwError *err)
 			return json_true();
 		if (strcasecmp(text, "false") == 0 || strcmp(text, "0") == 0)
 			return json_false();
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "query parameter \"%s\" must be true or false", name);
 	}
 	gw_error_detail(err, "Got \"%.200s\".", text);
@@ -416,6 +465,8 @@ gw_build_request(json_t *body, const char *raw_id, json_t *query, GwError *err)
 	json_t	   *jdelim = json_object_get(query, "delimiter");
 	const char *delimiter = json_is_string(jdelim) ? json_string_value(jdelim) : "$";
 	json_t	   *identity;
+	const char *name;
+	json_t	   *type;
 
 	if (raw_id != NULL)
 	{
@@ -428,7 +479,7 @@ gw_build_request(json_t *body, const char *raw_id, json_t *query, GwError *err)
 		{
 			json_decref(id);
 			id = NULL;
-			gw_error_set(err, GW_ERR_INVALID_INPUT,
+			gw_error_set(err, LANCE_INVALID_INPUT,
 						 "the id in the request body does not match the id in the path");
 		}
 		if (id == NULL)
@@ -439,22 +490,21 @@ gw_build_request(json_t *body, const char *raw_id, json_t *query, GwError *err)
 	identity = json_object_get(body, "identity");
 	if (identity != NULL && !json_is_null(identity))
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "identity is not read from the request body: send the API key in the "
 					 "x-api-key header or the token in the Authorization header");
 		goto fail;
 	}
 	/* the query parameters and their types are the extension's */
-	for (int i = 0; i < nquery_parameters; i++)
+	json_object_foreach(query_types, name, type)
 	{
-		const char *name = query_parameters[i].name;
 		json_t	   *qv = json_object_get(query, name);
 		json_t	   *bv = json_object_get(body, name);
 		json_t	   *typed;
 
 		if (qv == NULL || (bv != NULL && !json_is_null(bv)))
 			continue;
-		typed = typed_query_value(name, query_parameters[i].type, qv, err);
+		typed = typed_query_value(name, json_string_value(type), qv, err);
 		if (typed == NULL)
 			goto fail;
 		json_object_set_new(body, name, typed);

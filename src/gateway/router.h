@@ -1,8 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * router.h
- *	  The REST route table (which SQL function serves which path, loaded
- *	  from the extension at start) and the request model.
+ *	  The way of a request: the REST route table (which SQL function
+ *	  serves which path, loaded from the extension at start), the request
+ *	  model and the decoding of request targets and string identifiers
+ *	  (router.c), and the dispatch of a request to its call and response
+ *	  (dispatch.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -11,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "gateway.h"
+#include "db.h"
 
 #define GW_MAX_JSON_DEPTH 64
 
@@ -34,8 +37,6 @@ typedef enum GwRouteKind
 	GW_ROUTE_READY				/* readiness, database reachable */
 } GwRouteKind;
 
-#define GW_ROUTE_MAX_SEGMENTS 16
-
 typedef struct GwRoute
 {
 	const char *pattern;		/* e.g. "/v1/table/{id}/describe" */
@@ -43,9 +44,6 @@ typedef struct GwRoute
 	GwRouteKind kind;
 	const char *function;		/* lance_namespace.<function>(jsonb) */
 	const char *operation;		/* spec operation name, for messages */
-	/* the pattern's segments, split once when the route is added */
-	char	   *seg[GW_ROUTE_MAX_SEGMENTS];
-	int			nseg;
 } GwRoute;
 
 typedef enum GwMatch
@@ -67,9 +65,61 @@ extern GwMatch gw_route_match(const char *path, int method,
 							  const GwRoute **route, char **raw_id);
 extern int	gw_method_bit(const char *method);
 
+extern char *gw_percent_decode(const char *s, size_t len, bool plus_is_space, GwError *err);
+extern json_t *gw_parse_id(const char *id, const char *delimiter, GwError *err);
+extern bool gw_valid_utf8(const char *s, size_t len);
 extern json_t *gw_parse_body(const char *body, size_t len, GwError *err);
 extern bool gw_parse_query(const char *query, size_t len, json_t *obj, GwError *err);
 extern json_t *gw_build_request(json_t *body, const char *raw_id,
 								json_t *query, GwError *err);
+
+/* dispatch.c: from a parsed HTTP request to a response, independent of the HTTP library */
+typedef struct GwHttpRequest
+{
+	const char *method;
+	const char *path;			/* raw (still percent-encoded) path */
+	json_t	   *query;			/* decoded query parameters, name -> string */
+	json_t	   *headers;		/* lower-cased header name -> value */
+	const char *body;
+	size_t		body_len;
+} GwHttpRequest;
+
+typedef struct GwResponse
+{
+	int			status;
+	char	   *body;			/* malloc'd, NULL for none */
+	const char *allow;			/* Allow header for 405, or NULL */
+	const char *content_type;	/* NULL: application/json */
+	const GwRoute *route;		/* matched route entry (metrics), or NULL */
+	void	   *stream;			/* change-feed subscriber (feed.c), or NULL */
+} GwResponse;
+
+/* A route's call: its request model and the request facts SQL sees. */
+typedef struct GwCall
+{
+	const GwRoute *route;
+	json_t	   *request;		/* the request model */
+	char	   *request_text;	/* its text, once gw_call_text made it */
+	char	   *headers_text;	/* the headers as JSON (request.headers) */
+	GwRequestInfo info;			/* points into the call and the request */
+} GwCall;
+
+typedef enum GwDispatchStep
+{
+	GW_DISPATCH_DONE,			/* the response is ready */
+	GW_DISPATCH_CALL,			/* a read: the loop runs the call's statement */
+	GW_DISPATCH_WORK			/* a worker runs the call: gw_dispatch_run */
+} GwDispatchStep;
+
+extern GwDispatchStep gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp,
+										GwCall *call);
+extern void gw_dispatch_run(GwCall *call, const GwHttpRequest *req, GwResponse *resp);
+extern void gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
+							   GwResponse *resp);
+extern const char *gw_call_text(GwCall *call, GwError *err);
+extern void gw_call_free(GwCall *call);
+extern void gw_respond_error(GwResponse *resp, const GwError *err, const char *instance);
+extern void gw_credentials(json_t *headers, const char **api_key, const char **bearer);
+extern const char *gw_client_manifest_path(const char *location);
 
 #endif							/* LANCE_GATEWAY_ROUTER_H */

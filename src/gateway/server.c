@@ -25,7 +25,6 @@
 
 #include "feed.h"
 #include "metrics.h"
-#include "pathid.h"
 #include "router.h"
 #include "server_int.h"
 

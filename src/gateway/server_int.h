@@ -20,7 +20,7 @@
 #include <libpq-fe.h>
 #include <microhttpd.h>
 
-#include "dispatch.h"
+#include "router.h"
 #include "pool.h"
 
 /* epoll tags of a loop's descriptors */

@@ -2,7 +2,7 @@
  *
  * fuzz_pathid.c
  *	  libFuzzer target: percent-decoding and string identifiers of the
- *	  gateway (src/gateway/pathid.c).
+ *	  gateway (src/gateway/router.c).
  *
  *	  Input: byte 0 picks '+' handling and the delimiter length (0 = the
  *	  default "$"); the delimiter is taken from the start of the decoded
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pathid.h"
+#include "router.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "fixture_routes.h"
-#include "pathid.h"
 #include "router.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
