@@ -104,18 +104,16 @@ gw_table_remove_data(const char *dir, int64_t min_age_ms, long *removed, GwError
 	st = storage_at(dir, parent, &own, err);
 	free(parent);
 	ok = st != NULL ? st->remove_tree(st, dir, min_age_ms, removed, err) : err->code < 0;
-	if (own != NULL)
-		gw_storage_local_free(own);
+	gw_storage_local_free(own);
 	return ok;
 }
 
 /*
  * gw_manifest_missing
- *		Whether the manifest file at path (of version) is missing: 0 no (or
- *		cannot say), GW_MANIFEST_CLEANED when its directory lists a later
- *		version's manifest (a client's cleanup removed it: a crash loses
- *		only the latest links, the journal commits in order), else
- *		GW_MANIFEST_LOST.
+ *		Whether the manifest at path (of version) is missing: 0 no (or
+ *		cannot say), GW_MANIFEST_CLEANED when a later version's manifest is
+ *		listed beside it (a client's cleanup: a crash loses only the latest
+ *		links, the journal commits in order), else GW_MANIFEST_LOST.
  */
 int
 gw_manifest_missing(GwStorage *st, const char *path, int64_t version)
@@ -264,18 +262,16 @@ list_versions(const char *location, GwError *err)
 	for (int i = 0; i < n; i++)
 	{
 		const GwFileInfo *f = listed[i].file;
+		json_t	   *e;
 
 		if (i > 0 && listed[i].version == listed[i - 1].version)
 			continue;
-		if (json_array_append_new(out, json_pack("{sIss#++ssso*ss*}",
-												 "version", (json_int_t) listed[i].version,
-												 "manifest_path", location, loclen,
-												 "/" LANCE_VERSIONS_DIR "/", f->name,
-												 "naming_scheme",
-												 listed[i].scheme == LANCE_NAMING_V2 ? "V2" : "V1",
-												 "manifest_size",
-												 f->size >= 0 ? json_integer(f->size) : NULL,
-												 "e_tag", f->etag[0] ? f->etag : NULL)) != 0)
+		e = json_pack("{sIss#++ssso*ss*}", "version", (json_int_t) listed[i].version,
+					  "manifest_path", location, loclen, "/" LANCE_VERSIONS_DIR "/", f->name,
+					  "naming_scheme", listed[i].scheme == LANCE_NAMING_V2 ? "V2" : "V1",
+					  "manifest_size", f->size >= 0 ? json_integer(f->size) : NULL,
+					  "e_tag", f->etag[0] ? f->etag : NULL);
+		if (json_array_append_new(out, e) != 0)
 			goto fail;
 	}
 	goto done;
@@ -289,8 +285,7 @@ done:
 	free(files);
 	free(vdir);
 	free(dir);
-	if (own != NULL)
-		gw_storage_local_free(own);
+	gw_storage_local_free(own);
 	return out;
 }
 
@@ -366,8 +361,7 @@ drop_after_commit(void *arg)
 	clock_gettime(CLOCK_REALTIME, &now);
 	since_ms = (int64_t) (now.tv_sec - ctx->checked.tv_sec) * 1000 +
 		(now.tv_nsec - ctx->checked.tv_nsec) / 1000000;
-	if (ctx->location != NULL &&
-		!gw_table_remove_data(ctx->location, since_ms > 0 ? since_ms : 0, &removed, &err))
+	if (!gw_table_remove_data(ctx->location, since_ms > 0 ? since_ms : 0, &removed, &err))
 		fprintf(stderr, "%s: DropTable: the table was dropped, but deleting its data at %s "
 				"failed (--sweep deletes what is left): %s %s\n",
 				GW_PROGRAM, ctx->location, err.message, err.detail);
