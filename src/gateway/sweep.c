@@ -1,20 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * sweep.c
- *	  lance-namespace-gateway --sweep: for every table under --root, remove
- *	  the orphaned manifest files a crash can leave in its _versions
- *	  directories (main and branches) and retire the versions whose
- *	  manifest a client's cleanup removed; then delete what is left of
- *	  dropped tables.  RELIABILITY.md, "Sweeping orphans", gives the rules
- *	  and why they cannot lose a committed version: each table is swept in
- *	  a READ COMMITTED transaction holding FOR UPDATE on its row of entries
- *	  (so commits in flight end first and none starts), a canonical file
- *	  goes only if it is above the branch's latest version as the catalog
- *	  says under that lock, and only files
- *	  older than --sweep-min-age (by ctime) are touched.  Staging files and
- *	  anything not a regular file are left alone; every path goes through
- *	  the storage layer's confinement.  row_security is off in the
- *	  session, so a role under it gets an error rather than fewer rows.
+ *	  lance-namespace-gateway --sweep: remove the manifest files a crash
+ *	  orphaned in the _versions directories of the tables under --root,
+ *	  retire the versions whose manifest a client's cleanup removed, delete
+ *	  what is left of dropped tables.  RELIABILITY.md ("Sweeping orphans")
+ *	  gives the rules and why they cannot lose a committed version.
  *
  *-------------------------------------------------------------------------
  */
@@ -138,36 +129,30 @@ run(Sweep *sw, const char *context, const char *sql, int nparams,
 static NameKind
 classify(const char *name, int64_t *version)
 {
+	int			n = -1;
+
 	if (strncmp(name, GW_TMP_PREFIX, strlen(GW_TMP_PREFIX)) == 0)
 	{
-		const char *p = name + strlen(GW_TMP_PREFIX);
-		size_t		n = strspn(p, "0123456789");
-
-		if (n == 0 || p[n] != '-')
-			return NAME_OTHER;
-		p += n + 1;
-		n = strspn(p, "0123456789");
-		return n > 0 && strcmp(p + n, GW_TMP_SUFFIX) == 0 ? NAME_TEMPORARY : NAME_OTHER;
+		name += strlen(GW_TMP_PREFIX);
+		sscanf(name, "%*[0-9]-%*[0-9]%n", &n);
+		return n > 0 && strcmp(name + n, GW_TMP_SUFFIX) == 0 ? NAME_TEMPORARY : NAME_OTHER;
 	}
 	return lance_manifest_version(name, version, NULL) ? NAME_CANONICAL : NAME_OTHER;
 }
 
 /*
  * table_dir
- *		The directory of a table location (a path or file:// URI) under
- *		--root, malloc'd without trailing slashes; NULL for any other.
+ *		gw_table_location_dir of a location under --root; NULL for any other.
  */
 static char *
 table_dir(const char *location)
 {
 	char	   *dir = gw_table_location_dir(location);
 
-	if (dir != NULL && !gw_table_location_inside(dir))
-	{
-		free(dir);
-		return NULL;
-	}
-	return dir;
+	if (dir == NULL || gw_table_location_inside(dir))
+		return dir;
+	free(dir);
+	return NULL;
 }
 
 /*
@@ -181,45 +166,13 @@ name_cmp(const void *name, const void *file)
 }
 
 /*
- * reconcile_dir
- *		Retire (or, in a dry run, list) the versions of a branch (res) below
- *		latest_on_disk (the latest version the listing of dir holds) whose
- *		manifest is gone: a client's cleanup removed it.  Under the table's
- *		lock; a directory that is empty or gone retires nothing.
- */
-static bool
-reconcile_dir(Sweep *sw, const char *table_id, const char *table_name, const char *branch,
-			  const char *dir, PGresult *res, const GwFileInfo *files, int nfiles,
-			  int64_t latest_on_disk)
-{
-	size_t		dirlen = strlen(dir);
-
-	for (int i = 0; latest_on_disk >= 0 && i < PQntuples(res); i++)
-	{
-		const char *version = PQgetvalue(res, i, 0);
-		const char *path = PQgetvalue(res, i, 1);
-		const char *rparams[4] = {table_id, version, branch, path};
-		PGresult   *r = NULL;
-
-		if (strtoll(version, NULL, 10) >= latest_on_disk ||
-			strncmp(path, dir, dirlen) != 0 || path[dirlen] != '/' ||
-			bsearch(path + dirlen + 1, files, nfiles, sizeof(GwFileInfo), name_cmp))
-			continue;
-		if (!sw->dry_run && (r = run(sw, table_name, SQL_RETIRE, 4, rparams)) == NULL)
-			return false;
-		PQclear(r);
-		sw->nretired++;
-		printf("%s version %s of table %s, branch %s: its manifest %s is gone\n",
-			   sw->dry_run ? "would retire" : "retired", version, table_name, branch, path);
-	}
-	return true;
-}
-
-/*
  * sweep_dir
- *		Remove (or, in a dry run, list) the orphaned files of one versions
- *		directory of a table.  Returns false if the catalog could not be
- *		asked (the caller gives up on the table).
+ *		Under the table's lock, remove (or, in a dry run, list) the orphaned
+ *		files of one versions directory of a table, then retire the versions
+ *		of the branch below the latest one it lists whose manifest is gone
+ *		(a client's cleanup removed it; a directory that is empty or gone
+ *		retires nothing).  Returns false if the catalog could not be asked
+ *		(the caller gives up on the table).
  */
 static bool
 sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *branch,
@@ -227,10 +180,11 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 {
 	const char *verb = sw->dry_run ? "would remove" : "removed";
 	const char *params[2] = {table_id, branch};
+	size_t		dirlen = strlen(dir);
 	GwFileInfo *files;
 	int			nfiles;
 	GwError		err;
-	bool		ok;
+	bool		ok = true;
 	GwStorage  *st;
 	PGresult   *res;
 	int64_t		latest_row = -1;
@@ -289,7 +243,27 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 				   verb, dir, f->name, table_name, branch, version);
 		}
 	}
-	ok = reconcile_dir(sw, table_id, table_name, branch, dir, res, files, nfiles, latest_on_disk);
+	for (int i = 0; latest_on_disk >= 0 && i < PQntuples(res); i++)
+	{
+		const char *version = PQgetvalue(res, i, 0);
+		const char *path = PQgetvalue(res, i, 1);
+		const char *rparams[4] = {table_id, version, branch, path};
+		PGresult   *r = NULL;
+
+		if (strtoll(version, NULL, 10) >= latest_on_disk ||
+			strncmp(path, dir, dirlen) != 0 || path[dirlen] != '/' ||
+			bsearch(path + dirlen + 1, files, nfiles, sizeof(GwFileInfo), name_cmp))
+			continue;
+		if (!sw->dry_run && (r = run(sw, table_name, SQL_RETIRE, 4, rparams)) == NULL)
+		{
+			ok = false;
+			break;
+		}
+		PQclear(r);
+		sw->nretired++;
+		printf("%s version %s of table %s, branch %s: its manifest %s is gone\n",
+			   sw->dry_run ? "would retire" : "retired", version, table_name, branch, path);
+	}
 	PQclear(res);
 	free(files);
 	return ok;
@@ -308,10 +282,8 @@ sweep_table(Sweep *sw, const char *table_id, const char *table_name)
 	PGresult   *branches = NULL;
 	char	   *dir = NULL;
 	bool		ok = true;
-	bool		scanned = false;	/* its main directory was */
 
-	res = run(sw, table_name, "BEGIN ISOLATION LEVEL READ COMMITTED", 0, NULL);
-	if (res == NULL)
+	if ((res = run(sw, table_name, "BEGIN ISOLATION LEVEL READ COMMITTED", 0, NULL)) == NULL)
 		return;
 	PQclear(res);
 	res = run(sw, table_name, SQL_LOCK_TABLE, 1, params);
@@ -334,54 +306,42 @@ sweep_table(Sweep *sw, const char *table_id, const char *table_name)
 			break;
 		}
 		ok = sweep_dir(sw, table_id, table_name, branch, vdir);
-		scanned |= i < 0 && ok;
+		sw->ntables += i < 0 && ok;	/* its main directory was scanned */
 		free(vdir);
 	}
-	sw->ntables += scanned;
 	PQclear(branches);
 	free(dir);
+	/* COMMIT of a failed transaction rolls it back */
 	if (PQstatus(sw->conn) == CONNECTION_OK && PQtransactionStatus(sw->conn) != PQTRANS_IDLE)
-	{
-		/* COMMIT of a failed transaction rolls it back */
-		res = run(sw, table_name, "COMMIT", 0, NULL);
-		PQclear(res);
-	}
+		PQclear(run(sw, table_name, "COMMIT", 0, NULL));
 }
 
 /*
  * sweep_dropped
- *		Delete what a crash after DropTable's COMMIT left at location, if it
- *		lies under the root and no table is at, above or below it now.
- *		Files younger than --sweep-min-age stay (a table declared since).
+ *		Delete what a crash after DropTable's COMMIT left at dir (under the
+ *		root), if no table is at, above or below it now.  Files younger
+ *		than --sweep-min-age stay (a table declared since).
  */
 static void
-sweep_dropped(Sweep *sw, const char *location)
+sweep_dropped(Sweep *sw, const char *dir)
 {
-	char	   *dir = table_dir(location);
-	const char *params[1];
-	PGresult   *res;
+	const char *params[1] = {dir};
+	PGresult   *res = run(sw, dir, SQL_LOCATION_FREE, 1, params);
+	bool		is_free = res != NULL && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 	GwError		err;
-	long		removed = 0;
-	bool		is_free;
+	long		removed;
 
-	if (dir == NULL)
-		return;					/* not under the root: not the gateway's */
-	params[0] = dir;
-	res = run(sw, location, SQL_LOCATION_FREE, 1, params);
-	is_free = res != NULL && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 	PQclear(res);
 	if (is_free && sw->dry_run)
 		printf("would remove what is left of the dropped table at %s\n", dir);
 	else if (is_free)
 	{
-		gw_error_clear(&err);
 		if (!gw_table_remove_data(dir, sw->min_age_ms, &removed, &err))
 			report(sw, dir, err.message, err.detail);
 		if (removed > 0)
 			printf("removed %ld files of the dropped table at %s\n", removed, dir);
 		sw->ndropped += removed;
 	}
-	free(dir);
 }
 
 /*
@@ -392,31 +352,25 @@ sweep_dropped(Sweep *sw, const char *location)
 int
 gw_sweep_run(const char *root)
 {
-	Sweep		sw;
+	Sweep		sw = {.min_age_ms = (int64_t) gw_config.sweep_min_age_s * 1000,
+	.dry_run = gw_config.dry_run};
+	GwPublishCounts pc = {0};
 	GwConn	   *c;
 	GwError		err;
 	PGresult   *res;
 
 	(void) root;				/* the storage layer's: gw_table_location_inside */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	memset(&sw, 0, sizeof(sw));
-	sw.min_age_ms = (int64_t) gw_config.sweep_min_age_s * 1000;
-	sw.dry_run = gw_config.dry_run;
-
 	gw_error_clear(&err);
-	c = gw_pool_acquire(gw_config.pool_wait_ms, &err);
-	if (c == NULL)
+	if ((c = gw_pool_acquire(gw_config.pool_wait_ms, &err)) == NULL)
 	{
 		report(&sw, "cannot use the catalog database", err.message, err.detail);
 		return 1;
 	}
 	sw.conn = c->conn;
 
-	res = run(&sw, "session", SQL_SESSION, 0, NULL);
-	if (res != NULL)
+	if ((res = run(&sw, "session", SQL_SESSION, 0, NULL)) != NULL)
 	{
-		GwPublishCounts pc = {0};
-
 		/* first what a crash left unpublished: neither missing nor orphans */
 		PQclear(res);
 		gw_error_clear(&err);
@@ -436,13 +390,13 @@ gw_sweep_run(const char *root)
 			report(&sw, "catalog database", "the connection was lost", NULL);
 			break;
 		}
-		if (strcmp(PQgetvalue(res, i, 3), "t") == 0)
-			sweep_dropped(&sw, PQgetvalue(res, i, 1));
-		else if (!PQgetisnull(res, i, 1) && (dir = table_dir(PQgetvalue(res, i, 1))) != NULL)
-		{
-			free(dir);			/* else not under the root: not the gateway's */
+		/* NULL: not under the root, not the gateway's */
+		dir = PQgetisnull(res, i, 1) ? NULL : table_dir(PQgetvalue(res, i, 1));
+		if (dir != NULL && strcmp(PQgetvalue(res, i, 3), "t") == 0)
+			sweep_dropped(&sw, dir);
+		else if (dir != NULL)
 			sweep_table(&sw, PQgetvalue(res, i, 0), PQgetvalue(res, i, 2));
-		}
+		free(dir);
 	}
 	PQclear(res);
 

@@ -1,44 +1,28 @@
 /*-------------------------------------------------------------------------
  *
  * table_files.c
- *	  The files of a whole table (src/gateway/README.md describes each):
- *
- *	  - RegisterTable imports the canonical manifests listed in
- *		<location>/_versions, replacing any "versions" the client sent;
- *	  - DescribeTableVersion of a local manifest under --root that is gone
- *		while a later version's manifest is listed (a client's cleanup;
- *		never the latest, and an unmounted location lists nothing) answers
- *		TableVersionNotFound and retires the row; one that is not below a
- *		later manifest was lost by a crash and is rewritten from the bytes
- *		the catalog holds (publish.c);
- *	  - DropTable checks inside its transaction that the location lies
- *		under --root (else PermissionDenied, unless --drop-outside-root),
- *		and after COMMIT deletes the files older than that check.  Catalog
- *		first, then files: a crash in between leaves files without a row,
- *		which --sweep deletes through the DropTable record.
+ *	  The files of a whole table: RegisterTable imports the manifests
+ *	  listed at its location, DescribeTableVersion checks that a local
+ *	  manifest is still there, DropTable deletes the data after its COMMIT
+ *	  (src/gateway/README.md: "RegisterTable imports existing versions",
+ *	  "Manifests a client's cleanup removed", "DropTable deletes the data").
  *
  *-------------------------------------------------------------------------
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <jansson.h>
-
-#include "db.h"
 #include "publish.h"
-#include "storage.h"
 #include "manifest_rules.h"
 #include "table_files.h"
 
 typedef struct DropCtx
 {
 	char	   *location;		/* normalized location of the dropped table */
-	bool		inside;			/* under --root */
 	struct timespec checked;	/* when the drop was checked, before COMMIT */
 } DropCtx;
 
@@ -61,55 +45,35 @@ gw_table_location_dir(const char *location)
 }
 
 /*
- * under
- *		Whether dir lies strictly below root (a path or URI prefix).
- */
-static bool
-under(const char *dir, const char *root)
-{
-	size_t		rootlen = strlen(root);
-
-	while (rootlen > 1 && root[rootlen - 1] == '/')
-		rootlen--;
-	if (rootlen == 1 && root[0] == '/')
-		return dir[0] == '/' && dir[1] != '\0';
-	return strncmp(dir, root, rootlen) == 0 && dir[rootlen] == '/' && dir[rootlen + 1] != '\0';
-}
-
-/*
  * gw_table_location_inside
- *		Whether a normalized table location lies under this gateway's
- *		--root.
+ *		Whether a normalized table location lies strictly under this
+ *		gateway's --root: a directory's real path or s3://BUCKET[/PREFIX],
+ *		without a trailing slash unless it is "/" (main.c, prepare_root).
  */
 bool
 gw_table_location_inside(const char *dir)
 {
-	const char *local = gw_storage_local_root();
-	const char *s3 = gw_storage_s3_root();
+	const char *root = strncmp(dir, "s3://", 5) == 0 ? gw_storage_s3_root() : gw_storage_local_root();
+	size_t		len = root == NULL || strcmp(root, "/") == 0 ? 0 : strlen(root);
 
-	if (strncmp(dir, "s3://", 5) == 0)
-		return s3 != NULL && under(dir, s3);
-	return local != NULL && dir[0] == '/' && under(dir, local);
+	return root != NULL && strncmp(dir, root, len) == 0 && dir[len] == '/' && dir[len + 1] != '\0';
 }
 
 /*
  * storage_at
  *		The backend that reaches table directory dir: the gateway's under
  *		--root or in a bucket; else, for an absolute path, one confined to
- *		base (*own, to free).  NULL with err set, or with err clear when
- *		there is nothing at base.
+ *		base (*own, to free).  NULL with err set for a location neither
+ *		absolute nor s3:// (gw_storage_for), or clear when nothing is at base.
  */
 static GwStorage *
 storage_at(const char *dir, const char *base, GwStorage **own, GwError *err)
 {
 	*own = NULL;
 	gw_error_clear(err);
-	if (gw_table_location_inside(dir) || strncmp(dir, "s3://", 5) == 0)
+	if (dir[0] != '/' || gw_table_location_inside(dir))
 		return gw_storage_for(dir, err);
-	if (dir[0] != '/')
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
-					 "%s is neither an absolute path nor an s3:// location", dir);
-	else if ((*own = gw_storage_local_create(base, err)) == NULL)
+	if ((*own = gw_storage_local_create(base, err)) == NULL)
 		gw_error_clear(err);
 	return *own;
 }
@@ -123,8 +87,10 @@ storage_at(const char *dir, const char *base, GwStorage **own, GwError *err)
 bool
 gw_table_remove_data(const char *dir, int64_t min_age_ms, long *removed, GwError *err)
 {
-	char	   *parent = strdup(dir);
-	char	   *slash = parent ? strrchr(parent, '/') : NULL;
+	const char *slash = strrchr(dir, '/');
+	/* the parent directory; "/" stays */
+	char	   *parent = strndup(dir, slash == NULL ? strlen(dir) :
+							   slash == dir ? 1 : (size_t) (slash - dir));
 	GwStorage  *own;
 	GwStorage  *st;
 	bool		ok;
@@ -135,56 +101,63 @@ gw_table_remove_data(const char *dir, int64_t min_age_ms, long *removed, GwError
 		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
 		return false;
 	}
-	if (slash != NULL)
-		slash[slash == parent] = '\0';	/* the parent; "/" stays */
 	st = storage_at(dir, parent, &own, err);
 	free(parent);
 	ok = st != NULL ? st->remove_tree(st, dir, min_age_ms, removed, err) : err->code < 0;
-	if (own != NULL)
-		gw_storage_local_free(own);
+	gw_storage_local_free(own);
 	return ok;
 }
 
 /*
  * gw_manifest_missing
- *		Whether the manifest file at path (of version) is missing: 0 no (or
- *		cannot say), GW_MANIFEST_CLEANED when its directory lists a later
- *		version's manifest (a client's cleanup removed it: a crash loses
- *		only the latest links, the journal commits in order), else
- *		GW_MANIFEST_LOST.
+ *		Whether the manifest at path (of version) is missing: 0 no (or
+ *		cannot say), GW_MANIFEST_CLEANED when a later version's manifest is
+ *		listed beside it (a client's cleanup: a crash loses only the latest
+ *		links, the journal commits in order), else GW_MANIFEST_LOST.
  */
 int
 gw_manifest_missing(GwStorage *st, const char *path, int64_t version)
 {
+	const char *slash = strrchr(path, '/');
 	GwFileInfo *files;
 	int			nfiles;
 	GwError		err;
 	int64_t		size;
+	int64_t		v;
 	char	   *dir;
-	char	   *slash;
 	bool		later = false;
 
 	gw_error_clear(&err);
-	if (st->stat_staging(st, path, &size, &err) || errno != ENOENT)
+	if (st->stat_staging(st, path, &size, &err) || errno != ENOENT || slash == NULL ||
+		(dir = strndup(path, slash - path)) == NULL)
 		return 0;
-	if ((dir = strdup(path)) == NULL || (slash = strrchr(dir, '/')) == NULL)
-	{
-		free(dir);
-		return 0;
-	}
-	*slash = '\0';
 	if (st->list(st, dir, &files, &nfiles, &err))
 	{
 		for (int i = 0; i < nfiles && !later; i++)
-		{
-			int64_t		v;
-
 			later = lance_manifest_version(files[i].name, &v, NULL) && v > version;
-		}
 		free(files);
 	}
 	free(dir);
 	return later ? GW_MANIFEST_CLEANED : GW_MANIFEST_LOST;
+}
+
+/*
+ * call_request
+ *		gw_db_call of function with request as its JSON text.
+ */
+static char *
+call_request(const char *function, json_t *request, const GwRequestInfo *info,
+			 const GwTxHooks *hooks, GwError *err)
+{
+	char	   *text = json_dumps(request, JSON_COMPACT);
+	char	   *result = NULL;
+
+	if (text == NULL)
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+	else
+		result = gw_db_call(function, text, info, hooks, err);
+	free(text);
+	return result;
 }
 
 /*
@@ -202,43 +175,30 @@ gw_describe_version_check(json_t *request, const GwRequestInfo *info, json_t *re
 	json_int_t	version = json_integer_value(json_object_get(v, "version"));
 	GwStorage  *st;
 	GwError		e;
-	bool		gone = false;
+	int			missing = 0;
+	json_t	   *retire;
+	char	   *done;
 
 	gw_error_clear(&e);
 	if (path != NULL && path[0] == '/' && gw_table_location_inside(path) &&
 		(st = gw_storage_for(path, &e)) != NULL)
-	{
-		int			missing = gw_manifest_missing(st, path, (int64_t) version);
-
-		gone = missing == GW_MANIFEST_CLEANED;
-		if (missing == GW_MANIFEST_LOST)
-			(void) gw_publish_repair(path);	/* lost by a crash: rewritten */
-	}
-	if (gone)
-	{
-		json_t	   *retire = json_pack("{sOsIsOss}", "id", json_object_get(request, "id"),
-									   "version", version,
-									   "branch", json_object_get(request, "branch") ?
-									   json_object_get(request, "branch") : json_null(),
-									   "manifest_path", path);
-		char	   *text = retire ? json_dumps(retire, JSON_COMPACT) : NULL;
-		char	   *done;
-
-		gw_error_clear(&e);
-		done = text ? gw_db_call("rest_retire_table_version", text, info, NULL, &e) : NULL;
-		if (done == NULL)
-			fprintf(stderr, "%s: could not retire version %" JSON_INTEGER_FORMAT
-					" (manifest %s gone): %s %s\n",
-					GW_PROGRAM, version, path, e.message, e.detail);
-		free(done);
-		free(text);
-		json_decref(retire);
-		gw_error_set(err, GW_ERR_VERSION_NOT_FOUND,
-					 "version %" JSON_INTEGER_FORMAT " not found: its manifest %s is gone "
-					 "from storage (a cleanup of old versions removed it)", version, path);
-		return false;
-	}
-	return true;
+		missing = gw_manifest_missing(st, path, (int64_t) version);
+	if (missing == GW_MANIFEST_LOST)
+		(void) gw_publish_repair(path);	/* lost by a crash: rewritten */
+	if (missing != GW_MANIFEST_CLEANED)
+		return true;
+	retire = json_pack("{sOsIsO?ss}", "id", json_object_get(request, "id"), "version", version,
+					   "branch", json_object_get(request, "branch"), "manifest_path", path);
+	done = call_request("rest_retire_table_version", retire, info, NULL, &e);
+	if (done == NULL)
+		fprintf(stderr, "%s: could not retire version %" JSON_INTEGER_FORMAT
+				" (manifest %s gone): %s %s\n", GW_PROGRAM, version, path, e.message, e.detail);
+	free(done);
+	json_decref(retire);
+	gw_error_set(err, GW_ERR_VERSION_NOT_FOUND,
+				 "version %" JSON_INTEGER_FORMAT " not found: its manifest %s is gone "
+				 "from storage (a cleanup of old versions removed it)", version, path);
+	return false;
 }
 
 /* One listed manifest */
@@ -266,77 +226,66 @@ listed_cmp(const void *a, const void *b)
 
 /*
  * list_versions
- *		The canonical manifests of <dir>/_versions as a JSON array of
+ *		The canonical manifests of <location>/_versions as a JSON array of
  *		{version, manifest_path, naming_scheme, manifest_size[, e_tag]},
  *		manifest_path spelled from location as given; one entry per version
  *		(V2 wins).  NULL with err set on a storage error.
  */
 static json_t *
-list_versions(const char *location, const char *dir, GwError *err)
+list_versions(const char *location, GwError *err)
 {
+	char	   *dir = gw_table_location_dir(location);
+	GwStorage  *own = NULL;
+	GwStorage  *st = dir ? storage_at(dir, dir, &own, err) : NULL;
 	json_t	   *out = json_array();
-	GwStorage  *own;
-	GwStorage  *st = storage_at(dir, dir, &own, err);
 	GwFileInfo *files = NULL;
 	Listed	   *listed = NULL;
 	char	   *vdir = NULL;
 	int			nfiles = 0;
 	int			n = 0;
-	size_t		loclen = strlen(location);
+	int			loclen = (int) strlen(location);
 
 	while (loclen > 1 && location[loclen - 1] == '/')
 		loclen--;
-	if (out == NULL)
-		goto oom;
-	if (st == NULL && err->code >= 0 && (dir[0] == '/' || strncmp(dir, "s3://", 5) == 0))
-		goto fail;
 	gw_error_clear(err);		/* nothing there, or rest_register_table judges */
-	if (st == NULL)
-		goto done;
-	if (asprintf(&vdir, "%s/" LANCE_VERSIONS_DIR, dir) < 0)
-		goto oom;
-	if (!st->list(st, vdir, &files, &nfiles, err))
+	if (dir == NULL || out == NULL ||
+		(st != NULL && (asprintf(&vdir, "%s/" LANCE_VERSIONS_DIR, dir) < 0 ||
+						!st->list(st, vdir, &files, &nfiles, err))))
 		goto fail;
 	gw_error_clear(err);		/* a missing directory lists nothing */
 	if ((listed = calloc(nfiles + 1, sizeof(Listed))) == NULL)
-		goto oom;
+		goto fail;
 	for (int i = 0; i < nfiles; i++)
 		if (lance_manifest_version(files[i].name, &listed[n].version, &listed[n].scheme))
 			listed[n++].file = &files[i];
 	qsort(listed, n, sizeof(Listed), listed_cmp);
 	for (int i = 0; i < n; i++)
 	{
+		const GwFileInfo *f = listed[i].file;
 		json_t	   *e;
-		char	   *path;
 
 		if (i > 0 && listed[i].version == listed[i - 1].version)
 			continue;
-		if (asprintf(&path, "%.*s/" LANCE_VERSIONS_DIR "/%s", (int) loclen, location,
-					 listed[i].file->name) < 0)
-			path = NULL;
-		e = json_pack("{sIssss}", "version", (json_int_t) listed[i].version,
-					  "manifest_path", path ? path : "",
-					  "naming_scheme", listed[i].scheme == LANCE_NAMING_V2 ? "V2" : "V1");
-		free(path);
-		if (e != NULL && listed[i].file->size >= 0)
-			json_object_set_new(e, "manifest_size", json_integer(listed[i].file->size));
-		if (e != NULL && listed[i].file->etag[0] != '\0')
-			json_object_set_new(e, "e_tag", json_string(listed[i].file->etag));
-		if (e == NULL || json_array_append_new(out, e) != 0)
-			goto oom;
+		e = json_pack("{sIss#++ssso*ss*}", "version", (json_int_t) listed[i].version,
+					  "manifest_path", location, loclen, "/" LANCE_VERSIONS_DIR "/", f->name,
+					  "naming_scheme", listed[i].scheme == LANCE_NAMING_V2 ? "V2" : "V1",
+					  "manifest_size", f->size >= 0 ? json_integer(f->size) : NULL,
+					  "e_tag", f->etag[0] ? f->etag : NULL);
+		if (json_array_append_new(out, e) != 0)
+			goto fail;
 	}
 	goto done;
-oom:
-	gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
 fail:
+	if (err->code < 0)
+		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
 	json_decref(out);
 	out = NULL;
 done:
 	free(listed);
 	free(files);
 	free(vdir);
-	if (own != NULL)
-		gw_storage_local_free(own);
+	free(dir);
+	gw_storage_local_free(own);
 	return out;
 }
 
@@ -350,30 +299,15 @@ gw_register_table(const char *function, json_t *request, const GwRequestInfo *in
 				  GwError *err)
 {
 	const char *location = json_string_value(json_object_get(request, "location"));
-	char	   *text = NULL;
-	char	   *result = NULL;
+	json_t	   *versions;
 
-	if (location != NULL)
-	{
-		char	   *dir = gw_table_location_dir(location);
-		json_t	   *versions = dir ? list_versions(location, dir, err) : NULL;
-
-		if (dir == NULL)
-			gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-		free(dir);
-		if (versions == NULL)
-			return NULL;
-		json_object_set_new(request, "versions", versions);
-	}
-	else
+	if (location == NULL)
 		json_object_del(request, "versions");
-	text = json_dumps(request, JSON_COMPACT);
-	if (text == NULL)
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+	else if ((versions = list_versions(location, err)) == NULL)
+		return NULL;
 	else
-		result = gw_db_call(function, text, info, NULL, err);
-	free(text);
-	return result;
+		json_object_set_new(request, "versions", versions);
+	return call_request(function, request, info, NULL, err);
 }
 
 /*
@@ -396,9 +330,8 @@ drop_after_call(void *arg, char **result, GwError *err)
 		gw_error_set(err, GW_ERR_INTERNAL, "DropTable: the catalog returned no location");
 		return false;
 	}
-	ctx->inside = gw_table_location_inside(ctx->location);
 	clock_gettime(CLOCK_REALTIME, &ctx->checked);
-	if (!ctx->inside && !gw_config.drop_outside_root)
+	if (!gw_table_location_inside(ctx->location) && !gw_config.drop_outside_root)
 	{
 		gw_error_set(err, GW_ERR_PERMISSION_DENIED,
 					 "DropTable: the table's location %s is outside the catalog root %s, "
@@ -428,9 +361,7 @@ drop_after_commit(void *arg)
 	clock_gettime(CLOCK_REALTIME, &now);
 	since_ms = (int64_t) (now.tv_sec - ctx->checked.tv_sec) * 1000 +
 		(now.tv_nsec - ctx->checked.tv_nsec) / 1000000;
-	gw_error_clear(&err);
-	if (ctx->location != NULL &&
-		!gw_table_remove_data(ctx->location, since_ms > 0 ? since_ms : 0, &removed, &err))
+	if (!gw_table_remove_data(ctx->location, since_ms > 0 ? since_ms : 0, &removed, &err))
 		fprintf(stderr, "%s: DropTable: the table was dropped, but deleting its data at %s "
 				"failed (--sweep deletes what is left): %s %s\n",
 				GW_PROGRAM, ctx->location, err.message, err.detail);
@@ -445,17 +376,10 @@ char *
 gw_drop_table(const char *function, json_t *request, const GwRequestInfo *info,
 			  GwError *err)
 {
-	DropCtx		ctx;
+	DropCtx		ctx = {0};
 	GwTxHooks	hooks = {NULL, drop_after_call, drop_after_commit, NULL, &ctx};
-	char	   *text = json_dumps(request, JSON_COMPACT);
-	char	   *result = NULL;
+	char	   *result = call_request(function, request, info, &hooks, err);
 
-	memset(&ctx, 0, sizeof(ctx));
-	if (text == NULL)
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
-	else
-		result = gw_db_call(function, text, info, &hooks, err);
-	free(text);
 	free(ctx.location);
 	return result;
 }

@@ -139,6 +139,7 @@ describe("tables", () => {
     put(v2loc, `${v2Name(4)}-staging-uuid`, "a writer's staging file");
     put(v2loc, "007.manifest", "not a canonical name");
     put(v2loc, ".gw-1-1.tmp", "temporary");
+    put(v2loc, "3.manifest", "the V1 name of version 3: the V2 name wins");
     const v1loc = path.join(base, "written_v1.lance");
     for (const v of [1, 2]) put(v1loc, `${v}.manifest`, `v1 manifest ${v}`);
 
