@@ -1,28 +1,44 @@
 /*-------------------------------------------------------------------------
  *
  * pool.c
- *	  A fixed number of connection slots shared by the workers.  A request
- *	  waits a bounded time for a free slot (then 503), connects lazily, and
- *	  drops a connection that broke or was left inside a transaction, so
- *	  that the next user reconnects (after PostgreSQL restarts).
+ *	  The connection pool and the workers that use it (README, "HTTP"):
+ *	  a fixed number of connection slots, waited for at most a bounded
+ *	  time (then 503), connected lazily and dropped when broken or left
+ *	  inside a transaction, so that the next user reconnects; and the
+ *	  worker threads, started as needed so that a request waits for a
+ *	  slot (--pool-wait-ms) rather than a worker, ended after a while idle.
  *
  *-------------------------------------------------------------------------
  */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "metrics.h"
 #include "pool.h"
+#include "server_int.h"
+
+#define WORKER_IDLE_S	30		/* an idle worker ends after this */
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_cond;
 static GwConn *slots;
 static int	pool_size;
 static char *pool_conninfo;
+
+static pthread_mutex_t work_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t work_ready = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t work_gone = PTHREAD_COND_INITIALIZER;
+static GwReq *work_head;		/* under work_lock, linked by next */
+static GwReq *work_tail;
+static int	nqueued;
+static int	idle_workers;
+static int	nworkers;
+static bool stopping;
 
 /*
  * gw_pool_init
@@ -60,23 +76,21 @@ gw_pool_connect(GwError *err)
 		"keepalives_interval", "keepalives_count", "dbname", NULL};
 	const char *vals[] = {"5", GW_PROGRAM, "30", "10", "3", pool_conninfo, NULL};
 	PGconn	   *conn = PQconnectdbParams(keys, vals, 1);
+	size_t		n;
 
-	if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
+	if (conn != NULL && PQstatus(conn) == CONNECTION_OK)
 	{
-		const char *msg = conn ? PQerrorMessage(conn) : "out of memory";
-		size_t		n;
-
-		gw_error_set(err, GW_ERR_UNAVAILABLE, "the catalog database is unavailable");
-		gw_error_detail(err, "%s", msg);
-		n = strlen(err->detail);
-		while (n > 0 && (err->detail[n - 1] == '\n' || err->detail[n - 1] == ' '))
-			err->detail[--n] = '\0';
-		PQfinish(conn);
-		gw_metrics_add(GW_M_DB_CONNECT_FAILURES, 1);
-		return NULL;
+		gw_metrics_add(GW_M_DB_CONNECTS, 1);
+		return conn;
 	}
-	gw_metrics_add(GW_M_DB_CONNECTS, 1);
-	return conn;
+	gw_error_set(err, GW_ERR_UNAVAILABLE, "the catalog database is unavailable");
+	gw_error_detail(err, "%s", conn ? PQerrorMessage(conn) : "out of memory");
+	n = strlen(err->detail);
+	while (n > 0 && (err->detail[n - 1] == '\n' || err->detail[n - 1] == ' '))
+		err->detail[--n] = '\0';
+	PQfinish(conn);
+	gw_metrics_add(GW_M_DB_CONNECT_FAILURES, 1);
+	return NULL;
 }
 
 /*
@@ -135,12 +149,10 @@ gw_pool_acquire(int wait_ms, GwError *err)
 	pthread_mutex_lock(&pool_lock);
 	for (;;)
 	{
+		/* a free slot, preferably one that already has a connection */
 		for (int i = 0; i < pool_size; i++)
-		{
-			/* prefer a slot that already has a connection */
 			if (!slots[i].busy && (c == NULL || (c->conn == NULL && slots[i].conn != NULL)))
 				c = &slots[i];
-		}
 		if (c != NULL)
 		{
 			c->busy = true;
@@ -161,8 +173,7 @@ gw_pool_acquire(int wait_ms, GwError *err)
 		gw_metrics_add(GW_M_POOL_WAITS, 1);
 		gw_metrics_add(GW_M_POOL_WAIT_US, (now.tv_sec - started.tv_sec) * 1000000L +
 					   (now.tv_nsec - started.tv_nsec) / 1000L);
-		if (c == NULL)
-			gw_metrics_add(GW_M_POOL_TIMEOUTS, 1);
+		gw_metrics_add(GW_M_POOL_TIMEOUTS, c == NULL);
 	}
 	if (c == NULL)
 	{
@@ -175,8 +186,7 @@ gw_pool_acquire(int wait_ms, GwError *err)
 	if (c->conn == NULL)
 	{
 		c->prep.n = 0;			/* a new session has no prepared statements */
-		c->conn = gw_pool_connect(err);
-		if (c->conn == NULL)
+		if ((c->conn = gw_pool_connect(err)) == NULL)
 		{
 			gw_pool_release(c);
 			return NULL;
@@ -187,13 +197,15 @@ gw_pool_acquire(int wait_ms, GwError *err)
 
 /*
  * gw_pool_release
- *		Give a slot back, closing a connection broken or not idle.
+ *		Give a slot back, closing a connection broken, not idle or left in
+ *		pipeline mode.
  */
 void
 gw_pool_release(GwConn *c)
 {
 	if (c->conn != NULL &&
-		(PQstatus(c->conn) != CONNECTION_OK || PQtransactionStatus(c->conn) != PQTRANS_IDLE))
+		(PQstatus(c->conn) != CONNECTION_OK || PQtransactionStatus(c->conn) != PQTRANS_IDLE ||
+		 PQpipelineStatus(c->conn) != PQ_PIPELINE_OFF))
 		drop(c);
 	pthread_mutex_lock(&pool_lock);
 	c->busy = false;
@@ -228,4 +240,96 @@ gw_pool_shutdown(void)
 			slots[i].conn = NULL;
 		}
 	pthread_mutex_unlock(&pool_lock);
+}
+
+/*
+ * worker_main
+ *		A worker: answer queued requests; end idle or at shutdown.
+ */
+static void *
+worker_main(void *arg)
+{
+	GwReq	   *r = arg;
+
+	while (r != NULL)
+	{
+		struct timespec until;
+
+		gw_dispatch_run(&r->call, &r->req, &r->resp);
+		gw_server_answer(r);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += WORKER_IDLE_S;
+		pthread_mutex_lock(&work_lock);
+		idle_workers++;
+		while (work_head == NULL && !stopping)
+			if (pthread_cond_timedwait(&work_ready, &work_lock, &until) == ETIMEDOUT)
+				break;
+		idle_workers--;
+		if ((r = work_head) != NULL)
+		{
+			if ((work_head = r->next) == NULL)
+				work_tail = NULL;
+			nqueued--;
+		}
+		else if (--nworkers == 0)
+			pthread_cond_broadcast(&work_gone);
+		pthread_mutex_unlock(&work_lock);
+	}
+	return NULL;
+}
+
+/*
+ * gw_worker_submit
+ *		Queue a request (its connection suspended) for an idle worker, or
+ *		start a new one.  A worker that cannot be started answers 503.
+ */
+void
+gw_worker_submit(GwReq *r)
+{
+	pthread_t	t;
+	int			rc;
+
+	gw_metrics_add(GW_M_LOOP_HANDOFFS, 1);
+	r->next = NULL;
+	pthread_mutex_lock(&work_lock);
+	if (idle_workers > nqueued)
+	{
+		if (work_tail)
+			work_tail->next = r;
+		else
+			work_head = r;
+		work_tail = r;
+		nqueued++;
+		pthread_cond_signal(&work_ready);
+		pthread_mutex_unlock(&work_lock);
+		return;
+	}
+	nworkers++;
+	pthread_mutex_unlock(&work_lock);
+	if ((rc = pthread_create(&t, NULL, worker_main, r)) == 0)
+	{
+		pthread_detach(t);
+		return;
+	}
+	fprintf(stderr, "%s: cannot start a worker: %s\n", GW_PROGRAM, strerror(rc));
+	pthread_mutex_lock(&work_lock);
+	nworkers--;
+	pthread_mutex_unlock(&work_lock);
+	gw_server_fail(r, GW_ERR_UNAVAILABLE, 0, "the gateway cannot start a worker");
+	gw_server_answer(r);
+}
+
+/*
+ * gw_worker_stop
+ *		At shutdown, nothing in flight: end the workers, wait for them.
+ */
+void
+gw_worker_stop(void)
+{
+	pthread_mutex_lock(&work_lock);
+	stopping = true;
+	pthread_cond_broadcast(&work_ready);
+	while (nworkers > 0 && work_head == NULL)
+		pthread_cond_wait(&work_gone, &work_lock);
+	pthread_mutex_unlock(&work_lock);
 }

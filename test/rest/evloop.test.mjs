@@ -1,6 +1,6 @@
 // The loops: reads of many clients share one pipelined database
 // connection (src/gateway/server.c, pipeline.c); what may block goes to a
-// worker (worker.c) while the connection waits, suspended, in its loop.
+// worker (pool.c) while the connection waits, suspended, in its loop.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
