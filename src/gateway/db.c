@@ -1,14 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * db.c
- *	  One request, one transaction: the call statement sets the request.*
- *	  settings the way PostgREST does and calls lance_namespace.rest_<op>,
- *	  prepared once per session and sent as a libpq pipeline, usually
- *	  alone in the implicit transaction its Sync commits (one round trip);
- *	  BEGIN and COMMIT only around manifest files or --db-auth's role.
- *	  Serialization failures and deadlocks are retried, a stale connection
- *	  is replaced, errors become Lance error codes (README, "Database
- *	  round trips").
+ *	  One request, one transaction, sent as a libpq pipeline of prepared
+ *	  statements; retries, stale connections, errors as Lance error codes
+ *	  (README, "Database round trips").
  *
  *-------------------------------------------------------------------------
  */
@@ -64,31 +59,28 @@ typedef enum TxOutcome
 	" OFFSET 0) AS request_settings"
 
 /*
- * call_error
- *		Fill err from a failed command's result (or the connection's state
- *		if there is none), copy its SQLSTATE ("" if none; "08006" for a
- *		lost connection) into sqlstate_out (6 bytes) and count it.  The
- *		errors the gateway's statements raise on purpose (NO_RESULT_GUC for
- *		the call of function; NO_ROLE_GUC) have no SQLSTATE.
+ * gw_db_error
+ *		Fill err from a failed command's result (NULL: the connection's
+ *		state), copy its SQLSTATE ("08006" for a lost connection; "" for
+ *		the errors the gateway's statements raise on purpose, NO_RESULT_GUC
+ *		for the call of function and NO_ROLE_GUC) into sqlstate_out (6
+ *		bytes) and count it.
  */
-static void
-call_error(PGconn *conn, PGresult *res, const char *function,
-		   char *sqlstate_out, GwError *err)
+void
+gw_db_error(PGconn *conn, PGresult *res, const char *function,
+			char *sqlstate_out, GwError *err)
 {
 	const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
 	const char *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
 	bool		own = sqlstate && primary && strcmp(sqlstate, "42704") == 0;
 
-	snprintf(sqlstate_out, 6, "%s", sqlstate ? sqlstate : "");
-
 	/* no SQLSTATE: libpq's own error, a connection lost but not marked bad yet */
+	snprintf(sqlstate_out, 6, "%s", sqlstate ? sqlstate : "08006");
 	if (PQstatus(conn) != CONNECTION_OK || sqlstate == NULL)
 	{
 		gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
 		gw_error_detail(err, "%s", PQerrorMessage(conn));
-		if (sqlstate == NULL)
-			snprintf(sqlstate_out, 6, "08006");
 	}
 	else if (own && function && strstr(primary, NO_RESULT_GUC) != NULL)
 		gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", function);
@@ -140,7 +132,7 @@ gw_db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params
 			PQclear(res);
 		return true;
 	}
-	call_error(conn, res, NULL, sqlstate, err);
+	gw_db_error(conn, res, NULL, sqlstate, err);
 	PQclear(res);
 	return false;
 }
@@ -196,26 +188,21 @@ rollback(PGconn *conn)
 void
 gw_db_pipe(GwPipe *p, PGconn *conn, GwPrepared *prep, const char *function, GwError *err)
 {
-	memset(p, 0, sizeof(*p));
-	p->conn = conn;
-	p->prep = prep;
-	p->function = function;
-	p->call = -1;
-	p->err = err;
+	*p = (GwPipe) {.conn = conn, .prep = prep, .function = function, .call = -1, .err = err};
 }
 
 /*
- * gw_db_queue
- *		Send one statement down the pipeline (call: the call, whose result
- *		is kept), by name (a string that lives as long as the program),
- *		prepared first if the session lacks it.  sql NULL: the call of
- *		binding name (SQL_CALL).  False once libpq refused a statement.
+ * queue
+ *		Send one statement down the pipeline by name (a string that lives
+ *		as long as the program), prepared first if the session lacks it;
+ *		sql NULL: the call of binding name (SQL_CALL), whose result is
+ *		kept.  False once libpq refused a statement.
  */
-bool
-gw_db_queue(GwPipe *p, const char *name, const char *sql, int nparams,
-			const char *const *params, bool call)
+static bool
+queue(GwPipe *p, const char *name, const char *sql, int nparams, const char *const *params)
 {
 	GwPrepared *prep = p->prep;
+	bool		call = sql == NULL;
 	bool		known = false;
 	char		text[1024];
 
@@ -226,22 +213,17 @@ gw_db_queue(GwPipe *p, const char *name, const char *sql, int nparams,
 		snprintf(text, sizeof(text), SQL_CALL, name);
 		sql = text;
 	}
-	if (p->send_failed || p->n + 2 > GW_PIPE_MAX)
+	if (p->send_failed || p->n + 2 > GW_PIPE_MAX ||
+		(name != NULL && !known && prep->n < GW_MAX_PREPARED &&
+		 PQsendPrepare(p->conn, name, sql, nparams, NULL) != 1))
 	{
 		p->send_failed = true;
 		return false;
 	}
 	if (name != NULL && !known && prep->n == GW_MAX_PREPARED)
-		name = NULL;
+		name = NULL;			/* no more are cached: sent unnamed */
 	else if (name != NULL && !known)
-	{
-		if (PQsendPrepare(p->conn, name, sql, nparams, NULL) != 1)
-		{
-			p->send_failed = true;
-			return false;
-		}
 		prep->names[prep->n++] = p->prepare[p->n++] = name;
-	}
 	if (call)
 		p->call = p->n;
 	p->n++;
@@ -250,6 +232,18 @@ gw_db_queue(GwPipe *p, const char *name, const char *sql, int nparams,
 	else
 		p->send_failed = PQsendQueryParams(p->conn, sql, nparams, NULL, params, NULL, NULL, 0) != 1;
 	return !p->send_failed;
+}
+
+/*
+ * gw_db_queue_call
+ *		Send the call of the pipeline's function with a request.
+ */
+bool
+gw_db_queue_call(GwPipe *p, const char *request_json, const GwRequestInfo *info)
+{
+	const char *params[4] = {request_json, info->headers_json, info->method, info->path};
+
+	return queue(p, p->function, NULL, 4, params);
 }
 
 /*
@@ -296,7 +290,7 @@ gw_db_result(GwPipe *p, PGresult *res)
 		if (st != PGRES_PIPELINE_ABORTED && !p->failed)
 		{
 			p->failed = true;
-			call_error(p->conn, res, p->function, p->sqlstate, p->err);
+			gw_db_error(p->conn, res, p->function, p->sqlstate, p->err);
 		}
 	}
 	PQclear(res);
@@ -330,7 +324,7 @@ pipe_run(GwPipe *p, void (*during) (void *), void *arg)
 	}
 	/* else the connection broke, or the protocol went out of step */
 	if (!p->failed)
-		call_error(p->conn, NULL, p->function, p->sqlstate, p->err);
+		gw_db_error(p->conn, NULL, p->function, p->sqlstate, p->err);
 	free(p->value);
 	p->value = NULL;
 	return false;
@@ -374,11 +368,11 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	PGconn	   *conn = c->conn;
 	char	   *sqlstate = p.sqlstate;
 	const char *role[3] = {info->api_key, info->bearer, gw_config.anon_role};
-	const char *call[4] = {request_json, info->headers_json, info->method, info->path};
 	char	   *result;
 	bool		commit_in_pipe = hooks->after_call == NULL;
 	bool		implicit = commit_in_pipe && !gw_config.db_auth;
 	bool		commit_sent;
+	bool		ok;
 
 	if (PQenterPipelineMode(conn) != 1)
 	{
@@ -387,51 +381,40 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	}
 	gw_db_pipe(&p, conn, &c->prep, function, err);
 	if (!implicit)
-		gw_db_queue(&p, STMT_BEGIN, "BEGIN", 0, NULL, false);
+		queue(&p, STMT_BEGIN, "BEGIN", 0, NULL);
 	if (gw_config.db_auth)
-		gw_db_queue(&p, STMT_ROLE, SQL_ROLE, 3, role, false);
-	gw_db_queue(&p, function, NULL, 4, call, true);
+		queue(&p, STMT_ROLE, SQL_ROLE, 3, role);
+	gw_db_queue_call(&p, request_json, info);
 	if (commit_in_pipe && !implicit)
-		gw_db_queue(&p, STMT_COMMIT, "COMMIT", 0, NULL, false);
+		queue(&p, STMT_COMMIT, "COMMIT", 0, NULL);
 	/* the Sync of an implicit transaction is its COMMIT */
 	commit_sent = commit_in_pipe && !p.send_failed;
-	if (!pipe_run(&p, hooks->during_call, hooks->arg))
-	{
-		/* lost with the COMMIT on its way: the outcome is unknown */
-		if (commit_sent && failed_lost(conn, sqlstate))
-			return TX_FAILED;
-		goto failed;
-	}
+	ok = pipe_run(&p, hooks->during_call, hooks->arg);
 	result = p.value;
-	if (commit_in_pipe)
+	if (ok && !commit_in_pipe)
 	{
+		if (!hooks->after_call(hooks->arg, &result, err))
+		{
+			free(result);
+			rollback(conn);
+			if (hooks->after_abort)
+				hooks->after_abort(hooks->arg);
+			return TX_FAILED;
+		}
+		commit_sent = true;
+		if (!(ok = gw_db_exec(conn, "COMMIT", 0, NULL, NULL, sqlstate, err)))
+			free(result);
+	}
+	if (ok)
+	{
+		if (hooks->after_commit)
+			hooks->after_commit(hooks->arg);
 		*out = result;
 		return TX_OK;
 	}
-
-	if (!hooks->after_call(hooks->arg, &result, err))
-	{
-		free(result);
-		rollback(conn);
-		if (hooks->after_abort)
-			hooks->after_abort(hooks->arg);
+	/* lost with the COMMIT on its way: the outcome is unknown, undo nothing */
+	if (commit_sent && failed_lost(conn, sqlstate))
 		return TX_FAILED;
-	}
-
-	if (!gw_db_exec(conn, "COMMIT", 0, NULL, NULL, sqlstate, err))
-	{
-		free(result);
-		/* lost during COMMIT: the outcome is unknown, so undo nothing */
-		if (failed_lost(conn, sqlstate))
-			return TX_FAILED;
-		goto failed;
-	}
-	if (hooks->after_commit)
-		hooks->after_commit(hooks->arg);
-	*out = result;
-	return TX_OK;
-
-failed:
 	if (hooks->after_abort)
 		hooks->after_abort(hooks->arg);
 	/* a connection lost before COMMIT rolled back: safe to run again */
@@ -465,8 +448,7 @@ gw_db_call(const char *function, const char *request_json,
 			return NULL;
 		gw_error_clear(err);
 		rc = run_once(c, function, request_json, info, hooks ? hooks : &no_hooks, &out, err);
-		if (rc == TX_STALE || PQstatus(c->conn) != CONNECTION_OK ||
-			PQpipelineStatus(c->conn) != PQ_PIPELINE_OFF)
+		if (rc == TX_STALE)
 			gw_pool_discard(c);
 		else
 			gw_pool_release(c);
@@ -495,15 +477,14 @@ gw_db_call(const char *function, const char *request_json,
 bool
 gw_db_ping(GwError *err)
 {
-	for (int attempt = 0; attempt < 2; attempt++)
-	{
-		PGresult   *res = pooled_query("SELECT 1", 0, NULL, err);
+	PGresult   *res = pooled_query("SELECT 1", 0, NULL, err);
+	bool		ok;
 
-		PQclear(res);
-		if (res != NULL)
-			return true;
-	}
-	return false;
+	if (res == NULL)
+		res = pooled_query("SELECT 1", 0, NULL, err);
+	ok = res != NULL;
+	PQclear(res);
+	return ok;
 }
 
 /*

@@ -85,9 +85,10 @@ extern bool gw_db_load_routes(GwError *err);
 
 extern void gw_db_pipe(GwPipe *p, PGconn *conn, GwPrepared *prep, const char *function,
 					   GwError *err);
-extern bool gw_db_queue(GwPipe *p, const char *name, const char *sql, int nparams,
-						const char *const *params, bool call);
+extern bool gw_db_queue_call(GwPipe *p, const char *request_json, const GwRequestInfo *info);
 extern GwPipeStep gw_db_result(GwPipe *p, PGresult *res);
 extern bool gw_db_retryable(const char *sqlstate);
+extern void gw_db_error(PGconn *conn, PGresult *res, const char *function,
+						char *sqlstate_out, GwError *err);
 
 #endif							/* LANCE_GATEWAY_DB_H */

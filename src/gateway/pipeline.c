@@ -160,16 +160,15 @@ static void
 lost(GwLoop *L)
 {
 	GwError		err;
+	char		sqlstate[6];
 	PGconn	   *old = L->pg;
 
-	gw_error_set(&err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
-	gw_error_detail(&err, "%s", PQerrorMessage(old));
+	gw_db_error(old, NULL, NULL, sqlstate, &err);
 	epoll_ctl(L->ep, EPOLL_CTL_DEL, PQsocket(old), NULL);
 	L->pg = NULL;
 	PQfinish(old);
 	gw_metrics_add(GW_M_LOOP_CONNECTED, -1);
 	gw_metrics_add(GW_M_DB_RECONNECTS, 1);
-	gw_metrics_db_error("08006");
 	while (L->qhead != NULL)
 	{
 		GwReq	   *r = pop(L);
@@ -190,23 +189,18 @@ bool
 gw_pipe_send(GwReq *r)
 {
 	GwLoop	   *L = r->loop;
-	const char *params[4];
+	const char *text;
 	GwError		err;			/* out of memory: the worker says so */
 
 	if (L->bypass_from.tv_sec != 0 && gw_ms_since(&L->bypass_from) >= LOCK_BYPASS_MS)
 		L->bypass_from.tv_sec = 0;	/* the lock wait is long enough ago */
-	if (L->pg == NULL || L->bypass_from.tv_sec != 0 ||
-		(params[0] = gw_call_text(&r->call, &err)) == NULL)
+	if (L->pg == NULL || L->bypass_from.tv_sec != 0 || (text = gw_call_text(&r->call, &err)) == NULL)
 	{
 		gw_pipe_connect(L);
 		return false;
 	}
-	params[1] = r->call.info.headers_json;
-	params[2] = r->call.info.method;
-	params[3] = r->call.info.path;
 	gw_db_pipe(&r->pipe, L->pg, &L->prep, r->call.route->function, &L->head_err);
-	if (!gw_db_queue(&r->pipe, r->call.route->function, NULL, 4, params, true) ||
-		PQpipelineSync(L->pg) != 1)
+	if (!gw_db_queue_call(&r->pipe, text, &r->call.info) || PQpipelineSync(L->pg) != 1)
 	{
 		/* the connection is out of step: drop it, run this one elsewhere */
 		lost(L);
