@@ -2,13 +2,9 @@
  *
  * pipeline.c
  *	  A loop's database connection: one non-blocking libpq connection in
- *	  pipeline mode that carries the reads of every connection the loop
- *	  answers, each call statement followed by a Sync (its own
- *	  transaction, as db.c runs it).  A serialization failure, a lost
- *	  prepared statement or a lock wait past --loop-lock-wait-ms sends the
- *	  request to a worker; a broken connection answers its calls 503, and
- *	  a short-lived thread opens the next one (src/gateway/README.md,
- *	  "Reads share one pipelined connection").
+ *	  pipeline mode for the reads of all the loop's connections, each call
+ *	  followed by a Sync; opened by a short-lived thread (src/gateway/
+ *	  README.md, "Reads share one pipelined connection").
  *
  *-------------------------------------------------------------------------
  */
@@ -75,7 +71,7 @@ connect_main(void *arg)
 /*
  * gw_pipe_connect
  *		Start opening a connection, unless one is open or being opened or
- *		the last attempt was less than RECONNECT_GAP_MS ago.
+ *		was tried less than RECONNECT_GAP_MS ago.
  */
 void
 gw_pipe_connect(GwLoop *L)
@@ -181,9 +177,8 @@ lost(GwLoop *L)
 
 /*
  * gw_pipe_send
- *		Send a request's call down the pipeline.  False if the loop cannot
- *		take it now (no connection, a lock wait lately): the caller gives
- *		the request to a worker.
+ *		Send a request's call down the pipeline; false if the loop cannot
+ *		take it now (no connection, a lock wait lately).
  */
 bool
 gw_pipe_send(GwReq *r)
@@ -218,10 +213,9 @@ gw_pipe_send(GwReq *r)
 
 /*
  * complete
- *		The Sync of the call at the queue's head arrived: answer it, or
- *		give it to a worker where it may simply run again (a serialization
- *		failure or deadlock, a prepared statement whose preparation failed,
- *		the lock wait).
+ *		The Sync of the call at the queue's head arrived: answer it, or give
+ *		it to a worker where it may simply run again (a serialization
+ *		failure or deadlock, a failed Prepare, the lock wait).
  */
 static void
 complete(GwLoop *L)

@@ -1,14 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * server.c
- *	  The HTTP server, on libmicrohttpd (HTTP itself is the library's).
- *	  --loops loops, each a thread with a daemon in external epoll mode on
- *	  the same port (SO_REUSEPORT) and a pipelined database connection
- *	  (pipeline.c).  Every request takes one path: on_request checks its
- *	  head's limits and keeps its body, gw_dispatch_begin routes it, and it
- *	  is answered at once, by the loop's pipeline or by a worker, its
- *	  connection suspended meanwhile; the loop sends the response.  A
- *	  connection never leaves its loop (src/gateway/README.md, "HTTP").
+ *	  The HTTP server on libmicrohttpd: --loops loops, each a thread with
+ *	  a daemon in external epoll mode and a pipelined database connection
+ *	  (pipeline.c); a request's limits, body and response, the access log,
+ *	  shutdown (src/gateway/README.md, "HTTP").
  *
  *-------------------------------------------------------------------------
  */
@@ -67,7 +63,7 @@ gw_server_answer(GwReq *r)
 /*
  * gw_loop_resume
  *		Resume a suspended connection of loop L (from any thread; in
- *		external epoll mode libmicrohttpd does not wake the loop itself).
+ *		external epoll mode libmicrohttpd does not wake the loop).
  */
 void
 gw_loop_resume(GwLoop *L, struct MHD_Connection *conn)
@@ -80,31 +76,19 @@ gw_loop_resume(GwLoop *L, struct MHD_Connection *conn)
 /*
  * on_uri
  *		A request line was read: the request's context, with its raw target
- *		(cut at '?' once the head is complete).
+ *		(cut at '?' once the head is complete) in the same allocation.
  */
 static void *
 on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-	GwReq	   *r = calloc(1, sizeof(GwReq));
+	size_t		n = strlen(uri) + 1;
+	GwReq	   *r = calloc(1, sizeof(GwReq) + n);
 
 	(void) cls;
 	(void) conn;
-	if (r != NULL && (r->path = strdup(uri)) == NULL)
-	{
-		free(r);
-		r = NULL;
-	}
+	if (r != NULL)
+		r->path = memcpy(r + 1, uri, n);
 	return r;
-}
-
-/*
- * add_header
- *		A response header; false if it cannot be added.
- */
-static bool
-add_header(struct MHD_Response *m, const char *name, const char *value)
-{
-	return MHD_add_response_header(m, name, value) == MHD_YES;
 }
 
 /*
@@ -142,10 +126,8 @@ send_answer(GwReq *r, bool close)
 		void	   *stream = resp->stream;
 
 		resp->stream = NULL;
-		if ((m = gw_stream_response(r, stream)) == NULL)
+		if (!(r->stream = (m = gw_stream_response(r, stream)) != NULL))
 			gw_server_fail(r, GW_ERR_UNAVAILABLE, 0, "the gateway cannot start a stream");
-		r->stream = m != NULL;
-		close = close || r->stream;
 	}
 	r->status = resp->status;
 	r->route = resp->route;
@@ -158,13 +140,14 @@ send_answer(GwReq *r, bool close)
 	resp->body = NULL;			/* the response's now */
 	if (m == NULL)
 		return MHD_NO;
-	if ((!typed || add_header(m, "Content-Type",
-							  resp->content_type ? resp->content_type : "application/json")) &&
-		(!r->stream || (add_header(m, "Cache-Control", "no-cache") &&
-						add_header(m, "X-Accel-Buffering", "no"))) &&
-		(r->status != 503 || add_header(m, "Retry-After", "1")) &&
-		(resp->allow == NULL || add_header(m, "Allow", resp->allow)) &&
-		(!(close || atomic_load(&gw_server_stopping)) || add_header(m, "Connection", "close")))
+	if ((!typed || MHD_add_response_header(m, "Content-Type", resp->content_type ?
+										   resp->content_type : "application/json")) &&
+		(!r->stream || (MHD_add_response_header(m, "Cache-Control", "no-cache") &&
+						MHD_add_response_header(m, "X-Accel-Buffering", "no"))) &&
+		(r->status != 503 || MHD_add_response_header(m, "Retry-After", "1")) &&
+		(resp->allow == NULL || MHD_add_response_header(m, "Allow", resp->allow)) &&
+		(!(close || r->stream || atomic_load(&gw_server_stopping)) ||
+		 MHD_add_response_header(m, "Connection", "close")))
 		ok = MHD_queue_response(r->conn, (unsigned int) r->status, m);
 	MHD_destroy_response(m);
 	return ok;
@@ -183,38 +166,29 @@ reply_error(GwReq *r, int status, const char *message)
 }
 
 /*
- * count_header
- *		Add one header field's bytes to *cls.
+ * take_header
+ *		Count a header field's bytes and add it to the request's headers
+ *		(name lower-cased; UTF-8 values only).
  */
 static enum MHD_Result
-count_header(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
-			 const char *value, size_t value_size)
+take_header(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+			const char *value, size_t value_size)
 {
-	(void) kind;
-	(void) key;
-	(void) value;
-	*(size_t *) cls += key_size + value_size + 4;	/* "k: v\r\n" */
-	return MHD_YES;
-}
-
-/*
- * add_header_json
- *		Add a header field to the request's (lower-cased; UTF-8 values only).
- */
-static enum MHD_Result
-add_header_json(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
-				const char *value, size_t value_size)
-{
-	char	   *name = malloc(key_size + 1);
+	GwReq	   *r = cls;
+	char	   *name = strndup(key, key_size);
 
 	(void) kind;
+	r->header_bytes += key_size + value_size + 4;	/* "k: v\r\n" */
 	if (name == NULL)
+	{
+		json_decref(r->req.headers);
+		r->req.headers = NULL;	/* dispatch ends the connection */
 		return MHD_NO;
+	}
 	for (size_t i = 0; i < key_size; i++)
-		name[i] = (char) tolower((unsigned char) key[i]);
-	name[key_size] = '\0';
+		name[i] = (char) tolower((unsigned char) name[i]);
 	if (value != NULL && gw_valid_utf8(value, value_size))
-		json_object_set_new((json_t *) cls, name, json_stringn(value, value_size));
+		json_object_set_new(r->req.headers, name, json_stringn(value, value_size));
 	free(name);
 	return MHD_YES;
 }
@@ -230,13 +204,12 @@ start(GwReq *r, GwLoop *L, struct MHD_Connection *conn, const char *method)
 	const char *cl;
 	char	   *q = strchr(r->path, '?');
 	bool		too_long = strlen(r->path) > (size_t) gw_config.max_url_bytes;
-	size_t		header_bytes = 0;
 
 	r->started = true;
 	r->conn = conn;
 	r->loop = L;
 	clock_gettime(CLOCK_MONOTONIC, &r->start);
-	if ((r->method = strdup(method)) == NULL)
+	if ((r->method = strdup(method)) == NULL || (r->req.headers = json_object()) == NULL)
 		return MHD_NO;
 	if (q != NULL)
 	{
@@ -245,8 +218,8 @@ start(GwReq *r, GwLoop *L, struct MHD_Connection *conn, const char *method)
 	}
 	if (too_long)
 		return reply_error(r, 414, "request target is too long");
-	MHD_get_connection_values_n(conn, MHD_HEADER_KIND, count_header, &header_bytes);
-	if (header_bytes > (size_t) gw_config.max_header_bytes)
+	MHD_get_connection_values_n(conn, MHD_HEADER_KIND, take_header, r);
+	if (r->header_bytes > (size_t) gw_config.max_header_bytes)
 		return reply_error(r, 431, "the request header fields are too large");
 	cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (cl != NULL && strtoull(cl, NULL, 10) > (unsigned long long) gw_config.max_body_bytes)
@@ -256,34 +229,25 @@ start(GwReq *r, GwLoop *L, struct MHD_Connection *conn, const char *method)
 
 /*
  * take_body
- *		Keep a piece of the body.  Past --max-body-bytes (a chunked body)
- *		the rest is dropped and the request answered 413 once complete; a
- *		body still arriving after --request-timeout ends the connection
- *		(libmicrohttpd 0.9 cannot answer an incomplete request).
+ *		Keep a piece of the body; past --max-body-bytes (a chunked body)
+ *		drop the rest, past --request-timeout end the connection (README,
+ *		"Limits and slow clients").
  */
 static enum MHD_Result
 take_body(GwReq *r, const char *data, size_t len)
 {
 	if (gw_ms_since(&r->start) >= gw_config.request_timeout_s * 1000L)
 		return MHD_NO;
-	if (r->too_large)
-		return MHD_YES;
-	if (r->body_len + len > (size_t) gw_config.max_body_bytes)
+	if (r->too_large || r->body_len + len > (size_t) gw_config.max_body_bytes)
 	{
 		r->too_large = true;
-		free(r->body);
-		r->body = NULL;
-		r->body_len = r->body_cap = 0;
 		return MHD_YES;
 	}
 	if (r->body_len + len > r->body_cap)
 	{
-		size_t		cap = r->body_cap ? r->body_cap : 4096;
-		char	   *nb;
+		size_t		cap = 2 * (r->body_len + len);
+		char	   *nb = realloc(r->body, cap);
 
-		while (cap < r->body_len + len)
-			cap *= 2;
-		nb = realloc(r->body, cap);
 		if (nb == NULL)
 			return MHD_NO;
 		r->body = nb;
@@ -313,7 +277,6 @@ dispatch(GwReq *r)
 	req->body = r->body ? r->body : "";
 	req->body_len = r->body_len;
 	req->query = json_object();
-	req->headers = json_object();
 	if (req->query == NULL || req->headers == NULL)
 		return MHD_NO;
 	if (r->query != NULL && !gw_parse_query(r->query, strlen(r->query), req->query, &err))
@@ -321,7 +284,6 @@ dispatch(GwReq *r)
 		gw_respond_error(&r->resp, &err, r->path);
 		return send_answer(r, false);
 	}
-	MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, add_header_json, req->headers);
 
 	step = gw_dispatch_begin(req, &r->resp, &r->call);
 	if (step == GW_DISPATCH_DONE)
@@ -397,7 +359,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 		ms = (now.tv_sec - r->start.tv_sec) * 1000.0 + (now.tv_nsec - r->start.tv_nsec) / 1e6;
 		if (!gw_config.quiet)
 			fprintf(stderr, "%s %s %d %.1fms%s\n", r->method ? r->method : "-",
-					r->path ? r->path : "-", r->status, ms, aborted ? " (aborted)" : "");
+					r->path, r->status, ms, aborted ? " (aborted)" : "");
 		gw_metrics_request(r->route, r->status, ms / 1000.0, !r->stream);
 	}
 	if (r->counted)
@@ -410,7 +372,6 @@ on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 		gw_feed_discard(r->resp.stream);
 	free(r->body);
 	free(r->method);
-	free(r->path);
 	free(r);
 }
 

@@ -1,10 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * server_int.h
- *	  The HTTP server (server.c) and what its parts share: a loop with its
- *	  pipelined database connection (pipeline.c), the request a connection
- *	  is answering, the workers (worker.c) and the change feed's streams
- *	  (feed.c).
+ *	  What the HTTP server (server.c) shares with its parts: the loops'
+ *	  pipelines (pipeline.c), the workers (pool.c), the streams (feed.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -70,6 +68,7 @@ typedef struct GwReq
 	char	   *body;
 	size_t		body_len;
 	size_t		body_cap;
+	size_t		header_bytes;	/* the header fields' */
 	bool		too_large;		/* the body passed --max-body-bytes */
 	GwHttpRequest req;			/* the dispatcher's view */
 	GwCall		call;			/* its route's call */
@@ -100,7 +99,7 @@ extern void gw_pipe_read(GwLoop *L);
 extern void gw_pipe_flush(GwLoop *L);
 extern void gw_pipe_close(GwLoop *L);
 
-/* worker.c */
+/* pool.c */
 extern void gw_worker_submit(GwReq *r);
 extern void gw_worker_stop(void);
 
