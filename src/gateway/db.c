@@ -20,7 +20,7 @@
 typedef enum TxOutcome
 {
 	TX_OK,
-	TX_FAILED,					/* err set, transaction rolled back */
+	TX_FAILED,					/* err set; rolled back, or outcome unknown */
 	TX_RETRY,					/* serialization failure or deadlock */
 	TX_STALE					/* connection broke before any work */
 } TxOutcome;
@@ -61,10 +61,8 @@ typedef enum TxOutcome
 /*
  * gw_db_error
  *		Fill err from a failed command's result (NULL: the connection's
- *		state), copy its SQLSTATE ("08006" for a lost connection; "" for
- *		the errors the gateway's statements raise on purpose, NO_RESULT_GUC
- *		for the call of function and NO_ROLE_GUC) into sqlstate_out (6
- *		bytes) and count it.
+ *		state) and count its SQLSTATE, copied into sqlstate_out (6 bytes):
+ *		"08006" for a lost connection, "" for NO_RESULT_GUC and NO_ROLE_GUC.
  */
 void
 gw_db_error(PGconn *conn, PGresult *res, const char *function,
@@ -149,8 +147,7 @@ pooled_query(const char *sql, int nparams, const char *const *params, GwError *e
 
 	if (c == NULL)
 		return NULL;
-	if (!gw_db_exec(c->conn, sql, nparams, params, &res, NULL, err))
-		res = NULL;
+	gw_db_exec(c->conn, sql, nparams, params, &res, NULL, err);	/* res stays NULL if it fails */
 	gw_pool_release(c);
 	return res;
 }
@@ -182,8 +179,7 @@ rollback(PGconn *conn)
 
 /*
  * gw_db_pipe
- *		Start a pipeline on conn (in pipeline mode), whose session has prep;
- *		its failure goes to err.
+ *		Start a pipeline on conn (in pipeline mode) with the session's prep.
  */
 void
 gw_db_pipe(GwPipe *p, PGconn *conn, GwPrepared *prep, const char *function, GwError *err)
@@ -248,9 +244,8 @@ gw_db_queue_call(GwPipe *p, const char *request_json, const GwRequestInfo *info)
 
 /*
  * gw_db_result
- *		Take one result of the pipeline (NULL: the end of one statement's
- *		results).  The call's value is kept, and the first failure.  libpq
- *		returns no NULL after a Sync.
+ *		Take one result of the pipeline (NULL: the end of a statement's;
+ *		none follows a Sync), keeping the call's value and the first failure.
  */
 GwPipeStep
 gw_db_result(GwPipe *p, PGresult *res)
@@ -300,9 +295,8 @@ gw_db_result(GwPipe *p, PGresult *res)
 /*
  * pipe_run
  *		Send the Sync, run during(arg) if given while the server works,
- *		read every result and leave pipeline mode.  False with err and
- *		sqlstate set ("08006" when libpq made the error: a lost
- *		connection) if a statement failed or the pipeline did not end.
+ *		read every result and leave pipeline mode; false with the failure
+ *		in err and sqlstate.
  */
 static bool
 pipe_run(GwPipe *p, void (*during) (void *), void *arg)
@@ -489,8 +483,7 @@ gw_db_ping(GwError *err)
 
 /*
  * gw_db_check_root
- *		The catalog's root location (malloc'd, into *catalog_root), set to
- *		root if it had none.
+ *		The catalog's root location (malloc'd), set to root if it had none.
  */
 bool
 gw_db_check_root(const char *root, char **catalog_root, GwError *err)
@@ -505,9 +498,8 @@ gw_db_check_root(const char *root, char **catalog_root, GwError *err)
 
 /*
  * gw_db_load_routes
- *		Load the extension's routes (lance_namespace.rest_routes) and the
- *		query parameters that carry request fields (rest_query_parameters)
- *		into the route table (router.c), once at start.
+ *		Load the extension's rest_routes and rest_query_parameters into the
+ *		route table (router.c), once at start.
  */
 bool
 gw_db_load_routes(GwError *err)

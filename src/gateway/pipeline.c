@@ -239,8 +239,7 @@ complete(GwLoop *L)
 
 /*
  * gw_pipe_read
- *		The connection's socket is readable (or failed): read what the
- *		server sent and answer the calls whose Sync arrived.
+ *		The socket is readable (or failed): answer the calls whose Sync came.
  */
 void
 gw_pipe_read(GwLoop *L)
@@ -267,8 +266,8 @@ gw_pipe_read(GwLoop *L)
 
 /*
  * gw_pipe_flush
- *		After each round of the loop: send what libpq holds, watching for
- *		the socket to become writable while it cannot take it all.
+ *		After each round of the loop: send what libpq holds (EPOLLOUT while
+ *		the socket cannot take it all).
  */
 void
 gw_pipe_flush(GwLoop *L)

@@ -1,12 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * pool.c
- *	  The connection pool and the workers that use it (README, "HTTP"):
- *	  a fixed number of connection slots, waited for at most a bounded
- *	  time (then 503), connected lazily and dropped when broken or left
- *	  inside a transaction, so that the next user reconnects; and the
- *	  worker threads, started as needed so that a request waits for a
- *	  slot (--pool-wait-ms) rather than a worker, ended after a while idle.
+ *	  The connection pool (slots waited for at most a bounded time, then
+ *	  503; connected lazily; dropped when broken, so that the next user
+ *	  reconnects) and the workers, threads started as needed so that a
+ *	  request waits for a slot, not a worker (README, "HTTP").
  *
  *-------------------------------------------------------------------------
  */
@@ -65,9 +63,9 @@ gw_pool_init(const char *conninfo, int size)
 
 /*
  * gw_pool_connect
- *		Open one connection (the pool's, a loop's, the publisher's, the
- *		change feed's): the user's conninfo, last, overrides the defaults
- *		set here; keepalives find a server that went away without a word.
+ *		Open a connection (the pool's, a loop's, the publisher's, the feed's):
+ *		the user's conninfo, last, overrides these defaults; keepalives
+ *		find a server that went away without a word.
  */
 PGconn *
 gw_pool_connect(GwError *err)
@@ -95,11 +93,9 @@ gw_pool_connect(GwError *err)
 
 /*
  * idle_ok
- *		Check a pooled connection before it is used.  An idle session
- *		receives next to nothing, so something to read usually means the
- *		server closed it: it is read, and a closed connection is replaced
- *		before anything is sent (a loss after sending a COMMIT has an
- *		unknown outcome; one before it can simply run again).
+ *		Check a pooled connection before anything is sent on it: an idle
+ *		session receives next to nothing, so something to read is usually
+ *		the server closing it (a loss noticed now is safe to replace).
  */
 static bool
 idle_ok(PGconn *conn)
@@ -281,7 +277,7 @@ worker_main(void *arg)
 /*
  * gw_worker_submit
  *		Queue a request (its connection suspended) for an idle worker, or
- *		start a new one.  A worker that cannot be started answers 503.
+ *		start one; if none can be started, answer 503.
  */
 void
 gw_worker_submit(GwReq *r)

@@ -122,13 +122,10 @@ send_answer(GwReq *r, bool close)
 	bool		typed;
 
 	if (resp->stream != NULL)
-	{
-		void	   *stream = resp->stream;
-
-		resp->stream = NULL;
-		if (!(r->stream = (m = gw_stream_response(r, stream)) != NULL))
-			gw_server_fail(r, GW_ERR_UNAVAILABLE, 0, "the gateway cannot start a stream");
-	}
+		r->stream = (m = gw_stream_response(r, resp->stream)) != NULL;
+	if (resp->stream != NULL && !r->stream)
+		gw_server_fail(r, GW_ERR_UNAVAILABLE, 0, "the gateway cannot start a stream");
+	resp->stream = NULL;		/* the response's, or discarded */
 	r->status = resp->status;
 	r->route = resp->route;
 	if (m == NULL &&
@@ -195,8 +192,7 @@ take_header(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size
 
 /*
  * start
- *		The first call for a request, once its head arrived: the limits
- *		that can be checked before the body (README, "Limits").
+ *		The head arrived: the limits checked before the body (README, "Limits").
  */
 static enum MHD_Result
 start(GwReq *r, GwLoop *L, struct MHD_Connection *conn, const char *method)
@@ -299,9 +295,8 @@ dispatch(GwReq *r)
 
 /*
  * on_request
- *		libmicrohttpd's access handler: called once the head arrived, for
- *		each piece of the body, once the request is complete, and again
- *		after a suspended connection is resumed.
+ *		libmicrohttpd's access handler: for the head, each piece of the
+ *		body, the complete request, and after each resume.
  */
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
@@ -377,8 +372,8 @@ on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 
 /*
  * loop_main
- *		A loop: wait for the daemon's sockets, the pipeline's connection
- *		and wake-ups; run the daemon; send what the pipeline holds.
+ *		A loop: wait for the daemon's sockets, the pipeline and wake-ups;
+ *		run the daemon; send what the pipeline holds.
  */
 static void *
 loop_main(void *arg)
@@ -439,7 +434,8 @@ static bool
 loop_start(GwLoop *L, unsigned int limit)
 {
 	const union MHD_DaemonInfo *info;
-	struct epoll_event ev;
+	struct epoll_event daemon_ev = {EPOLLIN, {.u64 = GW_EV_DAEMON}};
+	struct epoll_event wake_ev = {EPOLLIN, {.u64 = GW_EV_WAKE}};
 	size_t		head = (size_t) (gw_config.max_url_bytes + gw_config.max_header_bytes);
 	bool		v6 = bind_addr.ss_family == AF_INET6;
 
@@ -470,14 +466,9 @@ loop_start(GwLoop *L, unsigned int limit)
 	info = MHD_get_daemon_info(L->daemon, MHD_DAEMON_INFO_EPOLL_FD);
 	L->ep = epoll_create1(EPOLL_CLOEXEC);
 	L->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (info == NULL || L->ep < 0 || L->wake_fd < 0)
-		return false;
-	ev.events = EPOLLIN;
-	ev.data.u64 = GW_EV_DAEMON;
-	if (epoll_ctl(L->ep, EPOLL_CTL_ADD, info->epoll_fd, &ev) != 0)
-		return false;
-	ev.data.u64 = GW_EV_WAKE;
-	if (epoll_ctl(L->ep, EPOLL_CTL_ADD, L->wake_fd, &ev) != 0)
+	if (info == NULL || L->ep < 0 || L->wake_fd < 0 ||
+		epoll_ctl(L->ep, EPOLL_CTL_ADD, info->epoll_fd, &daemon_ev) != 0 ||
+		epoll_ctl(L->ep, EPOLL_CTL_ADD, L->wake_fd, &wake_ev) != 0)
 		return false;
 	return pthread_create(&L->thread, NULL, loop_main, L) == 0;
 }
@@ -496,13 +487,11 @@ gw_server_start(const struct sockaddr *addr)
 	memcpy(&bind_addr, addr, addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 		   : sizeof(struct sockaddr_in));
 	for (nloops = 0; nloops < gw_config.loops; nloops++)
-	{
 		if (!loop_start(&loops[nloops], limit))
 		{
 			fprintf(stderr, "%s: cannot start the HTTP server\n", GW_PROGRAM);
 			return false;
 		}
-	}
 	return true;
 }
 
@@ -525,17 +514,13 @@ void
 gw_server_stop(void)
 {
 	struct timespec ts = {0, 20 * 1000000L};
-	int			waited_ms = 0;
 	int			left;
 
 	atomic_store(&gw_server_stopping, true);
 	for (int i = 0; i < nloops; i++)
 		gw_loop_wake(&loops[i]);
-	while (atomic_load(&in_flight) > 0 && waited_ms < gw_config.shutdown_wait_s * 1000)
-	{
+	for (int ms = 0; atomic_load(&in_flight) > 0 && ms < gw_config.shutdown_wait_s * 1000; ms += 20)
 		nanosleep(&ts, NULL);
-		waited_ms += 20;
-	}
 	left = atomic_load(&in_flight);
 	if (left > 0)
 		fprintf(stderr, "%s: %d requests still running at shutdown\n", GW_PROGRAM, left);
