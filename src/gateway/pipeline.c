@@ -47,24 +47,23 @@ connect_main(void *arg)
 	PGconn	   *conn = gw_pool_connect(&err);
 
 	snprintf(wait, sizeof(wait), "%dms", gw_config.loop_lock_wait_ms);
-	if (conn != NULL && gw_config.loop_lock_wait_ms > 0 &&
-		!gw_db_exec(conn, SQL_LOCK_WAIT, 1, params, NULL, NULL, &err))
+	if (conn != NULL && ((gw_config.loop_lock_wait_ms > 0 &&
+						  !gw_db_exec(conn, SQL_LOCK_WAIT, 1, params, NULL, NULL, &err)) ||
+						 PQsetnonblocking(conn, 1) != 0 || PQenterPipelineMode(conn) != 1))
 	{
 		PQfinish(conn);
 		conn = NULL;
 	}
 	pthread_mutex_lock(&L->db_lock);
 	if (L->db_closed)
+		PQfinish(conn);			/* the loop has ended */
+	else
 	{
-		/* the loop has ended (its wake-up descriptor may be gone) */
-		pthread_mutex_unlock(&L->db_lock);
-		PQfinish(conn);
-		return NULL;
+		L->opened = conn;
+		L->attempt_done = true;
+		gw_loop_wake(L);		/* under the lock: gw_pipe_close has not run */
 	}
-	L->opened = conn;
-	L->attempt_done = true;
 	pthread_mutex_unlock(&L->db_lock);
-	gw_loop_wake(L);
 	return NULL;
 }
 
@@ -107,18 +106,15 @@ gw_pipe_take_connection(GwLoop *L)
 	if (!done)
 		return;
 	L->connecting = false;
-	if (conn != NULL && (PQsetnonblocking(conn, 1) != 0 || PQenterPipelineMode(conn) != 1 ||
-						 epoll_ctl(L->ep, EPOLL_CTL_ADD, PQsocket(conn), &ev) != 0))
-	{
+	if (conn != NULL && epoll_ctl(L->ep, EPOLL_CTL_ADD, PQsocket(conn), &ev) != 0)
 		PQfinish(conn);
-		conn = NULL;
+	else if (conn != NULL)
+	{
+		L->pg = conn;
+		gw_metrics_add(GW_M_LOOP_CONNECTED, 1);
+		L->want_write = false;
+		L->prep.n = 0;			/* a new session has no prepared statements */
 	}
-	if (conn == NULL)
-		return;
-	L->pg = conn;
-	gw_metrics_add(GW_M_LOOP_CONNECTED, 1);
-	L->want_write = false;
-	L->prep.n = 0;				/* a new session has no prepared statements */
 }
 
 /*
