@@ -283,7 +283,7 @@ void
 gw_worker_submit(GwReq *r)
 {
 	pthread_t	t;
-	int			rc;
+	int			rc = 0;
 
 	gw_metrics_add(GW_M_LOOP_HANDOFFS, 1);
 	r->next = NULL;
@@ -297,22 +297,19 @@ gw_worker_submit(GwReq *r)
 		work_tail = r;
 		nqueued++;
 		pthread_cond_signal(&work_ready);
-		pthread_mutex_unlock(&work_lock);
-		return;
 	}
-	nworkers++;
-	pthread_mutex_unlock(&work_lock);
-	if ((rc = pthread_create(&t, NULL, worker_main, r)) == 0)
+	else if ((rc = pthread_create(&t, NULL, worker_main, r)) == 0)
 	{
+		nworkers++;
 		pthread_detach(t);
-		return;
 	}
-	fprintf(stderr, "%s: cannot start a worker: %s\n", GW_PROGRAM, strerror(rc));
-	pthread_mutex_lock(&work_lock);
-	nworkers--;
 	pthread_mutex_unlock(&work_lock);
-	gw_server_fail(r, GW_ERR_UNAVAILABLE, 0, "the gateway cannot start a worker");
-	gw_server_answer(r);
+	if (rc != 0)
+	{
+		fprintf(stderr, "%s: cannot start a worker: %s\n", GW_PROGRAM, strerror(rc));
+		gw_server_fail(r, GW_ERR_UNAVAILABLE, 0, "the gateway cannot start a worker");
+		gw_server_answer(r);
+	}
 }
 
 /*
