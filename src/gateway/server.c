@@ -87,7 +87,7 @@ on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	(void) cls;
 	(void) conn;
 	if (r != NULL)
-		r->path = memcpy(r + 1, uri, n);
+		r->req.path = memcpy(r + 1, uri, n);
 	return r;
 }
 
@@ -106,7 +106,7 @@ gw_server_fail(GwReq *r, int code, int status, const char *message)
 	free(r->resp.body);
 	memset(&r->resp, 0, sizeof(r->resp));
 	r->resp.route = route;
-	gw_respond_error(&r->resp, &err, r->path);
+	gw_respond_error(&r->resp, &err, r->req.path);
 }
 
 /*
@@ -198,14 +198,14 @@ static enum MHD_Result
 start(GwReq *r, GwLoop *L, struct MHD_Connection *conn, const char *method)
 {
 	const char *cl;
-	char	   *q = strchr(r->path, '?');
-	bool		too_long = strlen(r->path) > (size_t) gw_config.max_url_bytes;
+	char	   *q = strchr(r->req.path, '?');	/* in the request's allocation */
+	bool		too_long = strlen(r->req.path) > (size_t) gw_config.max_url_bytes;
 
 	r->started = true;
 	r->conn = conn;
 	r->loop = L;
 	clock_gettime(CLOCK_MONOTONIC, &r->start);
-	if ((r->method = strdup(method)) == NULL || (r->req.headers = json_object()) == NULL)
+	if ((r->req.method = strdup(method)) == NULL || (r->req.headers = json_object()) == NULL)
 		return MHD_NO;
 	if (q != NULL)
 	{
@@ -234,14 +234,14 @@ take_body(GwReq *r, const char *data, size_t len)
 {
 	if (gw_ms_since(&r->start) >= gw_config.request_timeout_s * 1000L)
 		return MHD_NO;
-	if (r->too_large || r->body_len + len > (size_t) gw_config.max_body_bytes)
+	if (r->too_large || r->req.body_len + len > (size_t) gw_config.max_body_bytes)
 	{
 		r->too_large = true;
 		return MHD_YES;
 	}
-	if (r->body_len + len > r->body_cap)
+	if (r->req.body_len + len > r->body_cap)
 	{
-		size_t		cap = 2 * (r->body_len + len);
+		size_t		cap = 2 * (r->req.body_len + len);
 		char	   *nb = realloc(r->body, cap);
 
 		if (nb == NULL)
@@ -249,8 +249,8 @@ take_body(GwReq *r, const char *data, size_t len)
 		r->body = nb;
 		r->body_cap = cap;
 	}
-	memcpy(r->body + r->body_len, data, len);
-	r->body_len += len;
+	memcpy(r->body + r->req.body_len, data, len);
+	r->req.body_len += len;
 	return MHD_YES;
 }
 
@@ -268,16 +268,13 @@ dispatch(GwReq *r)
 	r->dispatched = true;
 	r->counted = true;
 	atomic_fetch_add(&in_flight, 1);
-	req->method = r->method;
-	req->path = r->path;
 	req->body = r->body ? r->body : "";
-	req->body_len = r->body_len;
 	req->query = json_object();
 	if (req->query == NULL || req->headers == NULL)
 		return MHD_NO;
 	if (r->query != NULL && !gw_parse_query(r->query, strlen(r->query), req->query, &err))
 	{
-		gw_respond_error(&r->resp, &err, r->path);
+		gw_respond_error(&r->resp, &err, req->path);
 		return send_answer(r, false);
 	}
 
@@ -353,8 +350,8 @@ on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		ms = (now.tv_sec - r->start.tv_sec) * 1000.0 + (now.tv_nsec - r->start.tv_nsec) / 1e6;
 		if (!gw_config.quiet)
-			fprintf(stderr, "%s %s %d %.1fms%s\n", r->method ? r->method : "-",
-					r->path, r->status, ms, aborted ? " (aborted)" : "");
+			fprintf(stderr, "%s %s %d %.1fms%s\n", r->req.method ? r->req.method : "-",
+					r->req.path, r->status, ms, aborted ? " (aborted)" : "");
 		gw_metrics_request(r->route, r->status, ms / 1000.0, !r->stream);
 	}
 	if (r->counted)
@@ -366,7 +363,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 	if (r->resp.stream != NULL)
 		gw_feed_discard(r->resp.stream);
 	free(r->body);
-	free(r->method);
+	free((char *) r->req.method);
 	free(r);
 }
 

@@ -58,19 +58,16 @@ typedef struct GwReq
 {
 	struct MHD_Connection *conn;
 	GwLoop	   *loop;
-	char	   *method;
-	char	   *path;			/* the raw request target, cut at '?' */
-	const char *query;			/* the raw query string after it, or NULL */
+	const char *query;			/* the raw query string, cut from req.path */
 	struct timespec start;
 	bool		started;		/* the head was checked */
 	bool		dispatched;		/* answered, in a call, or at a worker */
 	bool		counted;		/* in the in-flight count */
-	char	   *body;
-	size_t		body_len;
+	char	   *body;			/* req.body_len bytes */
 	size_t		body_cap;
 	size_t		header_bytes;	/* the header fields' */
 	bool		too_large;		/* the body passed --max-body-bytes */
-	GwHttpRequest req;			/* the dispatcher's view */
+	GwHttpRequest req;			/* method (malloc'd), raw target, body */
 	GwCall		call;			/* its route's call */
 	GwResponse	resp;			/* the answer, once ready */
 	bool		ready;			/* resp is the answer (set before resuming) */
