@@ -9,7 +9,6 @@
  *-------------------------------------------------------------------------
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
