@@ -98,14 +98,12 @@ on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 void
 gw_server_fail(GwReq *r, int code, int status, const char *message)
 {
-	const struct GwRoute *route = r->resp.route;
 	GwError		err;
 
 	gw_error_set(&err, code, "%s", message);
 	err.status = status;
 	free(r->resp.body);
-	memset(&r->resp, 0, sizeof(r->resp));
-	r->resp.route = route;
+	r->resp = (GwResponse) {.route = r->resp.route};	/* all else cleared */
 	gw_respond_error(&r->resp, &err, r->req.path);
 }
 
