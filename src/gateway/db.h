@@ -30,7 +30,9 @@ typedef struct GwRequestInfo
  * transaction with the function's result text and may replace it (malloc'd)
  * or fail, which rolls back.  after_commit runs once the transaction
  * committed; after_abort when it surely did not (to undo side effects).
+ * queue (may be NULL) sends statements of its own after the call's.
  */
+typedef struct GwPipe GwPipe;
 typedef struct GwTxHooks
 {
 	void		(*during_call) (void *arg);
@@ -38,6 +40,7 @@ typedef struct GwTxHooks
 	void		(*after_commit) (void *arg);
 	void		(*after_abort) (void *arg);
 	void	   *arg;
+	void		(*queue) (void *arg, GwPipe *p);
 } GwTxHooks;
 
 /*
@@ -47,7 +50,7 @@ typedef struct GwTxHooks
  */
 #define GW_PIPE_MAX 10
 
-typedef struct GwPipe
+struct GwPipe
 {
 	PGconn	   *conn;
 	GwPrepared *prep;			/* the statements the session has prepared */
@@ -62,7 +65,7 @@ typedef struct GwPipe
 	char		sqlstate[6];	/* its SQLSTATE ("08006": connection lost) */
 	GwError    *err;
 	char	   *value;			/* the call's result text (malloc'd) */
-} GwPipe;
+};
 
 typedef enum GwPipeStep
 {
