@@ -15,9 +15,7 @@
  *	  For a local table, while the publisher runs, the staged bytes go to
  *	  the catalog with the version ("manifest_base64") and nothing is
  *	  flushed but COMMIT (RELIABILITY.md, "One flush per create";
- *	  publish.c); a single create takes its canonical name before the
- *	  call instead, and commits in one round trip (claim_entry).
- *	  Otherwise (too large, backlog full, no publisher) the
+ *	  publish.c).  Otherwise (too large, backlog full, no publisher) the
  *	  staging file is fsync'd during the call and the canonical name and
  *	  its directory before COMMIT.  Tables in buckets go through the S3
  *	  backend (storage_s3.c), which records the staging object's ETag.
@@ -26,16 +24,13 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <openssl/evp.h>
 
 #include "client_paths.h"
-#include "manifest_rules.h"
 #include "commit.h"
 #include "publish.h"
 #include "s3.h"
@@ -57,8 +52,6 @@ typedef struct CommitEntry
 	bool		held;			/* staged holds the bytes the catalog keeps */
 	char	   *b64;			/* held: their base64 text (see with_held) */
 	bool		reserved;		/* room in the backlog for them (publish.c) */
-	char	   *claim;			/* the canonical path it claimed, or NULL */
-	GwWritten	claimed;		/* the claim's link */
 } CommitEntry;
 
 typedef struct CommitCtx
@@ -68,20 +61,7 @@ typedef struct CommitCtx
 	CommitEntry *e;
 	bool		ops;			/* BatchCommitTables: e[i] is operations[i] */
 	size_t		held;			/* bytes sent to the catalog so far */
-	bool		aborted;		/* the last attempt surely did not commit */
 } CommitCtx;
-
-/*
- * The claimed create's check, in its transaction after the call: the
- * version this transaction inserted got the claimed path (else the error
- * of a parameter that does not exist, recognised by its name).
- */
-#define CLAIM_GUC "lance_gateway.claim_missed"
-#define SQL_CLAIM_CHECK \
-	"SELECT pg_catalog.current_setting('" CLAIM_GUC "') WHERE NOT EXISTS" \
-	" (SELECT FROM lance_namespace.versions" \
-	"  WHERE transaction_id = pg_catalog.pg_current_xact_id_if_assigned()" \
-	"  AND manifest_path IN ($1, 'file://' || $1))"
 
 /*
  * hold_entry
@@ -364,20 +344,10 @@ finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 		}
 		ce->size = csize;
 	}
-	else if (ce->claim != NULL && strcmp(ce->claim, ce->canonical) == 0)
-	{
-		GwError		e;
-		int64_t		csize;
-
-		/* claimed before the row: gone only if a --sweep took it since */
-		if ((!st->stat_staging(st, ce->canonical, &csize, &e) || csize != ce->size) &&
-			st->republish(st, ce->canonical, ce->staged.bytes, ce->staged.len, false, err) < 0)
-			return false;
-	}
 	else if (!st->finalize(st, ce->staging, ce->canonical, ce->size, &ce->synced,
 						   ce->staged.bytes ? &ce->staged : NULL,
 						   json_is_string(jetag) ? json_string_value(jetag) : NULL,
-						   false, &ce->written, err))
+						   &ce->written, err))
 		return false;
 	json_object_set_new(version, "manifest_path",
 						json_string(gw_client_manifest_path(ce->canonical)));
@@ -397,7 +367,6 @@ during_call(void *arg)
 {
 	CommitCtx  *ctx = arg;
 
-	ctx->aborted = false;		/* sent: it may commit */
 	for (int i = 0; i < ctx->n; i++)
 	{
 		CommitEntry *ce = &ctx->e[i];
@@ -491,7 +460,6 @@ after_abort(void *arg)
 {
 	CommitCtx  *ctx = arg;
 
-	ctx->aborted = true;
 	for (int i = 0; i < ctx->n; i++)
 	{
 		CommitEntry *ce = &ctx->e[i];
@@ -500,94 +468,6 @@ after_abort(void *arg)
 			ce->cst->discard(ce->cst, ce->canonical, &ce->written);
 		memset(&ce->written, 0, sizeof(ce->written));
 	}
-}
-
-/*
- * queue_claim_check
- *		GwTxHooks.queue of a claimed create: the check after its call.
- */
-static void
-queue_claim_check(void *arg, GwPipe *p)
-{
-	CommitCtx  *ctx = arg;
-	const char *params[1] = {ctx->e[0].claim};
-
-	ctx->aborted = false;		/* an attempt begins */
-	gw_db_queue(p, "gw_claim_check", SQL_CLAIM_CHECK, 1, params, false);
-}
-
-/*
- * claim_entry
- *		A single held local manifest takes the canonical name the catalog
- *		will give it (beside the staging file, in the request's naming
- *		scheme: version_ops.c) before the call, where no file has it yet;
- *		claimed_call then runs the call, its check and the COMMIT in one
- *		round trip.  True when it took the name.
- */
-static bool
-claim_entry(json_t *request, CommitCtx *ctx)
-{
-	CommitEntry *ce = &ctx->e[0];
-	json_t	   *jv = json_object_get(request, "version");
-	json_t	   *js = json_object_get(request, "naming_scheme");
-	const char *scheme = json_is_string(js) ? json_string_value(js) :
-		js != NULL && !json_is_null(js) ? "" : "V2";
-	bool		v1 = strcasecmp(scheme, "V1") == 0;
-	const char *slash = ce->held ? strrchr(ce->staging, '/') : NULL;
-	int			n;
-	char		path[PATH_MAX];
-	GwWritten	none = {0};
-	GwError		ignored;
-
-	if (ctx->batch || !ce->held || gw_config.db_auth || !gw_publish_claims() ||
-		!json_is_integer(jv) || json_integer_value(jv) < 0 ||
-		(!v1 && strcasecmp(scheme, "V2") != 0) || slash == NULL ||
-		(n = (int) (slash - ce->staging) + 1) >= (int) sizeof(path) - 32)
-		return false;
-	memcpy(path, ce->staging, n);
-	lance_manifest_name(path + n, sizeof(path) - n, v1 ? LANCE_NAMING_V1 : LANCE_NAMING_V2,
-						json_integer_value(jv));
-	if (!ce->st->finalize(ce->st, ce->staging, path, ce->size, &none, &ce->staged, NULL, true,
-						  &ce->claimed, &ignored))
-		return false;
-	return (ce->claim = strdup(path)) != NULL;
-}
-
-/*
- * claimed_call
- *		The claimed create's call.  When it surely did not commit (the
- *		catalog chose another name, or any error), the ordinary protocol
- *		runs; the claimed name goes unless the version committed under it.
- *		When the connection was lost during the attempt, it stays.
- */
-static char *
-claimed_call(const char *function, const char *request_text, const GwRequestInfo *info,
-			 CommitCtx *ctx, const GwTxHooks *hooks, GwError *err)
-{
-	GwTxHooks	claimed = {NULL, NULL, NULL, after_abort, ctx, queue_claim_check};
-	CommitEntry *ce = &ctx->e[0];
-	char	   *claim = ce->claim;
-	char	   *result = gw_db_call(function, request_text, info, &claimed, err);
-
-	if (result != NULL)
-	{
-		/* committed with its file in place (if this fails, a retry says so) */
-		if (!after_call(ctx, &result, err))
-		{
-			free(result);
-			result = NULL;
-		}
-		after_commit(ctx);
-		return result;
-	}
-	if (!ctx->aborted)
-		return NULL;
-	ce->claim = NULL;
-	result = gw_db_call(function, request_text, info, hooks, err);
-	if (ce->claimed.created && (result ? strcmp(ce->canonical, claim) != 0 : ctx->aborted))
-		ce->st->discard(ce->st, claim, &ce->claimed);
-	free(claim);
-	return result;
 }
 
 /*
@@ -600,16 +480,14 @@ static char *
 call_and_release(const char *function, json_t *request, const GwRequestInfo *info,
 				 CommitCtx *ctx, bool prepared, GwError *err)
 {
-	GwTxHooks	hooks = {during_call, after_call, after_commit, after_abort, ctx, NULL};
+	GwTxHooks	hooks = {during_call, after_call, after_commit, after_abort, ctx};
 	char	   *request_text = NULL;
 	char	   *result = NULL;
 
 	if (prepared)
 	{
 		request_text = with_held(json_dumps(request, JSON_COMPACT), ctx, err);
-		if (request_text != NULL && claim_entry(request, ctx))
-			result = claimed_call(function, request_text, info, ctx, &hooks, err);
-		else if (request_text != NULL)
+		if (request_text != NULL)
 			result = gw_db_call(function, request_text, info, &hooks, err);
 	}
 	for (int i = 0; i < ctx->n; i++)
@@ -620,7 +498,6 @@ call_and_release(const char *function, json_t *request, const GwRequestInfo *inf
 		free(ctx->e[i].canonical);
 		free(ctx->e[i].staged.bytes);
 		free(ctx->e[i].b64);
-		free(ctx->e[i].claim);
 	}
 	free(ctx->e);
 	free(request_text);
@@ -668,7 +545,7 @@ char *
 gw_commit_versions(const char *function, json_t *request, bool batch,
 				   const GwRequestInfo *info, GwError *err)
 {
-	CommitCtx	ctx = {batch, 0, NULL, false, 0, true};
+	CommitCtx	ctx = {batch, 0, NULL, false, 0};
 	json_t	   *entries = json_object_get(request, "entries");
 
 	if (batch && !json_is_array(entries))
@@ -689,7 +566,7 @@ char *
 gw_commit_operations(const char *function, json_t *request, const GwRequestInfo *info,
 					 GwError *err)
 {
-	CommitCtx	ctx = {true, 0, NULL, true, 0, true};
+	CommitCtx	ctx = {true, 0, NULL, true, 0};
 	json_t	   *ops = json_object_get(request, "operations");
 
 	if (!json_is_array(ops))

@@ -391,8 +391,6 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	if (gw_config.db_auth)
 		gw_db_queue(&p, STMT_ROLE, SQL_ROLE, 3, role, false);
 	gw_db_queue(&p, function, NULL, 4, call, true);
-	if (hooks->queue)
-		hooks->queue(hooks->arg, &p);
 	if (commit_in_pipe && !implicit)
 		gw_db_queue(&p, STMT_COMMIT, "COMMIT", 0, NULL, false);
 	/* the Sync of an implicit transaction is its COMMIT */

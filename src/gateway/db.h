@@ -30,9 +30,7 @@ typedef struct GwRequestInfo
  * transaction with the function's result text and may replace it (malloc'd)
  * or fail, which rolls back.  after_commit runs once the transaction
  * committed; after_abort when it surely did not (to undo side effects).
- * queue (may be NULL) sends statements of its own after the call's.
  */
-typedef struct GwPipe GwPipe;
 typedef struct GwTxHooks
 {
 	void		(*during_call) (void *arg);
@@ -40,7 +38,6 @@ typedef struct GwTxHooks
 	void		(*after_commit) (void *arg);
 	void		(*after_abort) (void *arg);
 	void	   *arg;
-	void		(*queue) (void *arg, GwPipe *p);
 } GwTxHooks;
 
 /*
@@ -50,7 +47,7 @@ typedef struct GwTxHooks
  */
 #define GW_PIPE_MAX 10
 
-struct GwPipe
+typedef struct GwPipe
 {
 	PGconn	   *conn;
 	GwPrepared *prep;			/* the statements the session has prepared */
@@ -65,7 +62,7 @@ struct GwPipe
 	char		sqlstate[6];	/* its SQLSTATE ("08006": connection lost) */
 	GwError    *err;
 	char	   *value;			/* the call's result text (malloc'd) */
-};
+} GwPipe;
 
 typedef enum GwPipeStep
 {

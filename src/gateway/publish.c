@@ -33,19 +33,16 @@
 /* rows handled per statement of a pass */
 #define PASS_ROWS 512
 
-/* and whether a version records its transaction (0.4.0: commit.c's claims) */
 #define SQL_CAN_PUBLISH \
 	"SELECT COALESCE((SELECT pg_catalog.pg_has_role(c.relowner, 'USAGE')" \
 	" FROM pg_catalog.pg_class c" \
-	" WHERE c.oid = pg_catalog.to_regclass('lance_namespace.publications')), false)," \
-	" EXISTS (SELECT FROM pg_catalog.pg_attribute WHERE attname = 'transaction_id'" \
-	"  AND attrelid = pg_catalog.to_regclass('lance_namespace.versions'))"
+	" WHERE c.oid = pg_catalog.to_regclass('lance_namespace.publications')), false)"
 
 /*
  * The next PASS_ROWS pending rows after a key, each looked up in versions
  * by its key.  A LATERAL subquery with a LIMIT, so that the planner cannot
  * make it a hash join over all of versions (036_publication.pl counts the
- * rows read).  Read in binary: the bytes as they are, the rest as text.
+ * rows read).
  */
 #define VERSION_OF(k) \
 	" CROSS JOIN LATERAL (SELECT v.manifest_path FROM lance_namespace.versions v" \
@@ -53,7 +50,7 @@
 	"  AND v.version = " k ".version LIMIT 1) v"
 
 #define SQL_PENDING \
-	"SELECT p.table_id::text, p.branch, p.version::text, v.manifest_path, p.manifest" \
+	"SELECT p.table_id, p.branch, p.version, v.manifest_path, p.manifest" \
 	" FROM (SELECT table_id, branch, version, manifest FROM lance_namespace.publications" \
 	"  WHERE (table_id, branch, version) > ($1::bigint, $2::text COLLATE \"C\", $3::bigint)" \
 	"  ORDER BY table_id, branch, version LIMIT " GW_STR(PASS_ROWS) ") p" \
@@ -62,7 +59,7 @@
 
 /* The pending row of one manifest: each pending key looked up in versions */
 #define SQL_PENDING_ONE \
-	"SELECT p.table_id::text, p.branch, p.version::text, v.manifest_path, p.manifest" \
+	"SELECT p.table_id, p.branch, p.version, v.manifest_path, p.manifest" \
 	" FROM lance_namespace.publications p" \
 	VERSION_OF("p") \
 	" WHERE v.manifest_path = $1 OR v.manifest_path = 'file://' || $1"
@@ -87,7 +84,6 @@ static unsigned long commits;	/* creates since the last pass (mu) */
 static bool stopping;			/* (mu) */
 static bool started;			/* the publisher runs: creates send their bytes */
 static bool privileged;			/* the role may read and prune publications */
-static bool claims;				/* creates may claim their names (commit.c) */
 static pthread_t publisher;
 
 /* creates past --publish-backlog rows or these bytes flush instead of holding */
@@ -235,9 +231,11 @@ publish_rows(PGconn *conn, PGresult *res, bool *ok, const char **paths,
 	for (int i = 0; i < PQntuples(res); i++)
 	{
 		const char *canon = PQgetvalue(res, i, 3);
+		size_t		blen;
+		unsigned char *bytes;
 		GwStorage  *s;
 		GwError		e;
-		int			r;
+		int			r = -1;
 
 		if (strncmp(canon, "file://", 7) == 0)
 			canon += 7;
@@ -254,8 +252,12 @@ publish_rows(PGconn *conn, PGresult *res, bool *ok, const char **paths,
 			nprune++;
 			continue;
 		}
-		r = s->republish(s, canon, (const unsigned char *) PQgetvalue(res, i, 4),
-						 (size_t) PQgetlength(res, i, 4), false, &e);
+		bytes = PQunescapeBytea((const unsigned char *) PQgetvalue(res, i, 4), &blen);
+		if (bytes == NULL)
+			gw_error_set(&e, GW_ERR_INTERNAL, "out of memory");
+		else
+			r = s->republish(s, canon, bytes, blen, false, &e);
+		PQfreemem(bytes);
 		if (r < 0)
 		{
 			fprintf(stderr, "%s: publication of %s: %s%s%s\n", GW_PROGRAM, canon,
@@ -304,8 +306,8 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 	{
 		const char *params[3] = {after_table, after_branch, after_version};
 		PGresult   *res = manifest_path != NULL ?
-			PQexecParams(conn, SQL_PENDING_ONE, 1, NULL, &manifest_path, NULL, NULL, 1) :
-			PQexecParams(conn, SQL_PENDING, 3, NULL, params, NULL, NULL, 1);
+			PQexecParams(conn, SQL_PENDING_ONE, 1, NULL, &manifest_path, NULL, NULL, 0) :
+			PQexecParams(conn, SQL_PENDING, 3, NULL, params, NULL, NULL, 0);
 		int			n = PQntuples(res);
 		bool	   *done = calloc(n + 1, sizeof(bool));
 		const char **paths = calloc(n + 1, sizeof(char *));
@@ -411,7 +413,6 @@ gw_publish_start(void)
 	res = PQexec(pconn, SQL_CAN_PUBLISH);
 	owner = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
 		strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-	claims = owner && strcmp(PQgetvalue(res, 0, 1), "t") == 0;
 	PQclear(res);
 	pthread_mutex_unlock(&conn_mu);
 	if (!owner)
@@ -475,16 +476,6 @@ bool
 gw_publish_holds(void)
 {
 	return started;
-}
-
-/*
- * gw_publish_claims
- *		Whether a held create may claim its canonical name before the call.
- */
-bool
-gw_publish_claims(void)
-{
-	return started && claims;
 }
 
 /*

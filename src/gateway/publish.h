@@ -25,7 +25,6 @@ typedef struct GwPublishCounts
 extern bool gw_publish_start(void);
 extern void gw_publish_stop(void);
 extern bool gw_publish_holds(void);
-extern bool gw_publish_claims(void);
 extern bool gw_publish_reserve(size_t len);
 extern void gw_publish_release(size_t len);
 extern void gw_publish_notify(void);

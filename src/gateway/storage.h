@@ -99,13 +99,11 @@ struct GwStorage
 	 * is none); row_etag the e_tag the catalog records for the version
 	 * (NULL if none).  Local backend with staged: the staging file must
 	 * still hold exactly those bytes, and nothing is flushed, because the
-	 * catalog holds them until publish.c has made the name durable.  claim
-	 * (local, held): only a new link, never over an existing file (false).
+	 * catalog holds them until publish.c has made the name durable.
 	 */
 	bool		(*finalize) (GwStorage *st, const char *staging, const char *canonical,
 							 int64_t size, const GwWritten *synced, const GwStaged *staged,
-							 const char *row_etag, bool claim, GwWritten *written,
-							 GwError *err);
+							 const char *row_etag, GwWritten *written, GwError *err);
 
 	/* Undo finalize after the catalog transaction surely did not commit. */
 	void		(*discard) (GwStorage *st, const char *canonical, const GwWritten *written);

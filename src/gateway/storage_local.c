@@ -437,7 +437,7 @@ write_canonical(int in, int dfd, const char *cbase, const char *canonical, int64
  */
 static int
 link_canonical(int in, const struct stat *insb, int dfd, const char *cbase,
-			   const char *canonical, const GwWritten *synced, bool flush, bool claim,
+			   const char *canonical, const GwWritten *synced, bool flush,
 			   GwWritten *written, GwError *err)
 {
 	char		proc[64];
@@ -454,7 +454,7 @@ link_canonical(int in, const struct stat *insb, int dfd, const char *cbase,
 	}
 	if (linkat(AT_FDCWD, proc, dfd, cbase, AT_SYMLINK_FOLLOW) != 0)
 	{
-		if (errno != EEXIST || claim)
+		if (errno != EEXIST)
 			return 0;
 		temp_name(tmp, sizeof(tmp));
 		if (linkat(AT_FDCWD, proc, dfd, tmp, AT_SYMLINK_FOLLOW) != 0)
@@ -548,7 +548,7 @@ keep_identical(int in, int dfd, const char *cbase, const char *canonical, int64_
 static bool
 local_finalize(GwStorage *st, const char *staging, const char *canonical,
 			   int64_t size, const GwWritten *synced, const GwStaged *staged,
-			   const char *row_etag, bool claim, GwWritten *written, GwError *err)
+			   const char *row_etag, GwWritten *written, GwError *err)
 {
 	LocalStorage *ls = st->priv;
 	char		sdir[PATH_MAX];
@@ -610,17 +610,17 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 		ok = false;
 	}
 	else if (strcmp(staging, canonical) == 0 ||
-			 (!claim && (kept = keep_identical(in, dfd, cbase, canonical, size, err)) > 0))
+			 (kept = keep_identical(in, dfd, cbase, canonical, size, err)) > 0)
 		ok = true;
 	else if (kept < 0)
 		ok = false;
 	else
 	{
 		int			linked = gw_config.manifest_copy ? 0 :
-			link_canonical(in, &sb, dfd, cbase, canonical, synced, !held, claim, written, err);
+			link_canonical(in, &sb, dfd, cbase, canonical, synced, !held, written, err);
 
-		ok = linked > 0 || (linked == 0 && !claim &&
-							write_canonical(in, dfd, cbase, canonical, size, !held, written, err));
+		ok = linked > 0 ||
+			(linked == 0 && write_canonical(in, dfd, cbase, canonical, size, !held, written, err));
 	}
 	close(in);
 	close(dfd);

@@ -262,7 +262,7 @@ existing_is_ours(const S3Object *o, const char *uri, const GwStaged *staged,
 static bool
 s3_finalize(GwStorage *st, const char *staging, const char *canonical, int64_t size,
 			const GwWritten *synced, const GwStaged *staged, const char *row_etag,
-			bool claim, GwWritten *written, GwError *err)
+			GwWritten *written, GwError *err)
 {
 	S3Object	so;
 	S3Object	co;
@@ -270,7 +270,6 @@ s3_finalize(GwStorage *st, const char *staging, const char *canonical, int64_t s
 
 	(void) st;
 	(void) synced;
-	(void) claim;
 	memset(written, 0, sizeof(*written));
 	if (!parse_object(canonical, &co, err) || !parse_object(staging, &so, err))
 		return false;

@@ -446,7 +446,7 @@ gw_drop_table(const char *function, json_t *request, const GwRequestInfo *info,
 			  GwError *err)
 {
 	DropCtx		ctx;
-	GwTxHooks	hooks = {NULL, drop_after_call, drop_after_commit, NULL, &ctx, NULL};
+	GwTxHooks	hooks = {NULL, drop_after_call, drop_after_commit, NULL, &ctx};
 	char	   *text = json_dumps(request, JSON_COMPACT);
 	char	   *result = NULL;
 

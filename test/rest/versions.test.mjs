@@ -6,7 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import {
   req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, writeStaging,
-  versionsDir, v2Name, startGateway, stop, GW_URL, GW_DB, ROOT, TMP, psql, psqlBackground, sleep,
+  versionsDir, v2Name, startGateway, stop, GW_URL, GW_DB, ROOT, TMP,
 } from "./lib.mjs";
 
 const canonicalOf = (t, v) => path.join(versionsDir(t.location), v2Name(v));
@@ -137,29 +137,6 @@ describe("versions", () => {
     assert.ok(fs.existsSync(second.st.abs), "a loser's staging file is left to its writer");
     const d = ok(await req("POST", `/v1/table/${t.enc}/version/describe`, { body: { version: 1 } }));
     assert.equal(d.version.manifest_size, 6);
-  });
-
-  it("a held create names its manifest before its row, then commits in one round trip", async () => {
-    const ns = await mkNamespace();
-    const t = await mkTable(ns);
-    const tag = fresh("lk");
-    // the table's catalog row held as --sweep holds it: the create's insert waits
-    const holder = psqlBackground(
-      `BEGIN; SELECT FROM lance_namespace.entries WHERE path = ARRAY['${ns}', '${t.name}'] FOR UPDATE; ` +
-        `SELECT pg_catalog.set_config('application_name', '${tag}', true); SELECT pg_sleep(1.5); COMMIT;`,
-    );
-    const waiting = () => psql(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'`) !== "0";
-    for (let i = 0; i < 200 && psql(`SELECT count(*) FROM pg_stat_activity WHERE application_name = '${tag}'`) !== "1"; i++)
-      await sleep(10);
-    const pending = createVersion(t, 1, { content: "claimed" });
-    for (let i = 0; i < 100 && !waiting(); i++) await sleep(10);
-    assert.ok(waiting(), "the create waits for the table's row");
-    assert.equal(fs.readFileSync(canonicalOf(t, 1), "utf8"), "claimed", "its name is taken before the row");
-    const { res, st } = await pending;
-    ok(res);
-    assert.equal(fs.statSync(canonicalOf(t, 1)).ino, st.ino);
-    assert.ok(!fs.existsSync(st.abs), "staging file removed after commit");
-    await new Promise((r) => (holder.exitCode !== null ? r() : holder.on("exit", r)));
   });
 
   it("32 concurrent racers on one version: one 200, 31 x 409 code 14", async () => {
