@@ -42,7 +42,7 @@
  * The next PASS_ROWS pending rows after a key, each looked up in versions
  * by its key.  A LATERAL subquery with a LIMIT, so that the planner cannot
  * make it a hash join over all of versions (036_publication.pl counts the
- * rows read).
+ * rows read).  Read in binary: the bytes as they are, the rest as text.
  */
 #define VERSION_OF(k) \
 	" CROSS JOIN LATERAL (SELECT v.manifest_path FROM lance_namespace.versions v" \
@@ -50,7 +50,7 @@
 	"  AND v.version = " k ".version LIMIT 1) v"
 
 #define SQL_PENDING \
-	"SELECT p.table_id, p.branch, p.version, v.manifest_path, p.manifest" \
+	"SELECT p.table_id::text, p.branch, p.version::text, v.manifest_path, p.manifest" \
 	" FROM (SELECT table_id, branch, version, manifest FROM lance_namespace.publications" \
 	"  WHERE (table_id, branch, version) > ($1::bigint, $2::text COLLATE \"C\", $3::bigint)" \
 	"  ORDER BY table_id, branch, version LIMIT " GW_STR(PASS_ROWS) ") p" \
@@ -59,7 +59,7 @@
 
 /* The pending row of one manifest: each pending key looked up in versions */
 #define SQL_PENDING_ONE \
-	"SELECT p.table_id, p.branch, p.version, v.manifest_path, p.manifest" \
+	"SELECT p.table_id::text, p.branch, p.version::text, v.manifest_path, p.manifest" \
 	" FROM lance_namespace.publications p" \
 	VERSION_OF("p") \
 	" WHERE v.manifest_path = $1 OR v.manifest_path = 'file://' || $1"
@@ -231,11 +231,9 @@ publish_rows(PGconn *conn, PGresult *res, bool *ok, const char **paths,
 	for (int i = 0; i < PQntuples(res); i++)
 	{
 		const char *canon = PQgetvalue(res, i, 3);
-		size_t		blen;
-		unsigned char *bytes;
 		GwStorage  *s;
 		GwError		e;
-		int			r = -1;
+		int			r;
 
 		if (strncmp(canon, "file://", 7) == 0)
 			canon += 7;
@@ -252,12 +250,8 @@ publish_rows(PGconn *conn, PGresult *res, bool *ok, const char **paths,
 			nprune++;
 			continue;
 		}
-		bytes = PQunescapeBytea((const unsigned char *) PQgetvalue(res, i, 4), &blen);
-		if (bytes == NULL)
-			gw_error_set(&e, GW_ERR_INTERNAL, "out of memory");
-		else
-			r = s->republish(s, canon, bytes, blen, false, &e);
-		PQfreemem(bytes);
+		r = s->republish(s, canon, (const unsigned char *) PQgetvalue(res, i, 4),
+						 (size_t) PQgetlength(res, i, 4), false, &e);
 		if (r < 0)
 		{
 			fprintf(stderr, "%s: publication of %s: %s%s%s\n", GW_PROGRAM, canon,
@@ -306,8 +300,8 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 	{
 		const char *params[3] = {after_table, after_branch, after_version};
 		PGresult   *res = manifest_path != NULL ?
-			PQexecParams(conn, SQL_PENDING_ONE, 1, NULL, &manifest_path, NULL, NULL, 0) :
-			PQexecParams(conn, SQL_PENDING, 3, NULL, params, NULL, NULL, 0);
+			PQexecParams(conn, SQL_PENDING_ONE, 1, NULL, &manifest_path, NULL, NULL, 1) :
+			PQexecParams(conn, SQL_PENDING, 3, NULL, params, NULL, NULL, 1);
 		int			n = PQntuples(res);
 		bool	   *done = calloc(n + 1, sizeof(bool));
 		const char **paths = calloc(n + 1, sizeof(char *));
