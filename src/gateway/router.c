@@ -1,16 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * router.c
- *	  From a parsed HTTP request to a route and its request model.  The
- *	  routes are the extension's (lance_namespace.rest_routes and
- *	  rest_query_parameters, loaded at start by db.c), besides the
- *	  gateway's own (health, readiness, metrics, the change feed) and the
- *	  data operations it answers 406.  The request model handed to
- *	  lance_namespace.rest_<op>(jsonb) is the JSON body (missing, empty or
- *	  null: {}), the path id as an array of names under "id", and the
- *	  query parameters the extension lists, as JSON values of their types;
- *	  the path id and the query are percent-decoded, and the id split by
- *	  the extension's rule (src/name_rules.c).
+ *	  From a parsed HTTP request to a route and its request model: the
+ *	  route table (the extension's rest_routes and rest_query_parameters,
+ *	  loaded at start by db.c, after the gateway's own routes), and the
+ *	  request model of src/gateway/README.md, "Requests".
  *
  *-------------------------------------------------------------------------
  */
@@ -24,14 +18,6 @@
 
 #include "name_rules.h"
 #include "router.h"
-
-/* The routes the gateway serves itself, without a binding. */
-static const GwRoute own_routes[] = {
-	{"/health", GW_GET, GW_ROUTE_HEALTH, NULL, "Health"},
-	{"/ready", GW_GET, GW_ROUTE_READY, NULL, "Ready"},
-	{"/metrics", GW_GET, GW_ROUTE_METRICS, NULL, "Metrics"},
-	{"/v1/events", GW_GET, GW_ROUTE_EVENTS, NULL, "ChangeFeed"},
-};
 
 /* operations whose call comes with files (commit.c, table_files.c) */
 static const struct
@@ -66,15 +52,16 @@ static const char *const unsupported_collections[] = {
 /* Request arrays whose length is capped by --max-batch-entries. */
 static const char *const batch_fields[] = {"entries", "ranges", "operations", NULL};
 
-/* own_routes, then the extension's; built once at start, then read-only */
-GwRoute    *gw_routes;
-int			gw_nroutes;
+/* the gateway's own routes (no binding), then the extension's from gw_route_add */
+GwRoute		gw_routes[GW_MAX_ROUTES] = {
+	{"/health", GW_GET, GW_ROUTE_HEALTH, NULL, "Health"},
+	{"/ready", GW_GET, GW_ROUTE_READY, NULL, "Ready"},
+	{"/metrics", GW_GET, GW_ROUTE_METRICS, NULL, "Metrics"},
+	{"/v1/events", GW_GET, GW_ROUTE_EVENTS, NULL, "ChangeFeed"},
+};
+int			gw_nroutes = 4;		/* the four above */
 
-/*
- * The query parameters that carry request fields: name -> the JSON type
- * ("string", "integer" or "boolean") it becomes in the request model, in
- * the extension's order.
- */
+/* rest_query_parameters: name -> its type in the request model ("string", ...) */
 static json_t *query_types;
 
 /*
@@ -114,40 +101,22 @@ split_path(char *copy, char **seg, int maxseg)
 }
 
 /*
- * add_route
- *		Append a route to the table.
- */
-static bool
-add_route(const GwRoute *route)
-{
-	GwRoute    *grown = realloc(gw_routes, (gw_nroutes + 1) * sizeof(GwRoute));
-
-	if (grown == NULL)
-		return false;
-	gw_routes = grown;
-	gw_routes[gw_nroutes++] = *route;
-	return true;
-}
-
-/*
  * gw_route_add
  *		Add a route of the extension's rest_routes: its path, its methods
  *		(GW_GET | GW_POST; 0: others), its operation, its binding (lower-case
  *		letters, digits and '_': it is written into the call statement)
  *		and what the binding declares.  False, with err set, for a row the
- *		gateway cannot serve.  The first call adds the gateway's own routes.
+ *		gateway cannot serve or one over GW_MAX_ROUTES.
  */
 bool
 gw_route_add(const char *path, int methods, const char *operation,
 			 const char *binding, bool read_only, bool no_body, GwError *err)
 {
 	GwRoute		r = {NULL, methods, GW_ROUTE_CATALOG, NULL, NULL};
-	bool		ok = methods != 0 && path[0] == '/' && binding[0] != '\0' &&
-		strlen(binding) < 60 && strspn(binding, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(binding);
+	bool		ok = gw_nroutes < GW_MAX_ROUTES && methods != 0 && path[0] == '/' &&
+		binding[0] != '\0' && strlen(binding) < 60 &&
+		strspn(binding, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(binding);
 
-	if (gw_nroutes == 0)
-		for (size_t i = 0; i < sizeof(own_routes) / sizeof(own_routes[0]); i++)
-			ok = add_route(&own_routes[i]) && ok;
 	if (read_only)
 		r.kind = no_body ? GW_ROUTE_EXISTS : GW_ROUTE_READ;
 	for (size_t i = 0; i < sizeof(file_operations) / sizeof(file_operations[0]); i++)
@@ -156,12 +125,13 @@ gw_route_add(const char *path, int methods, const char *operation,
 	r.pattern = strdup(path);
 	r.operation = strdup(operation);
 	r.function = strdup(binding);
-	if (!ok || r.pattern == NULL || r.operation == NULL || r.function == NULL || !add_route(&r))
+	if (!ok || r.pattern == NULL || r.operation == NULL || r.function == NULL)
 	{
 		gw_error_set(err, LANCE_INTERNAL, "lance_namespace.rest_routes: cannot serve %s (%s)",
 					 path, binding);
 		return false;
 	}
+	gw_routes[gw_nroutes++] = r;
 	return true;
 }
 
