@@ -253,10 +253,8 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 		gw_error_set(&err, LANCE_UNAUTHENTICATED, "missing or invalid API key");
 	else if (m == GW_MATCH_NONE)
 		/* code 0 has status 406, not 404: a client must not think "not found" */
-		gw_error_set(&err, LANCE_UNSUPPORTED, "no such route: %s %s", req->method, req->path);
-	else if (m == GW_MATCH_UNSUPPORTED)
-		gw_error_set(&err, LANCE_UNSUPPORTED,
-					 "this route is a data operation, which this catalog does not serve");
+		gw_error_set(&err, LANCE_UNSUPPORTED, "no such route: %s %s (this catalog serves no "
+					 "data operations)", req->method, req->path);
 	else if (m == GW_MATCH_METHOD)
 	{
 		gw_error_set(&err, LANCE_UNSUPPORTED, "method %s is not allowed for %s",

@@ -32,23 +32,6 @@ static const struct
 	{"RegisterTable", GW_ROUTE_TABLE_REGISTER},
 };
 
-/*
- * Data operations, for a Lance data server: table actions (after
- * /v1/table/{id}/; tags and branches: their sub-routes the extension does
- * not list) and top-level collections.
- */
-static const char *const unsupported_table_actions[] = {
-	"create", "insert", "merge_insert", "update", "delete", "query",
-	"count_rows", "explain_plan", "analyze_plan", "add_columns",
-	"alter_columns", "drop_columns", "update_field_metadata",
-	"backfill_column", "stats", "restore", "schema_metadata",
-	"create_index", "create_scalar_index", "index", "tags", "branches",
-	NULL
-};
-static const char *const unsupported_collections[] = {
-	"transaction", "materialized_view", NULL
-};
-
 /* Request arrays whose length is capped by --max-batch-entries. */
 static const char *const batch_fields[] = {"entries", "ranges", "operations", NULL};
 
@@ -76,28 +59,6 @@ gw_method_bit(const char *method)
 	if (strcmp(method, "POST") == 0)
 		return GW_POST;
 	return 0;
-}
-
-/*
- * split_path
- *		Split "/a/b/c" (in place) into at most maxseg segments, ignoring
- *		one trailing slash: their number, or -1.
- */
-static int
-split_path(char *copy, char **seg, int maxseg)
-{
-	size_t		len = strlen(copy);
-	int			n = 0;
-
-	if (copy[0] != '/')
-		return -1;
-	if (len > 1 && copy[len - 1] == '/')
-		copy[len - 1] = '\0';
-	if (*++copy == '\0')
-		return 0;
-	while (copy != NULL && n < maxseg)
-		seg[n++] = strsep(&copy, "/");
-	return copy == NULL ? n : -1;
 }
 
 /*
@@ -153,75 +114,64 @@ gw_query_parameter_add(const char *name, const char *type, GwError *err)
 
 /*
  * match_one
- *		Match path segments against a route's pattern; *id: its {id}
- *		segment.
+ *		Match path[0..len) against a route's pattern, segment by segment;
+ *		*id and *idlen: its {id} segment.
  */
 static bool
-match_one(const char *pattern, char **seg, int nseg, const char **id)
+match_one(const char *pattern, const char *path, size_t len, const char **id, size_t *idlen)
 {
-	*id = NULL;
-	for (int i = 0; i < nseg; i++)
-	{
-		size_t		n;
+	const char *end = path + len;
 
-		if (*pattern++ != '/')
-			return false;
-		n = strcspn(pattern, "/");
+	while (*pattern == '/' && path < end && *path == '/')
+	{
+		const char *seg = ++path;
+		size_t		n = strcspn(++pattern, "/");
+
+		while (path < end && *path != '/')
+			path++;
 		if (n == 4 && strncmp(pattern, "{id}", 4) == 0)
-			*id = seg[i];
-		else if (strlen(seg[i]) != n || strncmp(pattern, seg[i], n) != 0)
+		{
+			*id = seg;
+			*idlen = path - seg;
+		}
+		else if ((size_t) (path - seg) != n || strncmp(pattern, seg, n) != 0)
 			return false;
 		pattern += n;
 	}
-	return *pattern == '\0';
-}
-
-/*
- * in_list
- *		True if s is one of the NULL-terminated list.
- */
-static bool
-in_list(const char *s, const char *const *list)
-{
-	for (int i = 0; list[i]; i++)
-		if (strcmp(s, list[i]) == 0)
-			return true;
-	return false;
+	return *pattern == '\0' && path == end;
 }
 
 /*
  * gw_route_match
- *		Find the route of a raw request path.  On GW_MATCH_OK, *route is
- *		set and *raw_id is a malloc'd copy of the still percent-encoded
- *		{id} segment (or NULL); GW_MATCH_METHOD sets *route too.
+ *		Find the route of a raw request path (one trailing slash ignored).
+ *		On GW_MATCH_OK, *route is set and *raw_id is a malloc'd copy of the
+ *		still percent-encoded {id} segment (or NULL); GW_MATCH_METHOD sets
+ *		*route too.
  */
 GwMatch
 gw_route_match(const char *path, int method, const GwRoute **route, char **raw_id)
 {
-	char	   *copy = strdup(path);
-	char	   *seg[64];
-	int			nseg = copy ? split_path(copy, seg, 64) : -1;
-	GwMatch		result = GW_MATCH_NONE;
+	size_t		len = strlen(path);
 
+	if (len > 1 && path[len - 1] == '/')
+		len--;
 	*route = NULL;
 	*raw_id = NULL;
-	for (int i = 0; nseg >= 0 && i < gw_nroutes && *route == NULL; i++)
+	for (int i = 0; i < gw_nroutes; i++)
 	{
 		const char *id = NULL;
+		size_t		idlen = 0;
 
-		if (!match_one(gw_routes[i].pattern, seg, nseg, &id))
+		if (!match_one(gw_routes[i].pattern, path, len, &id, &idlen))
 			continue;
 		*route = &gw_routes[i];
-		result = (gw_routes[i].methods & method) ? GW_MATCH_OK : GW_MATCH_METHOD;
-		if (result == GW_MATCH_OK && id != NULL)
-			*raw_id = strdup(id);
+		if ((gw_routes[i].methods & method) == 0)
+			return GW_MATCH_METHOD;
+		if (id != NULL)
+			*raw_id = strndup(id, idlen);
+		return GW_MATCH_OK;
 	}
-	if (*route == NULL && nseg >= 2 && strcmp(seg[0], "v1") == 0 &&
-		((nseg >= 4 && strcmp(seg[1], "table") == 0 && in_list(seg[3], unsupported_table_actions)) ||
-		 (nseg >= 3 && in_list(seg[1], unsupported_collections))))
-		result = GW_MATCH_UNSUPPORTED;
-	free(copy);
-	return result;
+	return GW_MATCH_NONE;
 }
 
 /*

@@ -51,7 +51,6 @@ typedef enum GwMatch
 {
 	GW_MATCH_OK,
 	GW_MATCH_METHOD,			/* path known, method not allowed */
-	GW_MATCH_UNSUPPORTED,		/* a data operation: 406 code 0 */
 	GW_MATCH_NONE
 } GwMatch;
 
