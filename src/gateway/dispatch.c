@@ -121,12 +121,11 @@ gw_call_free(GwCall *call)
 
 /*
  * gw_client_manifest_path
- *		The object-store path of a recorded manifest location, as Lance
- *		clients read and write it and as Lance's DirectoryNamespace answers:
- *		a pointer into location (the key of "s3://BUCKET/KEY", or the file
- *		path without its leading "/"); location itself for anything else.
- *		Every TableVersion the gateway returns carries that form, whatever
- *		form the request used; SQL reports the recorded location itself.
+ *		The object-store path of a recorded manifest location, the one form
+ *		every TableVersion answer carries (as Lance clients and Lance's
+ *		DirectoryNamespace use it): a pointer to the key of
+ *		"s3://BUCKET/KEY" or past the leading "/" of a file path; location
+ *		itself for anything else.
  */
 const char *
 gw_client_manifest_path(const char *location)
@@ -143,24 +142,6 @@ gw_client_manifest_path(const char *location)
 }
 
 /*
- * client_form
- *		Replace version.manifest_path by its object-store path; true if
- *		that changed it.
- */
-static bool
-client_form(json_t *version)
-{
-	const char *path = json_string_value(json_object_get(version, "manifest_path"));
-	const char *client = path ? gw_client_manifest_path(path) : NULL;
-
-	if (client == path)
-		return false;
-	/* json_string copies client out of the string it replaces */
-	json_object_set_new(version, "manifest_path", json_string(client));
-	return true;
-}
-
-/*
  * client_paths
  *		Rewrite the manifest paths of a DescribeTableVersion ("version")
  *		or ListTableVersions ("versions") answer, res (parsed from result,
@@ -171,13 +152,22 @@ static char *
 client_paths(json_t *res, char *result)
 {
 	json_t	   *versions = json_object_get(res, "versions");
-	json_t	   *v;
-	size_t		i;
-	bool		changed = client_form(json_object_get(res, "version"));
+	bool		changed = false;
 	char	   *text;
 
-	json_array_foreach(versions, i, v)
-		changed |= client_form(v);
+	/* entry 0 is "version", the others those of "versions" */
+	for (size_t i = 0; i <= json_array_size(versions); i++)
+	{
+		json_t	   *v = i == 0 ? json_object_get(res, "version") : json_array_get(versions, i - 1);
+		const char *path = json_string_value(json_object_get(v, "manifest_path"));
+		const char *client = path ? gw_client_manifest_path(path) : NULL;
+
+		if (client == path)
+			continue;
+		/* json_string copies client out of the string it replaces */
+		json_object_set_new(v, "manifest_path", json_string(client));
+		changed = true;
+	}
 	if (!changed)
 		return result;
 	text = json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -263,10 +253,8 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 		gw_error_set(&err, LANCE_UNAUTHENTICATED, "missing or invalid API key");
 	else if (m == GW_MATCH_NONE)
 		/* code 0 has status 406, not 404: a client must not think "not found" */
-		gw_error_set(&err, LANCE_UNSUPPORTED, "no such route: %s %s", req->method, req->path);
-	else if (m == GW_MATCH_UNSUPPORTED)
-		gw_error_set(&err, LANCE_UNSUPPORTED,
-					 "this route is a data operation, which this catalog does not serve");
+		gw_error_set(&err, LANCE_UNSUPPORTED, "no such route: %s %s (this catalog serves no "
+					 "data operations)", req->method, req->path);
 	else if (m == GW_MATCH_METHOD)
 	{
 		gw_error_set(&err, LANCE_UNSUPPORTED, "method %s is not allowed for %s",

@@ -1,16 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * router.c
- *	  From a parsed HTTP request to a route and its request model.  The
- *	  routes are the extension's (lance_namespace.rest_routes and
- *	  rest_query_parameters, loaded at start by db.c), besides the
- *	  gateway's own (health, readiness, metrics, the change feed) and the
- *	  data operations it answers 406.  The request model handed to
- *	  lance_namespace.rest_<op>(jsonb) is the JSON body (missing, empty or
- *	  null: {}), the path id as an array of names under "id", and the
- *	  query parameters the extension lists, as JSON values of their types;
- *	  the path id and the query are percent-decoded, and the id split by
- *	  the extension's rule (src/name_rules.c).
+ *	  From a parsed HTTP request to a route and its request model: the
+ *	  route table (the extension's rest_routes and rest_query_parameters,
+ *	  loaded at start by db.c, after the gateway's own routes), and the
+ *	  request model of src/gateway/README.md, "Requests".
  *
  *-------------------------------------------------------------------------
  */
@@ -25,14 +19,6 @@
 #include "name_rules.h"
 #include "router.h"
 
-/* The routes the gateway serves itself, without a binding. */
-static const GwRoute own_routes[] = {
-	{"/health", GW_GET, GW_ROUTE_HEALTH, NULL, "Health"},
-	{"/ready", GW_GET, GW_ROUTE_READY, NULL, "Ready"},
-	{"/metrics", GW_GET, GW_ROUTE_METRICS, NULL, "Metrics"},
-	{"/v1/events", GW_GET, GW_ROUTE_EVENTS, NULL, "ChangeFeed"},
-};
-
 /* operations whose call comes with files (commit.c, table_files.c) */
 static const struct
 {
@@ -46,35 +32,19 @@ static const struct
 	{"RegisterTable", GW_ROUTE_TABLE_REGISTER},
 };
 
-/*
- * Data operations, for a Lance data server: table actions (after
- * /v1/table/{id}/; tags and branches: their sub-routes the extension does
- * not list) and top-level collections.
- */
-static const char *const unsupported_table_actions[] = {
-	"create", "insert", "merge_insert", "update", "delete", "query",
-	"count_rows", "explain_plan", "analyze_plan", "add_columns",
-	"alter_columns", "drop_columns", "update_field_metadata",
-	"backfill_column", "stats", "restore", "schema_metadata",
-	"create_index", "create_scalar_index", "index", "tags", "branches",
-	NULL
-};
-static const char *const unsupported_collections[] = {
-	"transaction", "materialized_view", NULL
-};
-
 /* Request arrays whose length is capped by --max-batch-entries. */
 static const char *const batch_fields[] = {"entries", "ranges", "operations", NULL};
 
-/* own_routes, then the extension's; built once at start, then read-only */
-GwRoute    *gw_routes;
-int			gw_nroutes;
+/* the gateway's own routes (no binding), then the extension's from gw_route_add */
+GwRoute		gw_routes[GW_MAX_ROUTES] = {
+	{"/health", GW_GET, GW_ROUTE_HEALTH, NULL, "Health"},
+	{"/ready", GW_GET, GW_ROUTE_READY, NULL, "Ready"},
+	{"/metrics", GW_GET, GW_ROUTE_METRICS, NULL, "Metrics"},
+	{"/v1/events", GW_GET, GW_ROUTE_EVENTS, NULL, "ChangeFeed"},
+};
+int			gw_nroutes = 4;		/* the four above */
 
-/*
- * The query parameters that carry request fields: name -> the JSON type
- * ("string", "integer" or "boolean") it becomes in the request model, in
- * the extension's order.
- */
+/* rest_query_parameters: name -> its type in the request model ("string", ...) */
 static json_t *query_types;
 
 /*
@@ -92,62 +62,22 @@ gw_method_bit(const char *method)
 }
 
 /*
- * split_path
- *		Split "/a/b/c" (in place) into at most maxseg segments, ignoring
- *		one trailing slash: their number, or -1.
- */
-static int
-split_path(char *copy, char **seg, int maxseg)
-{
-	size_t		len = strlen(copy);
-	int			n = 0;
-
-	if (copy[0] != '/')
-		return -1;
-	if (len > 1 && copy[len - 1] == '/')
-		copy[len - 1] = '\0';
-	if (*++copy == '\0')
-		return 0;
-	while (copy != NULL && n < maxseg)
-		seg[n++] = strsep(&copy, "/");
-	return copy == NULL ? n : -1;
-}
-
-/*
- * add_route
- *		Append a route to the table.
- */
-static bool
-add_route(const GwRoute *route)
-{
-	GwRoute    *grown = realloc(gw_routes, (gw_nroutes + 1) * sizeof(GwRoute));
-
-	if (grown == NULL)
-		return false;
-	gw_routes = grown;
-	gw_routes[gw_nroutes++] = *route;
-	return true;
-}
-
-/*
  * gw_route_add
  *		Add a route of the extension's rest_routes: its path, its methods
  *		(GW_GET | GW_POST; 0: others), its operation, its binding (lower-case
  *		letters, digits and '_': it is written into the call statement)
  *		and what the binding declares.  False, with err set, for a row the
- *		gateway cannot serve.  The first call adds the gateway's own routes.
+ *		gateway cannot serve or one over GW_MAX_ROUTES.
  */
 bool
 gw_route_add(const char *path, int methods, const char *operation,
 			 const char *binding, bool read_only, bool no_body, GwError *err)
 {
 	GwRoute		r = {NULL, methods, GW_ROUTE_CATALOG, NULL, NULL};
-	bool		ok = methods != 0 && path[0] == '/' && binding[0] != '\0' &&
-		strlen(binding) < 60 && strspn(binding, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(binding);
+	bool		ok = gw_nroutes < GW_MAX_ROUTES && methods != 0 && path[0] == '/' &&
+		binding[0] != '\0' && strlen(binding) < 60 &&
+		strspn(binding, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(binding);
 
-	if (gw_nroutes == 0)
-		for (size_t i = 0; i < sizeof(own_routes) / sizeof(own_routes[0]); i++)
-			ok = add_route(&own_routes[i]) && ok;
 	if (read_only)
 		r.kind = no_body ? GW_ROUTE_EXISTS : GW_ROUTE_READ;
 	for (size_t i = 0; i < sizeof(file_operations) / sizeof(file_operations[0]); i++)
@@ -156,12 +86,13 @@ gw_route_add(const char *path, int methods, const char *operation,
 	r.pattern = strdup(path);
 	r.operation = strdup(operation);
 	r.function = strdup(binding);
-	if (!ok || r.pattern == NULL || r.operation == NULL || r.function == NULL || !add_route(&r))
+	if (!ok || r.pattern == NULL || r.operation == NULL || r.function == NULL)
 	{
 		gw_error_set(err, LANCE_INTERNAL, "lance_namespace.rest_routes: cannot serve %s (%s)",
 					 path, binding);
 		return false;
 	}
+	gw_routes[gw_nroutes++] = r;
 	return true;
 }
 
@@ -183,75 +114,64 @@ gw_query_parameter_add(const char *name, const char *type, GwError *err)
 
 /*
  * match_one
- *		Match path segments against a route's pattern; *id: its {id}
- *		segment.
+ *		Match path[0..len) against a route's pattern, segment by segment;
+ *		*id and *idlen: its {id} segment.
  */
 static bool
-match_one(const char *pattern, char **seg, int nseg, const char **id)
+match_one(const char *pattern, const char *path, size_t len, const char **id, size_t *idlen)
 {
-	*id = NULL;
-	for (int i = 0; i < nseg; i++)
-	{
-		size_t		n;
+	const char *end = path + len;
 
-		if (*pattern++ != '/')
-			return false;
-		n = strcspn(pattern, "/");
+	while (*pattern == '/' && path < end && *path == '/')
+	{
+		const char *seg = ++path;
+		size_t		n = strcspn(++pattern, "/");
+
+		while (path < end && *path != '/')
+			path++;
 		if (n == 4 && strncmp(pattern, "{id}", 4) == 0)
-			*id = seg[i];
-		else if (strlen(seg[i]) != n || strncmp(pattern, seg[i], n) != 0)
+		{
+			*id = seg;
+			*idlen = path - seg;
+		}
+		else if ((size_t) (path - seg) != n || strncmp(pattern, seg, n) != 0)
 			return false;
 		pattern += n;
 	}
-	return *pattern == '\0';
-}
-
-/*
- * in_list
- *		True if s is one of the NULL-terminated list.
- */
-static bool
-in_list(const char *s, const char *const *list)
-{
-	for (int i = 0; list[i]; i++)
-		if (strcmp(s, list[i]) == 0)
-			return true;
-	return false;
+	return *pattern == '\0' && path == end;
 }
 
 /*
  * gw_route_match
- *		Find the route of a raw request path.  On GW_MATCH_OK, *route is
- *		set and *raw_id is a malloc'd copy of the still percent-encoded
- *		{id} segment (or NULL); GW_MATCH_METHOD sets *route too.
+ *		Find the route of a raw request path (one trailing slash ignored).
+ *		On GW_MATCH_OK, *route is set and *raw_id is a malloc'd copy of the
+ *		still percent-encoded {id} segment (or NULL); GW_MATCH_METHOD sets
+ *		*route too.
  */
 GwMatch
 gw_route_match(const char *path, int method, const GwRoute **route, char **raw_id)
 {
-	char	   *copy = strdup(path);
-	char	   *seg[64];
-	int			nseg = copy ? split_path(copy, seg, 64) : -1;
-	GwMatch		result = GW_MATCH_NONE;
+	size_t		len = strlen(path);
 
+	if (len > 1 && path[len - 1] == '/')
+		len--;
 	*route = NULL;
 	*raw_id = NULL;
-	for (int i = 0; nseg >= 0 && i < gw_nroutes && *route == NULL; i++)
+	for (int i = 0; i < gw_nroutes; i++)
 	{
 		const char *id = NULL;
+		size_t		idlen = 0;
 
-		if (!match_one(gw_routes[i].pattern, seg, nseg, &id))
+		if (!match_one(gw_routes[i].pattern, path, len, &id, &idlen))
 			continue;
 		*route = &gw_routes[i];
-		result = (gw_routes[i].methods & method) ? GW_MATCH_OK : GW_MATCH_METHOD;
-		if (result == GW_MATCH_OK && id != NULL)
-			*raw_id = strdup(id);
+		if ((gw_routes[i].methods & method) == 0)
+			return GW_MATCH_METHOD;
+		if (id != NULL)
+			*raw_id = strndup(id, idlen);
+		return GW_MATCH_OK;
 	}
-	if (*route == NULL && nseg >= 2 && strcmp(seg[0], "v1") == 0 &&
-		((nseg >= 4 && strcmp(seg[1], "table") == 0 && in_list(seg[3], unsupported_table_actions)) ||
-		 (nseg >= 3 && in_list(seg[1], unsupported_collections))))
-		result = GW_MATCH_UNSUPPORTED;
-	free(copy);
-	return result;
+	return GW_MATCH_NONE;
 }
 
 /*

@@ -17,6 +17,7 @@
 #include "db.h"
 
 #define GW_MAX_JSON_DEPTH 64
+#define GW_MAX_ROUTES	64		/* the gateway's own and the extension's */
 
 #define GW_GET		1
 #define GW_POST		2
@@ -50,12 +51,10 @@ typedef enum GwMatch
 {
 	GW_MATCH_OK,
 	GW_MATCH_METHOD,			/* path known, method not allowed */
-	GW_MATCH_UNSUPPORTED,		/* a data operation: 406 code 0 */
 	GW_MATCH_NONE
 } GwMatch;
 
-/* the route table: the gateway's own routes, then the extension's */
-extern GwRoute *gw_routes;
+extern GwRoute gw_routes[GW_MAX_ROUTES];
 extern int	gw_nroutes;
 
 extern bool gw_route_add(const char *path, int methods, const char *operation,

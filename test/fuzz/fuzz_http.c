@@ -77,7 +77,7 @@ map(const char *method, const char *target, const char *body, size_t body_len)
 		goto done;
 	}
 	m = gw_route_match(path, gw_method_bit(method), &route, &raw_id);
-	if (m == GW_MATCH_NONE || m == GW_MATCH_UNSUPPORTED)
+	if (m == GW_MATCH_NONE)
 		goto done;
 	assert(route != NULL);
 	assert(route >= gw_routes && route < gw_routes + gw_nroutes);
