@@ -8,6 +8,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -23,7 +24,7 @@
 #define WORKER_IDLE_S	30		/* an idle worker ends after this */
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t pool_cond;
+static pthread_cond_t pool_cond = PTHREAD_COND_INITIALIZER;	/* waited on by CLOCK_MONOTONIC */
 static GwConn *slots;
 static int	pool_size;
 static char *pool_conninfo;
@@ -45,13 +46,6 @@ static bool stopping;
 bool
 gw_pool_init(const char *conninfo, int size)
 {
-	pthread_condattr_t attr;
-
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&pool_cond, &attr);
-	pthread_condattr_destroy(&attr);
-
 	slots = calloc(size, sizeof(GwConn));
 	pool_conninfo = strdup(conninfo);
 	if (slots == NULL || pool_conninfo == NULL)
@@ -156,7 +150,7 @@ gw_pool_acquire(int wait_ms, GwError *err)
 			break;
 		}
 		waited = true;
-		if (pthread_cond_timedwait(&pool_cond, &pool_lock, &deadline) == ETIMEDOUT)
+		if (pthread_cond_clockwait(&pool_cond, &pool_lock, CLOCK_MONOTONIC, &deadline) == ETIMEDOUT)
 			break;
 	}
 	pthread_mutex_unlock(&pool_lock);
