@@ -178,21 +178,10 @@ rollback(PGconn *conn)
 }
 
 /*
- * gw_db_pipe
- *		Start a pipeline on conn (in pipeline mode) with the session's prep.
- */
-void
-gw_db_pipe(GwPipe *p, PGconn *conn, GwPrepared *prep, const char *function, GwError *err)
-{
-	*p = (GwPipe) {.conn = conn, .prep = prep, .function = function, .call = -1, .err = err};
-}
-
-/*
  * queue
  *		Send one statement down the pipeline by name (a string that lives
  *		as long as the program), prepared first if the session lacks it;
- *		sql NULL: the call of binding name (SQL_CALL), whose result is
- *		kept.  False once libpq refused a statement.
+ *		sql NULL: the call of binding name (SQL_CALL), whose result is kept.
  */
 static bool
 queue(GwPipe *p, const char *name, const char *sql, int nparams, const char *const *params)
@@ -200,32 +189,31 @@ queue(GwPipe *p, const char *name, const char *sql, int nparams, const char *con
 	GwPrepared *prep = p->prep;
 	bool		call = sql == NULL;
 	bool		known = false;
+	bool		prepare;
 	char		text[1024];
 
-	for (int i = 0; name != NULL && i < prep->n && !known; i++)
+	for (int i = 0; i < prep->n && !known; i++)
 		known = prep->names[i] == name || strcmp(prep->names[i], name) == 0;
-	if (sql == NULL && !known)
+	if (call && !known)
 	{
 		snprintf(text, sizeof(text), SQL_CALL, name);
 		sql = text;
 	}
+	prepare = !known && prep->n < GW_MAX_PREPARED;
 	if (p->send_failed || p->n + 2 > GW_PIPE_MAX ||
-		(name != NULL && !known && prep->n < GW_MAX_PREPARED &&
-		 PQsendPrepare(p->conn, name, sql, nparams, NULL) != 1))
+		(prepare && PQsendPrepare(p->conn, name, sql, nparams, NULL) != 1))
 	{
 		p->send_failed = true;
 		return false;
 	}
-	if (name != NULL && !known && prep->n == GW_MAX_PREPARED)
-		name = NULL;			/* no more are cached: sent unnamed */
-	else if (name != NULL && !known)
+	if (prepare)
 		prep->names[prep->n++] = p->prepare[p->n++] = name;
 	if (call)
 		p->call = p->n;
 	p->n++;
-	if (name != NULL)
+	if (known || prepare)
 		p->send_failed = PQsendQueryPrepared(p->conn, name, nparams, params, NULL, NULL, 0) != 1;
-	else
+	else						/* no more are cached: sent unnamed */
 		p->send_failed = PQsendQueryParams(p->conn, sql, nparams, NULL, params, NULL, NULL, 0) != 1;
 	return !p->send_failed;
 }
@@ -261,7 +249,7 @@ gw_db_result(GwPipe *p, PGresult *res)
 		return GW_PIPE_MORE;
 	}
 	p->got = st != PGRES_PIPELINE_SYNC;
-	if (st == PGRES_PIPELINE_SYNC && !p->failed && p->call >= 0 && p->value == NULL)
+	if (st == PGRES_PIPELINE_SYNC && !p->failed && p->value == NULL)
 	{
 		p->failed = true;
 		gw_error_set(p->err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", p->function);
@@ -358,8 +346,8 @@ static TxOutcome
 run_once(GwConn *c, const char *function, const char *request_json,
 		 const GwRequestInfo *info, const GwTxHooks *hooks, char **out, GwError *err)
 {
-	GwPipe		p;
 	PGconn	   *conn = c->conn;
+	GwPipe		p = {.conn = conn, .prep = &c->prep, .function = function, .err = err};
 	char	   *sqlstate = p.sqlstate;
 	const char *role[3] = {info->api_key, info->bearer, gw_config.anon_role};
 	char	   *result;
@@ -373,7 +361,6 @@ run_once(GwConn *c, const char *function, const char *request_json,
 		gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
 		return TX_STALE;
 	}
-	gw_db_pipe(&p, conn, &c->prep, function, err);
 	if (!implicit)
 		queue(&p, STMT_BEGIN, "BEGIN", 0, NULL);
 	if (gw_config.db_auth)

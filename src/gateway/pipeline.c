@@ -189,7 +189,8 @@ gw_pipe_send(GwReq *r)
 		gw_pipe_connect(L);
 		return false;
 	}
-	gw_db_pipe(&r->pipe, L->pg, &L->prep, r->call.route->function, &L->head_err);
+	r->pipe = (GwPipe) {.conn = L->pg, .prep = &L->prep, .err = &L->head_err,
+		.function = r->call.route->function};
 	if (!gw_db_queue_call(&r->pipe, text, &r->call.info) || PQpipelineSync(L->pg) != 1)
 	{
 		/* the connection is out of step: drop it, run this one elsewhere */
