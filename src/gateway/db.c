@@ -325,18 +325,6 @@ gw_db_role(const char *api_key, const char *bearer, GwError *err)
 }
 
 /*
- * failed_lost
- *		Whether a failure lost the connection (or left a pipeline open).
- */
-static bool
-failed_lost(PGconn *conn, const char *sqlstate)
-{
-	return PQstatus(conn) != CONNECTION_OK ||
-		PQpipelineStatus(conn) != PQ_PIPELINE_OFF ||
-		strcmp(sqlstate, "08006") == 0;
-}
-
-/*
  * run_once
  *		One attempt of the transaction: the call alone, committed by the
  *		pipeline's Sync; or BEGIN, [--db-auth's SQL_ROLE,] the call and
@@ -355,6 +343,7 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	bool		implicit = commit_in_pipe && !gw_config.db_auth;
 	bool		commit_sent;
 	bool		ok;
+	bool		lost;
 
 	if (PQenterPipelineMode(conn) != 1)
 	{
@@ -394,15 +383,16 @@ run_once(GwConn *c, const char *function, const char *request_json,
 		return TX_OK;
 	}
 	/* lost with the COMMIT on its way: the outcome is unknown, undo nothing */
-	if (commit_sent && failed_lost(conn, sqlstate))
+	lost = PQstatus(conn) != CONNECTION_OK || PQpipelineStatus(conn) != PQ_PIPELINE_OFF ||
+		strcmp(sqlstate, "08006") == 0;
+	if (commit_sent && lost)
 		return TX_FAILED;
 	if (hooks->after_abort)
 		hooks->after_abort(hooks->arg);
-	/* a connection lost before COMMIT rolled back: safe to run again */
-	if (failed_lost(conn, sqlstate))
-		return TX_STALE;
-	rollback(conn);
-	if (PQstatus(conn) != CONNECTION_OK)
+	/* lost before COMMIT, it rolled back: safe to run again */
+	if (!lost)
+		rollback(conn);
+	if (lost || PQstatus(conn) != CONNECTION_OK)
 		return TX_STALE;
 	return gw_db_retryable(sqlstate) ? TX_RETRY : TX_FAILED;
 }
@@ -475,11 +465,9 @@ gw_db_ping(GwError *err)
 bool
 gw_db_check_root(const char *root, char **catalog_root, GwError *err)
 {
-	const char *params[1] = {root};
-
 	*catalog_root = pooled_value("SELECT COALESCE(lance_namespace.lance_root_location(),"
 								 " lance_namespace.lance_set_root_location($1), $1)",
-								 1, params, err);
+								 1, &root, err);
 	return *catalog_root != NULL;
 }
 
