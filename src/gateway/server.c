@@ -24,11 +24,11 @@
 #include "router.h"
 #include "server_int.h"
 
-#define SCAN_MS			1000	/* a loop reopens its database connection this often */
+#define SCAN_MS			1000	/* the longest wait: a lost database connection is retried */
 #define MAX_EVENTS		16
 #define HEAD_SLACK		16384	/* connection memory beyond the head limits */
 
-atomic_bool gw_server_stopping;
+static atomic_bool stopping;	/* no new connections; answers close theirs */
 static atomic_bool ending;		/* the loops end */
 static atomic_int in_flight;	/* requests routed and not yet done */
 static GwLoop loops[GW_MAX_LOOPS];
@@ -141,7 +141,7 @@ send_answer(GwReq *r, bool close)
 						MHD_add_response_header(m, "X-Accel-Buffering", "no"))) &&
 		(r->status != 503 || MHD_add_response_header(m, "Retry-After", "1")) &&
 		(resp->allow == NULL || MHD_add_response_header(m, "Allow", resp->allow)) &&
-		(!(close || r->stream || atomic_load(&gw_server_stopping)) ||
+		(!(close || r->stream || atomic_load(&stopping)) ||
 		 MHD_add_response_header(m, "Connection", "close")))
 		ok = MHD_queue_response(r->conn, (unsigned int) r->status, m);
 	MHD_destroy_response(m);
@@ -375,17 +375,15 @@ loop_main(void *arg)
 {
 	GwLoop	   *L = arg;
 	struct epoll_event evs[MAX_EVENTS];
-	struct timespec last_scan;
 	bool		quiesced = false;
 
-	clock_gettime(CLOCK_MONOTONIC, &last_scan);
-	gw_pipe_connect(L);
 	while (!atomic_load(&ending))
 	{
 		MHD_UNSIGNED_LONG_LONG mhd_ms;
 		int			timeout = SCAN_MS;
 		int			n;
 
+		gw_pipe_connect(L);		/* if the connection is down: reopen it */
 		if (MHD_get_timeout(L->daemon, &mhd_ms) == MHD_YES && mhd_ms < (MHD_UNSIGNED_LONG_LONG) timeout)
 			timeout = (int) mhd_ms;
 		n = epoll_wait(L->ep, evs, MAX_EVENTS, timeout);
@@ -404,18 +402,13 @@ loop_main(void *arg)
 		}
 		MHD_run(L->daemon);
 		gw_pipe_flush(L);
-		if (atomic_load(&gw_server_stopping) && !quiesced)
+		if (atomic_load(&stopping) && !quiesced)
 		{
 			MHD_socket s = MHD_quiesce_daemon(L->daemon);
 
 			if (s != MHD_INVALID_SOCKET)
 				close(s);
 			quiesced = true;
-		}
-		if (gw_ms_since(&last_scan) >= SCAN_MS)
-		{
-			gw_pipe_connect(L);	/* if the connection is down: reopen it */
-			clock_gettime(CLOCK_MONOTONIC, &last_scan);
 		}
 	}
 	return NULL;
@@ -511,7 +504,7 @@ gw_server_stop(void)
 	struct timespec ts = {0, 20 * 1000000L};
 	int			left;
 
-	atomic_store(&gw_server_stopping, true);
+	atomic_store(&stopping, true);
 	for (int i = 0; i < nloops; i++)
 		gw_loop_wake(&loops[i]);
 	for (int ms = 0; atomic_load(&in_flight) > 0 && ms < gw_config.shutdown_wait_s * 1000; ms += 20)
