@@ -292,11 +292,8 @@ gw_pipe_close(GwLoop *L)
 	PQfinish(L->opened);
 	L->opened = NULL;
 	pthread_mutex_unlock(&L->db_lock);
-	if (L->pg != NULL)
-	{
-		PQfinish(L->pg);
-		gw_metrics_add(GW_M_LOOP_CONNECTED, -1);
-	}
+	gw_metrics_add(GW_M_LOOP_CONNECTED, -(L->pg != NULL));
+	PQfinish(L->pg);
 	L->pg = NULL;
 	L->qhead = L->qtail = NULL;
 }
