@@ -1,10 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * pool.c
- *	  The connection pool (slots waited for at most a bounded time, then
- *	  503; connected lazily; dropped when broken, so that the next user
- *	  reconnects) and the workers, threads started as needed so that a
- *	  request waits for a slot, not a worker (README, "HTTP").
+ *	  The connection pool (a slot waited for a bounded time, then 503;
+ *	  connected lazily, dropped when broken) and the workers, started as
+ *	  needed so that a request waits for a slot, not a worker (README, "HTTP").
  *
  *-------------------------------------------------------------------------
  */
@@ -107,7 +106,7 @@ idle_ok(PGconn *conn)
 
 /*
  * drop
- *		Close a slot's connection; the next user opens a new one.
+ *		Close a slot's connection; the next user opens a new session.
  */
 static void
 drop(GwConn *c)
@@ -116,6 +115,7 @@ drop(GwConn *c)
 		gw_metrics_add(GW_M_DB_RECONNECTS, 1);
 	PQfinish(c->conn);
 	c->conn = NULL;
+	c->prep.n = 0;				/* a new session has no prepared statements */
 }
 
 /*
@@ -173,22 +173,17 @@ gw_pool_acquire(int wait_ms, GwError *err)
 	}
 	if (c->conn != NULL && !idle_ok(c->conn))
 		drop(c);				/* closed while pooled: nothing was sent */
-	if (c->conn == NULL)
+	if (c->conn == NULL && (c->conn = gw_pool_connect(err)) == NULL)
 	{
-		c->prep.n = 0;			/* a new session has no prepared statements */
-		if ((c->conn = gw_pool_connect(err)) == NULL)
-		{
-			gw_pool_release(c);
-			return NULL;
-		}
+		gw_pool_release(c);
+		return NULL;
 	}
 	return c;
 }
 
 /*
  * gw_pool_release
- *		Give a slot back, closing a connection broken, not idle or left in
- *		pipeline mode.
+ *		Give a slot back, closing a connection broken, not idle or in a pipeline.
  */
 void
 gw_pool_release(GwConn *c)
