@@ -1,10 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * server.c
- *	  The HTTP server on libmicrohttpd: --loops loops, each a thread with
- *	  a daemon in external epoll mode and a pipelined database connection
- *	  (pipeline.c); a request's limits, body and response, the access log,
- *	  shutdown (src/gateway/README.md, "HTTP").
+ *	  The HTTP server on libmicrohttpd: the loops, a request's limits, body
+ *	  and response, the access log, shutdown (src/gateway/README.md, "HTTP").
  *
  *-------------------------------------------------------------------------
  */
@@ -223,9 +221,8 @@ start(GwReq *r, GwLoop *L, struct MHD_Connection *conn, const char *method)
 
 /*
  * take_body
- *		Keep a piece of the body; past --max-body-bytes (a chunked body)
- *		drop the rest, past --request-timeout end the connection (README,
- *		"Limits and slow clients").
+ *		Keep a piece of the body: past --max-body-bytes drop the rest, past
+ *		--request-timeout end the connection (README, "Limits and slow clients").
  */
 static enum MHD_Result
 take_body(GwReq *r, const char *data, size_t len)
@@ -358,8 +355,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 	json_decref(r->req.headers);
 	gw_call_free(&r->call);
 	free(r->resp.body);
-	if (r->resp.stream != NULL)
-		gw_feed_discard(r->resp.stream);
+	gw_feed_discard(r->resp.stream);
 	free(r->body);
 	free((char *) r->req.method);
 	free(r);
@@ -367,8 +363,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 
 /*
  * loop_main
- *		A loop: wait for the daemon's sockets, the pipeline and wake-ups;
- *		run the daemon; send what the pipeline holds.
+ *		A loop: wait for events, run the daemon, send what the pipeline holds.
  */
 static void *
 loop_main(void *arg)
@@ -471,7 +466,6 @@ gw_server_start(const struct sockaddr *addr)
 	unsigned int limit = (unsigned int) ((gw_config.max_connections + gw_config.loops - 1) /
 										 gw_config.loops);
 
-	port = -1;
 	memcpy(&bind_addr, addr, addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 		   : sizeof(struct sockaddr_in));
 	for (nloops = 0; nloops < gw_config.loops; nloops++)
