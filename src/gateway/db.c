@@ -282,9 +282,8 @@ gw_db_result(GwPipe *p, PGresult *res)
 
 /*
  * pipe_run
- *		Send the Sync, run during(arg) if given while the server works,
- *		read every result and leave pipeline mode; false with the failure
- *		in err and sqlstate.
+ *		Send the Sync, run during(arg) while the server works, read every
+ *		result, leave pipeline mode; false with the failure in err.
  */
 static bool
 pipe_run(GwPipe *p, void (*during) (void *), void *arg)
@@ -473,8 +472,7 @@ gw_db_check_root(const char *root, char **catalog_root, GwError *err)
 
 /*
  * gw_db_load_routes
- *		Load the extension's rest_routes and rest_query_parameters into the
- *		route table (router.c), once at start.
+ *		At start: rest_routes and rest_query_parameters into router.c's table.
  */
 bool
 gw_db_load_routes(GwError *err)

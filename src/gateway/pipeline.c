@@ -2,9 +2,8 @@
  *
  * pipeline.c
  *	  A loop's database connection: one non-blocking libpq connection in
- *	  pipeline mode for the reads of all the loop's connections, each call
- *	  followed by a Sync; opened by a short-lived thread (src/gateway/
- *	  README.md, "Reads share one pipelined connection").
+ *	  pipeline mode for all the loop's reads, opened by a short-lived thread
+ *	  (src/gateway/README.md, "Reads share one pipelined connection").
  *
  *-------------------------------------------------------------------------
  */
@@ -209,9 +208,9 @@ gw_pipe_send(GwReq *r)
 
 /*
  * complete
- *		The Sync of the call at the queue's head arrived: answer it, or give
- *		it to a worker where it may simply run again (a serialization
- *		failure or deadlock, a failed Prepare, the lock wait).
+ *		The Sync of the call at the queue's head arrived: answer it, or give it
+ *		to a worker to run again (serialization failure, deadlock, a failed
+ *		Prepare, the lock wait).
  */
 static void
 complete(GwLoop *L)
@@ -262,8 +261,7 @@ gw_pipe_read(GwLoop *L)
 
 /*
  * gw_pipe_flush
- *		After each round of the loop: send what libpq holds (EPOLLOUT while
- *		the socket cannot take it all).
+ *		Send what libpq holds (EPOLLOUT while the socket cannot take it all).
  */
 void
 gw_pipe_flush(GwLoop *L)
