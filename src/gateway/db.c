@@ -167,17 +167,6 @@ pooled_value(const char *sql, int nparams, const char *const *params, GwError *e
 }
 
 /*
- * rollback
- *		End a failed transaction, if one is open; errors are ignored.
- */
-static void
-rollback(PGconn *conn)
-{
-	if (PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) != PQTRANS_IDLE)
-		PQclear(PQexec(conn, "ROLLBACK"));
-}
-
-/*
  * queue
  *		Send one statement down the pipeline by name (a string that lives
  *		as long as the program), prepared first if the session lacks it;
@@ -327,7 +316,8 @@ gw_db_role(const char *api_key, const char *bearer, GwError *err)
  * run_once
  *		One attempt of the transaction: the call alone, committed by the
  *		pipeline's Sync; or BEGIN, [--db-auth's SQL_ROLE,] the call and
- *		COMMIT, where an after_call hook runs before a COMMIT of its own.
+ *		COMMIT, where an after_call hook runs before a COMMIT of its own
+ *		(its failure is a failure of the transaction, undone as any other).
  */
 static TxOutcome
 run_once(GwConn *c, const char *function, const char *request_json,
@@ -362,17 +352,8 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	result = p.value;
 	if (ok && !commit_in_pipe)
 	{
-		if (!hooks->after_call(hooks->arg, &result, err))
-		{
-			free(result);
-			rollback(conn);
-			if (hooks->after_abort)
-				hooks->after_abort(hooks->arg);
-			return TX_FAILED;
-		}
-		commit_sent = true;
-		if (!(ok = gw_db_exec(conn, "COMMIT", 0, NULL, NULL, sqlstate, err)))
-			free(result);
+		commit_sent = hooks->after_call(hooks->arg, &result, err);
+		ok = commit_sent && gw_db_exec(conn, "COMMIT", 0, NULL, NULL, sqlstate, err);
 	}
 	if (ok)
 	{
@@ -381,6 +362,7 @@ run_once(GwConn *c, const char *function, const char *request_json,
 		*out = result;
 		return TX_OK;
 	}
+	free(result);
 	/* lost with the COMMIT on its way: the outcome is unknown, undo nothing */
 	lost = PQstatus(conn) != CONNECTION_OK || PQpipelineStatus(conn) != PQ_PIPELINE_OFF ||
 		strcmp(sqlstate, "08006") == 0;
@@ -388,9 +370,9 @@ run_once(GwConn *c, const char *function, const char *request_json,
 		return TX_FAILED;
 	if (hooks->after_abort)
 		hooks->after_abort(hooks->arg);
-	/* lost before COMMIT, it rolled back: safe to run again */
-	if (!lost)
-		rollback(conn);
+	/* lost before COMMIT, it rolled back: safe to run again; else roll back */
+	if (!lost && PQtransactionStatus(conn) != PQTRANS_IDLE)
+		PQclear(PQexec(conn, "ROLLBACK"));
 	if (lost || PQstatus(conn) != CONNECTION_OK)
 		return TX_STALE;
 	return gw_db_retryable(sqlstate) ? TX_RETRY : TX_FAILED;
