@@ -295,9 +295,7 @@ pipe_run(GwPipe *p, void (*during) (void *), void *arg)
 	/* else the connection broke, or the protocol went out of step */
 	if (!p->failed)
 		gw_db_error(p->conn, NULL, p->function, p->sqlstate, p->err);
-	free(p->value);
-	p->value = NULL;
-	return false;
+	return false;			/* run_once frees a value read before the failure */
 }
 
 /*

@@ -41,9 +41,8 @@ typedef struct GwTxHooks
 } GwTxHooks;
 
 /*
- * A pipeline: statements sent together in libpq's pipeline mode with one
- * Sync, their results read back in order (a worker's transaction, db.c,
- * and each read of a loop's connection, pipeline.c).
+ * A pipeline: statements sent in libpq's pipeline mode with one Sync, their
+ * results read back in order (db.c's transactions, pipeline.c's reads).
  */
 #define GW_PIPE_MAX 10
 

@@ -220,10 +220,7 @@ gw_pool_shutdown(void)
 	pthread_mutex_lock(&pool_lock);
 	for (int i = 0; i < pool_size; i++)
 		if (!slots[i].busy)
-		{
-			PQfinish(slots[i].conn);
-			slots[i].conn = NULL;
-		}
+			drop(&slots[i]);
 	pthread_mutex_unlock(&pool_lock);
 }
 
