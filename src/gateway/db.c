@@ -170,7 +170,8 @@ pooled_value(const char *sql, int nparams, const char *const *params, GwError *e
  * queue
  *		Send one statement down the pipeline by name (a string that lives
  *		as long as the program), prepared first if the session lacks it;
- *		sql NULL: the call of binding name (SQL_CALL), whose result is kept.
+ *		sql NULL: the call of binding name (SQL_CALL), whose result is
+ *		kept.  False once libpq refused a statement.
  */
 static bool
 queue(GwPipe *p, const char *name, const char *sql, int nparams, const char *const *params)
@@ -295,7 +296,7 @@ pipe_run(GwPipe *p, void (*during) (void *), void *arg)
 	/* else the connection broke, or the protocol went out of step */
 	if (!p->failed)
 		gw_db_error(p->conn, NULL, p->function, p->sqlstate, p->err);
-	return false;			/* run_once frees a value read before the failure */
+	return false;				/* a value read before is run_once's to free */
 }
 
 /*
