@@ -167,27 +167,6 @@ pooled_value(const char *sql, int nparams, const char *const *params, GwError *e
 }
 
 /*
- * rollback
- *		End a failed transaction, if one is open; errors are ignored.
- */
-static void
-rollback(PGconn *conn)
-{
-	if (PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) != PQTRANS_IDLE)
-		PQclear(PQexec(conn, "ROLLBACK"));
-}
-
-/*
- * gw_db_pipe
- *		Start a pipeline on conn (in pipeline mode) with the session's prep.
- */
-void
-gw_db_pipe(GwPipe *p, PGconn *conn, GwPrepared *prep, const char *function, GwError *err)
-{
-	*p = (GwPipe) {.conn = conn, .prep = prep, .function = function, .call = -1, .err = err};
-}
-
-/*
  * queue
  *		Send one statement down the pipeline by name (a string that lives
  *		as long as the program), prepared first if the session lacks it;
@@ -200,32 +179,31 @@ queue(GwPipe *p, const char *name, const char *sql, int nparams, const char *con
 	GwPrepared *prep = p->prep;
 	bool		call = sql == NULL;
 	bool		known = false;
+	bool		prepare;
 	char		text[1024];
 
-	for (int i = 0; name != NULL && i < prep->n && !known; i++)
+	for (int i = 0; i < prep->n && !known; i++)
 		known = prep->names[i] == name || strcmp(prep->names[i], name) == 0;
-	if (sql == NULL && !known)
+	if (call && !known)
 	{
 		snprintf(text, sizeof(text), SQL_CALL, name);
 		sql = text;
 	}
+	prepare = !known && prep->n < GW_MAX_PREPARED;
 	if (p->send_failed || p->n + 2 > GW_PIPE_MAX ||
-		(name != NULL && !known && prep->n < GW_MAX_PREPARED &&
-		 PQsendPrepare(p->conn, name, sql, nparams, NULL) != 1))
+		(prepare && PQsendPrepare(p->conn, name, sql, nparams, NULL) != 1))
 	{
 		p->send_failed = true;
 		return false;
 	}
-	if (name != NULL && !known && prep->n == GW_MAX_PREPARED)
-		name = NULL;			/* no more are cached: sent unnamed */
-	else if (name != NULL && !known)
+	if (prepare)
 		prep->names[prep->n++] = p->prepare[p->n++] = name;
 	if (call)
 		p->call = p->n;
 	p->n++;
-	if (name != NULL)
+	if (known || prepare)
 		p->send_failed = PQsendQueryPrepared(p->conn, name, nparams, params, NULL, NULL, 0) != 1;
-	else
+	else						/* no more are cached: sent unnamed */
 		p->send_failed = PQsendQueryParams(p->conn, sql, nparams, NULL, params, NULL, NULL, 0) != 1;
 	return !p->send_failed;
 }
@@ -261,7 +239,7 @@ gw_db_result(GwPipe *p, PGresult *res)
 		return GW_PIPE_MORE;
 	}
 	p->got = st != PGRES_PIPELINE_SYNC;
-	if (st == PGRES_PIPELINE_SYNC && !p->failed && p->call >= 0 && p->value == NULL)
+	if (st == PGRES_PIPELINE_SYNC && !p->failed && p->value == NULL)
 	{
 		p->failed = true;
 		gw_error_set(p->err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", p->function);
@@ -294,9 +272,8 @@ gw_db_result(GwPipe *p, PGresult *res)
 
 /*
  * pipe_run
- *		Send the Sync, run during(arg) if given while the server works,
- *		read every result and leave pipeline mode; false with the failure
- *		in err and sqlstate.
+ *		Send the Sync, run during(arg) while the server works, read every
+ *		result, leave pipeline mode; false with the failure in err.
  */
 static bool
 pipe_run(GwPipe *p, void (*during) (void *), void *arg)
@@ -319,9 +296,7 @@ pipe_run(GwPipe *p, void (*during) (void *), void *arg)
 	/* else the connection broke, or the protocol went out of step */
 	if (!p->failed)
 		gw_db_error(p->conn, NULL, p->function, p->sqlstate, p->err);
-	free(p->value);
-	p->value = NULL;
-	return false;
+	return false;				/* a value read before is run_once's to free */
 }
 
 /*
@@ -337,29 +312,18 @@ gw_db_role(const char *api_key, const char *bearer, GwError *err)
 }
 
 /*
- * failed_lost
- *		Whether a failure lost the connection (or left a pipeline open).
- */
-static bool
-failed_lost(PGconn *conn, const char *sqlstate)
-{
-	return PQstatus(conn) != CONNECTION_OK ||
-		PQpipelineStatus(conn) != PQ_PIPELINE_OFF ||
-		strcmp(sqlstate, "08006") == 0;
-}
-
-/*
  * run_once
  *		One attempt of the transaction: the call alone, committed by the
  *		pipeline's Sync; or BEGIN, [--db-auth's SQL_ROLE,] the call and
- *		COMMIT, where an after_call hook runs before a COMMIT of its own.
+ *		COMMIT, where an after_call hook runs before a COMMIT of its own
+ *		(its failure is a failure of the transaction, undone as any other).
  */
 static TxOutcome
 run_once(GwConn *c, const char *function, const char *request_json,
 		 const GwRequestInfo *info, const GwTxHooks *hooks, char **out, GwError *err)
 {
-	GwPipe		p;
 	PGconn	   *conn = c->conn;
+	GwPipe		p = {.conn = conn, .prep = &c->prep, .function = function, .err = err};
 	char	   *sqlstate = p.sqlstate;
 	const char *role[3] = {info->api_key, info->bearer, gw_config.anon_role};
 	char	   *result;
@@ -367,13 +331,13 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	bool		implicit = commit_in_pipe && !gw_config.db_auth;
 	bool		commit_sent;
 	bool		ok;
+	bool		lost;
 
 	if (PQenterPipelineMode(conn) != 1)
 	{
 		gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
 		return TX_STALE;
 	}
-	gw_db_pipe(&p, conn, &c->prep, function, err);
 	if (!implicit)
 		queue(&p, STMT_BEGIN, "BEGIN", 0, NULL);
 	if (gw_config.db_auth)
@@ -387,17 +351,8 @@ run_once(GwConn *c, const char *function, const char *request_json,
 	result = p.value;
 	if (ok && !commit_in_pipe)
 	{
-		if (!hooks->after_call(hooks->arg, &result, err))
-		{
-			free(result);
-			rollback(conn);
-			if (hooks->after_abort)
-				hooks->after_abort(hooks->arg);
-			return TX_FAILED;
-		}
-		commit_sent = true;
-		if (!(ok = gw_db_exec(conn, "COMMIT", 0, NULL, NULL, sqlstate, err)))
-			free(result);
+		commit_sent = hooks->after_call(hooks->arg, &result, err);
+		ok = commit_sent && gw_db_exec(conn, "COMMIT", 0, NULL, NULL, sqlstate, err);
 	}
 	if (ok)
 	{
@@ -406,16 +361,18 @@ run_once(GwConn *c, const char *function, const char *request_json,
 		*out = result;
 		return TX_OK;
 	}
+	free(result);
 	/* lost with the COMMIT on its way: the outcome is unknown, undo nothing */
-	if (commit_sent && failed_lost(conn, sqlstate))
+	lost = PQstatus(conn) != CONNECTION_OK || PQpipelineStatus(conn) != PQ_PIPELINE_OFF ||
+		strcmp(sqlstate, "08006") == 0;
+	if (commit_sent && lost)
 		return TX_FAILED;
 	if (hooks->after_abort)
 		hooks->after_abort(hooks->arg);
-	/* a connection lost before COMMIT rolled back: safe to run again */
-	if (failed_lost(conn, sqlstate))
-		return TX_STALE;
-	rollback(conn);
-	if (PQstatus(conn) != CONNECTION_OK)
+	/* lost before COMMIT, it rolled back: safe to run again; else roll back */
+	if (!lost && PQtransactionStatus(conn) != PQTRANS_IDLE)
+		PQclear(PQexec(conn, "ROLLBACK"));
+	if (lost || PQstatus(conn) != CONNECTION_OK)
 		return TX_STALE;
 	return gw_db_retryable(sqlstate) ? TX_RETRY : TX_FAILED;
 }
@@ -488,18 +445,15 @@ gw_db_ping(GwError *err)
 bool
 gw_db_check_root(const char *root, char **catalog_root, GwError *err)
 {
-	const char *params[1] = {root};
-
 	*catalog_root = pooled_value("SELECT COALESCE(lance_namespace.lance_root_location(),"
 								 " lance_namespace.lance_set_root_location($1), $1)",
-								 1, params, err);
+								 1, &root, err);
 	return *catalog_root != NULL;
 }
 
 /*
  * gw_db_load_routes
- *		Load the extension's rest_routes and rest_query_parameters into the
- *		route table (router.c), once at start.
+ *		At start: rest_routes and rest_query_parameters into router.c's table.
  */
 bool
 gw_db_load_routes(GwError *err)

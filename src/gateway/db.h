@@ -41,9 +41,8 @@ typedef struct GwTxHooks
 } GwTxHooks;
 
 /*
- * A pipeline: statements sent together in libpq's pipeline mode with one
- * Sync, their results read back in order (a worker's transaction, db.c,
- * and each read of a loop's connection, pipeline.c).
+ * A pipeline: statements sent in libpq's pipeline mode with one Sync, their
+ * results read back in order (db.c's transactions, pipeline.c's reads).
  */
 #define GW_PIPE_MAX 10
 
@@ -53,7 +52,7 @@ typedef struct GwPipe
 	GwPrepared *prep;			/* the statements the session has prepared */
 	const char *function;		/* the call's binding, for its errors */
 	int			n;				/* statements sent, Prepares included */
-	int			call;			/* the call's statement, or -1 */
+	int			call;			/* the call's statement (every pipeline has one) */
 	const char *prepare[GW_PIPE_MAX];	/* a Prepare's name, forgotten if it fails */
 	bool		send_failed;
 	int			at;				/* the statement whose results are read */
@@ -83,8 +82,6 @@ extern char *gw_db_role(const char *api_key, const char *bearer, GwError *err);
 extern bool gw_db_check_root(const char *root, char **catalog_root, GwError *err);
 extern bool gw_db_load_routes(GwError *err);
 
-extern void gw_db_pipe(GwPipe *p, PGconn *conn, GwPrepared *prep, const char *function,
-					   GwError *err);
 extern bool gw_db_queue_call(GwPipe *p, const char *request_json, const GwRequestInfo *info);
 extern GwPipeStep gw_db_result(GwPipe *p, PGresult *res);
 extern bool gw_db_retryable(const char *sqlstate);

@@ -2,9 +2,8 @@
  *
  * pipeline.c
  *	  A loop's database connection: one non-blocking libpq connection in
- *	  pipeline mode for the reads of all the loop's connections, each call
- *	  followed by a Sync; opened by a short-lived thread (src/gateway/
- *	  README.md, "Reads share one pipelined connection").
+ *	  pipeline mode for all the loop's reads, opened by a short-lived thread
+ *	  (src/gateway/README.md, "Reads share one pipelined connection").
  *
  *-------------------------------------------------------------------------
  */
@@ -189,7 +188,8 @@ gw_pipe_send(GwReq *r)
 		gw_pipe_connect(L);
 		return false;
 	}
-	gw_db_pipe(&r->pipe, L->pg, &L->prep, r->call.route->function, &L->head_err);
+	r->pipe = (GwPipe) {.conn = L->pg, .prep = &L->prep, .err = &L->head_err,
+		.function = r->call.route->function};
 	if (!gw_db_queue_call(&r->pipe, text, &r->call.info) || PQpipelineSync(L->pg) != 1)
 	{
 		/* the connection is out of step: drop it, run this one elsewhere */
@@ -208,9 +208,9 @@ gw_pipe_send(GwReq *r)
 
 /*
  * complete
- *		The Sync of the call at the queue's head arrived: answer it, or give
- *		it to a worker where it may simply run again (a serialization
- *		failure or deadlock, a failed Prepare, the lock wait).
+ *		The Sync of the call at the queue's head arrived: answer it, or give it
+ *		to a worker to run again (serialization failure, deadlock, a failed
+ *		Prepare, the lock wait).
  */
 static void
 complete(GwLoop *L)
@@ -261,8 +261,7 @@ gw_pipe_read(GwLoop *L)
 
 /*
  * gw_pipe_flush
- *		After each round of the loop: send what libpq holds (EPOLLOUT while
- *		the socket cannot take it all).
+ *		Send what libpq holds (EPOLLOUT while the socket cannot take it all).
  */
 void
 gw_pipe_flush(GwLoop *L)
@@ -291,11 +290,8 @@ gw_pipe_close(GwLoop *L)
 	PQfinish(L->opened);
 	L->opened = NULL;
 	pthread_mutex_unlock(&L->db_lock);
-	if (L->pg != NULL)
-	{
-		PQfinish(L->pg);
-		gw_metrics_add(GW_M_LOOP_CONNECTED, -1);
-	}
+	gw_metrics_add(GW_M_LOOP_CONNECTED, -(L->pg != NULL));
+	PQfinish(L->pg);
 	L->pg = NULL;
 	L->qhead = L->qtail = NULL;
 }

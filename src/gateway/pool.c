@@ -1,13 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * pool.c
- *	  The connection pool (slots waited for at most a bounded time, then
- *	  503; connected lazily; dropped when broken, so that the next user
- *	  reconnects) and the workers, threads started as needed so that a
- *	  request waits for a slot, not a worker (README, "HTTP").
+ *	  The connection pool (a slot waited for a bounded time, then 503;
+ *	  connected lazily, dropped when broken) and the workers, started as
+ *	  needed so that a request waits for a slot, not a worker (README, "HTTP").
  *
  *-------------------------------------------------------------------------
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -23,7 +23,7 @@
 #define WORKER_IDLE_S	30		/* an idle worker ends after this */
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t pool_cond;
+static pthread_cond_t pool_cond = PTHREAD_COND_INITIALIZER;	/* waited on by CLOCK_MONOTONIC */
 static GwConn *slots;
 static int	pool_size;
 static char *pool_conninfo;
@@ -45,13 +45,6 @@ static bool stopping;
 bool
 gw_pool_init(const char *conninfo, int size)
 {
-	pthread_condattr_t attr;
-
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&pool_cond, &attr);
-	pthread_condattr_destroy(&attr);
-
 	slots = calloc(size, sizeof(GwConn));
 	pool_conninfo = strdup(conninfo);
 	if (slots == NULL || pool_conninfo == NULL)
@@ -113,7 +106,7 @@ idle_ok(PGconn *conn)
 
 /*
  * drop
- *		Close a slot's connection; the next user opens a new one.
+ *		Close a slot's connection; the next user opens a new session.
  */
 static void
 drop(GwConn *c)
@@ -122,6 +115,7 @@ drop(GwConn *c)
 		gw_metrics_add(GW_M_DB_RECONNECTS, 1);
 	PQfinish(c->conn);
 	c->conn = NULL;
+	c->prep.n = 0;				/* a new session has no prepared statements */
 }
 
 /*
@@ -156,7 +150,7 @@ gw_pool_acquire(int wait_ms, GwError *err)
 			break;
 		}
 		waited = true;
-		if (pthread_cond_timedwait(&pool_cond, &pool_lock, &deadline) == ETIMEDOUT)
+		if (pthread_cond_clockwait(&pool_cond, &pool_lock, CLOCK_MONOTONIC, &deadline) == ETIMEDOUT)
 			break;
 	}
 	pthread_mutex_unlock(&pool_lock);
@@ -179,22 +173,17 @@ gw_pool_acquire(int wait_ms, GwError *err)
 	}
 	if (c->conn != NULL && !idle_ok(c->conn))
 		drop(c);				/* closed while pooled: nothing was sent */
-	if (c->conn == NULL)
+	if (c->conn == NULL && (c->conn = gw_pool_connect(err)) == NULL)
 	{
-		c->prep.n = 0;			/* a new session has no prepared statements */
-		if ((c->conn = gw_pool_connect(err)) == NULL)
-		{
-			gw_pool_release(c);
-			return NULL;
-		}
+		gw_pool_release(c);
+		return NULL;
 	}
 	return c;
 }
 
 /*
  * gw_pool_release
- *		Give a slot back, closing a connection broken, not idle or left in
- *		pipeline mode.
+ *		Give a slot back, closing a connection broken, not idle or in a pipeline.
  */
 void
 gw_pool_release(GwConn *c)
@@ -231,10 +220,7 @@ gw_pool_shutdown(void)
 	pthread_mutex_lock(&pool_lock);
 	for (int i = 0; i < pool_size; i++)
 		if (!slots[i].busy)
-		{
-			PQfinish(slots[i].conn);
-			slots[i].conn = NULL;
-		}
+			drop(&slots[i]);
 	pthread_mutex_unlock(&pool_lock);
 }
 

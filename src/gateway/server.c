@@ -1,10 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * server.c
- *	  The HTTP server on libmicrohttpd: --loops loops, each a thread with
- *	  a daemon in external epoll mode and a pipelined database connection
- *	  (pipeline.c); a request's limits, body and response, the access log,
- *	  shutdown (src/gateway/README.md, "HTTP").
+ *	  The HTTP server on libmicrohttpd: the loops, a request's limits, body
+ *	  and response, the access log, shutdown (src/gateway/README.md, "HTTP").
  *
  *-------------------------------------------------------------------------
  */
@@ -24,11 +22,11 @@
 #include "router.h"
 #include "server_int.h"
 
-#define SCAN_MS			1000	/* a loop reopens its database connection this often */
+#define SCAN_MS			1000	/* the longest wait: a lost database connection is retried */
 #define MAX_EVENTS		16
 #define HEAD_SLACK		16384	/* connection memory beyond the head limits */
 
-atomic_bool gw_server_stopping;
+static atomic_bool stopping;	/* no new connections; answers close theirs */
 static atomic_bool ending;		/* the loops end */
 static atomic_int in_flight;	/* requests routed and not yet done */
 static GwLoop loops[GW_MAX_LOOPS];
@@ -141,7 +139,7 @@ send_answer(GwReq *r, bool close)
 						MHD_add_response_header(m, "X-Accel-Buffering", "no"))) &&
 		(r->status != 503 || MHD_add_response_header(m, "Retry-After", "1")) &&
 		(resp->allow == NULL || MHD_add_response_header(m, "Allow", resp->allow)) &&
-		(!(close || r->stream || atomic_load(&gw_server_stopping)) ||
+		(!(close || r->stream || atomic_load(&stopping)) ||
 		 MHD_add_response_header(m, "Connection", "close")))
 		ok = MHD_queue_response(r->conn, (unsigned int) r->status, m);
 	MHD_destroy_response(m);
@@ -223,9 +221,8 @@ start(GwReq *r, GwLoop *L, struct MHD_Connection *conn, const char *method)
 
 /*
  * take_body
- *		Keep a piece of the body; past --max-body-bytes (a chunked body)
- *		drop the rest, past --request-timeout end the connection (README,
- *		"Limits and slow clients").
+ *		Keep a piece of the body: past --max-body-bytes drop the rest, past
+ *		--request-timeout end the connection (README, "Limits and slow clients").
  */
 static enum MHD_Result
 take_body(GwReq *r, const char *data, size_t len)
@@ -358,8 +355,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 	json_decref(r->req.headers);
 	gw_call_free(&r->call);
 	free(r->resp.body);
-	if (r->resp.stream != NULL)
-		gw_feed_discard(r->resp.stream);
+	gw_feed_discard(r->resp.stream);
 	free(r->body);
 	free((char *) r->req.method);
 	free(r);
@@ -367,25 +363,22 @@ on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 
 /*
  * loop_main
- *		A loop: wait for the daemon's sockets, the pipeline and wake-ups;
- *		run the daemon; send what the pipeline holds.
+ *		A loop: wait for events, run the daemon, send what the pipeline holds.
  */
 static void *
 loop_main(void *arg)
 {
 	GwLoop	   *L = arg;
 	struct epoll_event evs[MAX_EVENTS];
-	struct timespec last_scan;
 	bool		quiesced = false;
 
-	clock_gettime(CLOCK_MONOTONIC, &last_scan);
-	gw_pipe_connect(L);
 	while (!atomic_load(&ending))
 	{
 		MHD_UNSIGNED_LONG_LONG mhd_ms;
 		int			timeout = SCAN_MS;
 		int			n;
 
+		gw_pipe_connect(L);		/* if the connection is down: reopen it */
 		if (MHD_get_timeout(L->daemon, &mhd_ms) == MHD_YES && mhd_ms < (MHD_UNSIGNED_LONG_LONG) timeout)
 			timeout = (int) mhd_ms;
 		n = epoll_wait(L->ep, evs, MAX_EVENTS, timeout);
@@ -404,18 +397,13 @@ loop_main(void *arg)
 		}
 		MHD_run(L->daemon);
 		gw_pipe_flush(L);
-		if (atomic_load(&gw_server_stopping) && !quiesced)
+		if (atomic_load(&stopping) && !quiesced)
 		{
 			MHD_socket s = MHD_quiesce_daemon(L->daemon);
 
 			if (s != MHD_INVALID_SOCKET)
 				close(s);
 			quiesced = true;
-		}
-		if (gw_ms_since(&last_scan) >= SCAN_MS)
-		{
-			gw_pipe_connect(L);	/* if the connection is down: reopen it */
-			clock_gettime(CLOCK_MONOTONIC, &last_scan);
 		}
 	}
 	return NULL;
@@ -478,7 +466,6 @@ gw_server_start(const struct sockaddr *addr)
 	unsigned int limit = (unsigned int) ((gw_config.max_connections + gw_config.loops - 1) /
 										 gw_config.loops);
 
-	port = -1;
 	memcpy(&bind_addr, addr, addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 		   : sizeof(struct sockaddr_in));
 	for (nloops = 0; nloops < gw_config.loops; nloops++)
@@ -511,7 +498,7 @@ gw_server_stop(void)
 	struct timespec ts = {0, 20 * 1000000L};
 	int			left;
 
-	atomic_store(&gw_server_stopping, true);
+	atomic_store(&stopping, true);
 	for (int i = 0; i < nloops; i++)
 		gw_loop_wake(&loops[i]);
 	for (int ms = 0; atomic_load(&in_flight) > 0 && ms < gw_config.shutdown_wait_s * 1000; ms += 20)

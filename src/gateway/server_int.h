@@ -82,7 +82,6 @@ typedef struct GwReq
 extern bool gw_server_start(const struct sockaddr *addr);
 extern int	gw_server_port(void);
 extern void gw_server_stop(void);
-extern atomic_bool gw_server_stopping;
 extern void gw_server_answer(GwReq *r);
 extern void gw_server_fail(GwReq *r, int code, int status, const char *message);
 extern void gw_loop_wake(GwLoop *L);
