@@ -217,11 +217,8 @@ main(int argc, char **argv)
 			gw_config.listen_host, gw_server_port(), root, gw_config.pool_size);
 	freeaddrinfo(addr);
 
-	do
-	{
-		if (sigwait(&sigs, &sig) != 0)
-			sig = 0;
-	} while (sig != SIGTERM && sig != SIGINT);
+	while (sigwait(&sigs, &sig) != 0)	/* sig: one of sigs */
+		;
 
 	fprintf(stderr, "%s: received %s, finishing in-flight requests\n", GW_PROGRAM,
 			sig == SIGTERM ? "SIGTERM" : "SIGINT");
