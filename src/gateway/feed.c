@@ -208,24 +208,25 @@ commit_frame(const char *payload)
 static void
 wake(FeedSub *s)
 {
-	if (!s->suspended)
-		return;
+	if (s->suspended)
+		gw_loop_resume(s->loop, s->conn);
 	s->suspended = false;
-	gw_loop_resume(s->loop, s->conn);
 }
 
 /*
  * close_sub
- *		Make s end its stream after the comment bye (feed_lock held).
+ *		Make s end its stream after the comment bye (feed_lock held); false
+ *		if it was closing already.
  */
-static void
+static bool
 close_sub(FeedSub *s, const char *bye)
 {
 	if (s->closing)
-		return;
+		return false;
 	s->closing = true;
 	s->bye = bye;
 	wake(s);
+	return true;
 }
 
 /*
@@ -252,11 +253,8 @@ log_append(Frame *f)
 	log_ring[log_head++ % gw_config.sse_queue] = f;
 	log_bytes += f->len;
 	for (FeedSub *s = subs; log_tail != tail && s; s = s->next)
-		if (s->cursor && s->pos < log_tail && !s->closing)
-		{
-			close_sub(s, SLOW);
+		if (s->cursor && s->pos < log_tail && close_sub(s, SLOW))
 			gw_metrics_add(GW_M_SSE_SLOW_DISCONNECTS, 1);
-		}
 }
 
 /*
@@ -299,8 +297,7 @@ set_connected(bool up, const char *text)
 
 /*
  * xmax
- *		The xmax of a pg_snapshot text ("xmin:xmax:xip,...": the database's,
- *		or a client's of CURSOR_FORM).
+ *		The xmax of a pg_snapshot text ("xmin:xmax:xip,...", as CURSOR_FORM).
  */
 static uint64_t
 xmax(const char *snap)
@@ -375,15 +372,15 @@ matches(const FeedSub *s, const Frame *f)
 /*
  * answer_readers
  *		Give each of the n commit frames the answer of every subscribing
- *		role whose filters it passes, role by role, asked without feed_lock.
- *		Returns with feed_lock held and no subscriber left out, so that the
- *		frames are appended before another one can join.
+ *		role whose filters it passes, role by role, asked without feed_lock
+ *		(the frames are the poller's until appended; a null answer is one to
+ *		ask).  Returns with feed_lock held and no subscriber left out, so
+ *		that the frames are appended before another one can join.
  */
 static void
 answer_readers(PGconn *conn, Frame **frames, int n)
 {
 	uint64_t	round = ++rounds;
-	bool	   *need = calloc(n + 1, sizeof(bool));
 	char	   *role = NULL;
 
 	for (;;)
@@ -391,7 +388,7 @@ answer_readers(PGconn *conn, Frame **frames, int n)
 		pthread_mutex_lock(&feed_lock);
 		free(role);
 		role = NULL;
-		for (FeedSub *s = subs; need && n > 0 && s; s = s->next)
+		for (FeedSub *s = subs; n > 0 && s; s = s->next)
 		{
 			if (!s->role || s->round == round || (role && strcmp(role, s->role) != 0))
 				continue;
@@ -399,31 +396,30 @@ answer_readers(PGconn *conn, Frame **frames, int n)
 				break;
 			s->round = round;
 			for (int i = 0; i < n; i++)
-				need[i] |= frames[i] && matches(s, frames[i]) &&
-					!json_object_get(frames[i]->readers, role);
+				if (frames[i] && matches(s, frames[i]) &&
+					!json_object_get(frames[i]->readers, role))
+					json_object_set_new(frames[i]->readers, role, json_null());
 		}
 		if (role == NULL)
-			break;				/* unanswered after a failure: withheld */
+			return;				/* unanswered after a failure: withheld */
 		pthread_mutex_unlock(&feed_lock);
 		for (int i = 0; i < n; i++)
-			if (need[i])
+			if (frames[i] && json_is_null(json_object_get(frames[i]->readers, role)))
 				json_object_set_new(frames[i]->readers, role,
 									json_boolean(may_read(conn, role, frames[i])));
-		memset(need, 0, n * sizeof(bool));
 	}
-	free(need);
 }
 
 /*
  * catch_up
  *		On the poller's connection: write to out the commits that s missed
  *		between its client's cursor and s->cursor, counted in *sent, or a
- *		reset when they cannot be sent.  False to try again later.
+ *		reset when they cannot be sent (over max).  False to try again later.
  */
 static bool
 catch_up(PGconn *conn, FeedSub *s, FILE *out, int *sent)
 {
-	int			max = gw_config.sse_queue > 3 ? gw_config.sse_queue - 2 : 1;	/* fewer than the log's */
+	int			max = gw_config.sse_queue > 3 ? gw_config.sse_queue - 2 : 1;
 	char		limit[16];
 	const char *params[3] = {s->resume, s->cursor, limit};
 	PGresult   *res;
@@ -532,16 +528,14 @@ next_frame(FeedSub *s)
 	while (s->started && s->pos >= log_tail && s->pos < log_head)
 	{
 		f = log_ring[s->pos++ % gw_config.sse_queue];
-		if (!matches(s, f))
-			continue;
-		if (s->role != NULL && f->commits > 0 &&
+		if (matches(s, f) && s->role != NULL && f->commits > 0 &&
 			!json_is_true(json_object_get(f->readers, s->role)))
-		{
 			gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
-			continue;
+		else if (matches(s, f))
+		{
+			atomic_fetch_add(&f->refs, 1);
+			return f;
 		}
-		atomic_fetch_add(&f->refs, 1);
-		return f;
 	}
 	if (gw_ms_since(&s->last_write) >= heartbeat_ms)
 		return frame_new(strdup(HEARTBEAT), 0);
@@ -770,55 +764,28 @@ poll_once(PGconn *conn)
 
 /*
  * wait_for_work
- *		Sleep until woken (poked, a subscriber came or left), the poll or a
- *		stream's look (idle: the ping) is due, or the connection has
- *		something to say.  True if woken.
+ *		Sleep for up to ms, until woken (poked, a subscriber came or left,
+ *		told to stop) or conn, if any, has something to say.  True if woken.
  */
 static bool
-wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
+wait_for_work(PGconn *conn, long ms)
 {
-	struct pollfd p[2] = {{wake_fd, POLLIN, 0}, {PQsocket(conn), POLLIN, 0}};
-	long		timeout = active ? gw_config.feed_poll_ms - gw_ms_since(last_poll) : FEED_IDLE_PING_MS;
+	struct pollfd p[2] = {{wake_fd, POLLIN, 0}, {PQsocket(conn), POLLIN, 0}};	/* -1: ignored */
 	eventfd_t	wakes;
 	bool		woken;
-	long		gap;
 
-	if (active && timeout > TICK_MS)
-		timeout = TICK_MS;
-	if (poll(p, 2, timeout > 0 ? (int) timeout : 0) > 0 && p[1].revents != 0)
+	if (poll(p, 2, ms > 0 ? (int) ms : 0) > 0 && p[1].revents != 0)
 		PQconsumeInput(conn);	/* a notice, or the server closing */
 	woken = eventfd_read(wake_fd, &wakes) == 0;
-	/* a poke: poll soon, but not more often than every FEED_MIN_GAP_MS */
-	if (woken && active && (gap = FEED_MIN_GAP_MS - gw_ms_since(last_poll)) > 0)
-		poll(NULL, 0, (int) gap);
 	atomic_store(&poke_pending, false);
 	return woken;
-}
-
-/*
- * pause_ms
- *		Sleep while the poller has no connection, serving the streams;
- *		wake early when the poller is told to stop.
- */
-static void
-pause_ms(int ms)
-{
-	struct pollfd p = {wake_fd, POLLIN, 0};
-	eventfd_t	wakes;
-
-	for (; ms > 0 && !atomic_load(&poller_stop); ms -= TICK_MS)
-	{
-		serve_subscribers(NULL);
-		poll(&p, 1, ms < TICK_MS ? ms : TICK_MS);
-		eventfd_read(wake_fd, &wakes);
-	}
 }
 
 /*
  * poller_main
  *		The poller thread: connect, then poll and serve the subscribers
  *		while the connection works; reconnect with backoff, keeping the
- *		cursor across connections.
+ *		cursor across connections.  A stream is looked at every TICK_MS.
  */
 static void *
 poller_main(void *first_conn)
@@ -835,7 +802,12 @@ poller_main(void *first_conn)
 
 		if (conn == NULL && (conn = gw_pool_connect(&err)) == NULL)
 		{
-			pause_ms(backoff);
+			/* until the next try, serving the streams */
+			for (int ms = backoff; ms > 0 && !atomic_load(&poller_stop); ms -= TICK_MS)
+			{
+				serve_subscribers(NULL);
+				wait_for_work(NULL, ms < TICK_MS ? ms : TICK_MS);
+			}
 			backoff = backoff * 2 > 2000 ? 2000 : backoff * 2;
 			continue;
 		}
@@ -852,17 +824,26 @@ poller_main(void *first_conn)
 
 		while (!atomic_load(&poller_stop) && PQstatus(conn) == CONNECTION_OK)
 		{
+			long		gap = FEED_MIN_GAP_MS - gw_ms_since(&last_poll);
+			long		due;
+
 			if (log_cursor != NULL && drop_cursor())
 				continue;		/* no one subscribes */
 			if (log_cursor == NULL ? atomic_load(&nsubs) > 0 :
 				woken || gw_ms_since(&last_poll) >= gw_config.feed_poll_ms)
 			{
+				/* a poke: poll soon, but not more often than every FEED_MIN_GAP_MS */
+				if (woken && log_cursor != NULL && gap > 0)
+					poll(NULL, 0, (int) gap);
 				clock_gettime(CLOCK_MONOTONIC, &last_poll);
 				if (!poll_once(conn))
 					break;
 			}
 			serve_subscribers(conn);
-			woken = wait_for_work(conn, log_cursor != NULL, &last_poll);
+			/* the next poll, or a stream's look; idle: the ping */
+			due = gw_config.feed_poll_ms - gw_ms_since(&last_poll);
+			woken = wait_for_work(conn, log_cursor == NULL ? FEED_IDLE_PING_MS :
+								  due < TICK_MS ? due : TICK_MS);
 			if (!woken && log_cursor == NULL)
 				PQclear(PQexec(conn, ""));	/* is the connection still alive? */
 		}
@@ -999,13 +980,10 @@ parse_resume(const GwHttpRequest *req, char **out, GwError *err)
 	if (v == NULL || (v[0] == '\0' && q == NULL))
 		return true;			/* an empty Last-Event-ID means none */
 	if (strlen(v) > CURSOR_MAX || regexec(&cursor_form, v, 0, NULL, 0) != 0)
-	{
 		gw_error_set(err, GW_ERR_INVALID_INPUT,
 					 "the cursor to resume from (Last-Event-ID or since) must be an event id "
 					 "of this feed: xmin:xmax:xip,...");
-		return false;
-	}
-	if ((*out = strdup(v)) == NULL)
+	else if ((*out = strdup(v)) == NULL)
 		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
 	return *out != NULL;
 }
