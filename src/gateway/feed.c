@@ -557,6 +557,7 @@ read_cb(void *cls, uint64_t pos, char *buf, size_t max)
 	struct pollfd p = {ci ? ci->connect_fd : -1, POLLRDHUP, 0};	/* -1: ignored */
 	size_t		n = 0;
 	long		sent = 0;
+	bool		end = false;
 
 	(void) pos;
 	pthread_mutex_lock(&feed_lock);
@@ -580,11 +581,7 @@ read_cb(void *cls, uint64_t pos, char *buf, size_t max)
 		s->last_write = s->last_look;
 	else if (s->closing ||
 			 (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))))
-	{
-		s->closing = true;		/* ended: log_append need not close it */
-		pthread_mutex_unlock(&feed_lock);
-		return MHD_CONTENT_READER_END_OF_STREAM;
-	}
+		end = s->closing = true;	/* log_append need not close it */
 	else
 	{
 		s->suspended = true;
@@ -593,7 +590,7 @@ read_cb(void *cls, uint64_t pos, char *buf, size_t max)
 	pthread_mutex_unlock(&feed_lock);
 	if (sent > 0)
 		gw_metrics_add(GW_M_SSE_EVENTS_SENT, sent);
-	return (ssize_t) n;
+	return end ? MHD_CONTENT_READER_END_OF_STREAM : (ssize_t) n;
 }
 
 /*
