@@ -217,7 +217,7 @@ main(int argc, char **argv)
 			gw_config.listen_host, gw_server_port(), root, gw_config.pool_size);
 	freeaddrinfo(addr);
 
-	while (sigwait(&sigs, &sig) != 0)	/* sig: one of sigs */
+	while (sigwait(&sigs, &sig) != 0)	/* then sig is SIGTERM or SIGINT */
 		;
 
 	fprintf(stderr, "%s: received %s, finishing in-flight requests\n", GW_PROGRAM,
