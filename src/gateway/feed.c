@@ -1,13 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * feed.c
- *	  GET /v1/events: the catalog's change feed as Server-Sent Events
- *	  (src/gateway/README.md, "Change feed").  One thread, the poller, does
- *	  all the database work on its own connection: it reads lance_changes()
- *	  from its cursor, answers the subscribing roles' read privileges and
- *	  catches up resuming clients.  It appends to one bounded log of frames;
- *	  a subscriber is a position in it, streamed by its connection's loop
- *	  (read_cb), suspended while nothing is due and resumed by the poller.
+ *	  GET /v1/events, the catalog's change feed as Server-Sent Events
+ *	  (src/gateway/README.md, "Change feed").  The poller thread does all
+ *	  the database work on its own connection and appends to one bounded
+ *	  log of frames; a subscriber is a position in it, streamed by its
+ *	  connection's loop (read_cb) and resumed by the poller when due.
  *
  *-------------------------------------------------------------------------
  */
@@ -90,11 +88,9 @@ typedef struct FeedSub
 	Frame	   *first;			/* a resuming client's start, made by the poller */
 	bool		busy;			/* the poller works for it without feed_lock */
 	bool		gone;			/* freed while busy: the poller frees it */
-	int			round;			/* the poller's last round of work for it */
-	uint64_t	answered;		/* the last poll whose frames have its role's answers */
+	uint64_t	round;			/* the poller's last round of work for it */
 	GwLoop	   *loop;			/* its stream's connection, in that loop */
 	struct MHD_Connection *conn;
-	int			fd;				/* the client's socket, -1 if unknown */
 	bool		suspended;		/* the stream waits for serve_subscribers */
 	Frame	   *cur;			/* frame being written */
 	size_t		cur_off;
@@ -107,12 +103,11 @@ static FeedSub *subs;
 static atomic_int nsubs;		/* linked into subs: read without the lock */
 static bool stopping;
 static bool connected;			/* the poller is connected */
-static bool started;			/* the poller runs */
 static pthread_t poller;
-static PGconn *first_conn;		/* opened by gw_feed_start for the poller */
 static atomic_bool poller_stop;
 static atomic_bool poke_pending;
 static int	wake_fd = -1;		/* eventfd: wakes the poller */
+static uint64_t rounds;			/* the poller's rounds of work (FeedSub.round) */
 static json_t *privs;			/* the poller's: "role\nid_json" -> seconds, negative: may not */
 
 /* the log: frames log_tail .. log_head - 1, at their number % --sse-queue */
@@ -127,7 +122,6 @@ static char *log_cursor;		/* the poller's cursor at log_head; NULL without subsc
 static regex_t cursor_form;
 
 static long heartbeat_ms;		/* --sse-heartbeat-ms, at most half the request timeout */
-static int	catch_up_max;		/* commits a catch-up sends: at most the log's */
 
 /*
  * frame_new
@@ -172,7 +166,7 @@ frame_unref(Frame *f)
 static void
 wake_poller(void)
 {
-	if (started && eventfd_write(wake_fd, 1) < 0 && errno != EAGAIN)
+	if (eventfd_write(wake_fd, 1) < 0 && errno != EAGAIN)
 		fprintf(stderr, "%s: change feed: cannot wake the poller\n", GW_PROGRAM);
 }
 
@@ -214,24 +208,25 @@ commit_frame(const char *payload)
 static void
 wake(FeedSub *s)
 {
-	if (!s->suspended)
-		return;
+	if (s->suspended)
+		gw_loop_resume(s->loop, s->conn);
 	s->suspended = false;
-	gw_loop_resume(s->loop, s->conn);
 }
 
 /*
  * close_sub
- *		Make s end its stream after the comment bye (feed_lock held).
+ *		Make s end its stream after the comment bye (feed_lock held); false
+ *		if it was closing already.
  */
-static void
+static bool
 close_sub(FeedSub *s, const char *bye)
 {
 	if (s->closing)
-		return;
+		return false;
 	s->closing = true;
 	s->bye = bye;
 	wake(s);
+	return true;
 }
 
 /*
@@ -258,11 +253,8 @@ log_append(Frame *f)
 	log_ring[log_head++ % gw_config.sse_queue] = f;
 	log_bytes += f->len;
 	for (FeedSub *s = subs; log_tail != tail && s; s = s->next)
-		if (s->cursor && s->pos < log_tail && !s->closing)
-		{
-			close_sub(s, SLOW);
+		if (s->cursor && s->pos < log_tail && close_sub(s, SLOW))
 			gw_metrics_add(GW_M_SSE_SLOW_DISCONNECTS, 1);
-		}
 }
 
 /*
@@ -297,6 +289,7 @@ set_connected(bool up, const char *text)
 {
 	pthread_mutex_lock(&feed_lock);
 	connected = up;
+	gw_metrics_add(GW_M_FEED_CONNECTED, up ? 1 : -1);
 	if (text)
 		log_append(frame_new(strdup(text), 0));
 	pthread_mutex_unlock(&feed_lock);
@@ -304,14 +297,12 @@ set_connected(bool up, const char *text)
 
 /*
  * xmax
- *		The xmax of a pg_snapshot text ("xmin:xmax:xip,...").
+ *		The xmax of a pg_snapshot text ("xmin:xmax:xip,...", as CURSOR_FORM).
  */
 static uint64_t
 xmax(const char *snap)
 {
-	const char *colon = strchr(snap, ':');
-
-	return colon ? strtoull(colon + 1, NULL, 10) : 0;
+	return strtoull(strchr(snap, ':') + 1, NULL, 10);
 }
 
 /*
@@ -319,8 +310,7 @@ xmax(const char *snap)
  *		On the poller's connection: whether role may read the table of
  *		commit frame f, as cached for PRIV_CACHE_TTL_S or as the database
  *		says now (an unknown answer is no, and is not cached).  A role that
- *		bypasses row level security on the catalog (its owner, a superuser)
- *		reads every table, as over REST.
+ *		bypasses row level security on the catalog reads all, as over REST.
  */
 static bool
 may_read(PGconn *conn, const char *role, const Frame *f)
@@ -334,8 +324,8 @@ may_read(PGconn *conn, const char *role, const Frame *f)
 
 	if (f->id_json == NULL || asprintf(&key, "%s\n%s", role, f->id_json) < 0)
 		return false;
-	at = json_integer_value(json_object_get(privs, key));
-	if (at != 0 && time(NULL) - (at > 0 ? at : -at) < PRIV_CACHE_TTL_S)
+	at = json_integer_value(json_object_get(privs, key));	/* 0 if not cached */
+	if (time(NULL) - llabs(at) < PRIV_CACHE_TTL_S)
 	{
 		free(key);
 		return at > 0;
@@ -382,55 +372,54 @@ matches(const FeedSub *s, const Frame *f)
 /*
  * answer_readers
  *		Give each of the n commit frames the answer of every subscribing
- *		role whose filters it passes, role by role, asked without feed_lock.
- *		Returns with feed_lock held and no subscriber left out, so that the
- *		frames are appended before another one can join.
+ *		role whose filters it passes, role by role, asked without feed_lock
+ *		(the frames are the poller's until appended; a null answer is one to
+ *		ask).  Returns with feed_lock held and no subscriber left out, so
+ *		that the frames are appended before another one can join.
  */
 static void
 answer_readers(PGconn *conn, Frame **frames, int n)
 {
-	static uint64_t round;
-	bool	   *need = calloc(n + 1, sizeof(bool));
+	uint64_t	round = ++rounds;
 	char	   *role = NULL;
 
-	round++;
 	for (;;)
 	{
 		pthread_mutex_lock(&feed_lock);
 		free(role);
 		role = NULL;
-		for (FeedSub *s = subs; need && n > 0 && s; s = s->next)
+		for (FeedSub *s = subs; n > 0 && s; s = s->next)
 		{
-			if (!s->role || s->answered == round || (role && strcmp(role, s->role) != 0))
+			if (!s->role || s->round == round || (role && strcmp(role, s->role) != 0))
 				continue;
 			if (!role && (role = strdup(s->role)) == NULL)
 				break;
-			s->answered = round;
+			s->round = round;
 			for (int i = 0; i < n; i++)
-				need[i] |= frames[i] && matches(s, frames[i]) &&
-					!json_object_get(frames[i]->readers, role);
+				if (frames[i] && matches(s, frames[i]) &&
+					!json_object_get(frames[i]->readers, role))
+					json_object_set_new(frames[i]->readers, role, json_null());
 		}
 		if (role == NULL)
-			break;				/* unanswered after a failure: withheld */
+			return;				/* unanswered after a failure: withheld */
 		pthread_mutex_unlock(&feed_lock);
 		for (int i = 0; i < n; i++)
-			if (need[i])
+			if (frames[i] && json_is_null(json_object_get(frames[i]->readers, role)))
 				json_object_set_new(frames[i]->readers, role,
 									json_boolean(may_read(conn, role, frames[i])));
-		memset(need, 0, n * sizeof(bool));
 	}
-	free(need);
 }
 
 /*
  * catch_up
  *		On the poller's connection: write to out the commits that s missed
  *		between its client's cursor and s->cursor, counted in *sent, or a
- *		reset when they cannot be sent.  False when the connection failed.
+ *		reset when they cannot be sent (over max).  False to try again later.
  */
 static bool
 catch_up(PGconn *conn, FeedSub *s, FILE *out, int *sent)
 {
+	int			max = gw_config.sse_queue > 3 ? gw_config.sse_queue - 2 : 1;
 	char		limit[16];
 	const char *params[3] = {s->resume, s->cursor, limit};
 	PGresult   *res;
@@ -438,26 +427,18 @@ catch_up(PGconn *conn, FeedSub *s, FILE *out, int *sent)
 	int			n;
 
 	if (xmax(s->resume) > xmax(s->cursor))
-	{
-		fputs(RESET("the cursor to resume from is not from this database's past; "
-					"commits may have been missed"), out);
-		return true;
-	}
-	snprintf(limit, sizeof(limit), "%d", catch_up_max + 1);
+		return fputs(RESET("the cursor to resume from is not from this database's past; "
+						   "commits may have been missed"), out) >= 0;
+	snprintf(limit, sizeof(limit), "%d", max + 1);
 	if (!gw_db_exec(conn, CATCH_UP_SQL, 3, params, &res, NULL, &err))
-	{
-		/* else the database refused the cursor (it checks more than its form) */
-		if (PQstatus(conn) != CONNECTION_OK)
-			return false;
-		fputs(RESET("the database refused the cursor to resume from; "
-					"commits may have been missed"), out);
-		return true;
-	}
+		return PQstatus(conn) == CONNECTION_OK &&	/* the database refused the cursor */
+			fputs(RESET("the database refused the cursor to resume from; "
+						"commits may have been missed"), out) >= 0;
 	n = PQntuples(res);
-	if (n > catch_up_max)
+	if (n > max)
 		fprintf(out, RESET("more than %d commits since the cursor to resume from: "
-						   "re-read the tables; the stream goes on from here"), catch_up_max);
-	for (int i = 0; i < n && n <= catch_up_max; i++)
+						   "re-read the tables; the stream goes on from here"), max);
+	for (int i = 0; i < n && n <= max; i++)
 	{
 		Frame	   *f = commit_frame(PQgetvalue(res, i, 0));
 
@@ -486,10 +467,9 @@ join(FeedSub *s)
 
 /*
  * start
- *		The frame that starts the stream of s: the hello, the commits since
- *		the client's cursor (or a reset; on conn, the poller's connection,
- *		without feed_lock) and the cursor that goes with its position as
- *		the event id.  NULL to try again later.
+ *		The frame that starts the stream of s: the hello, a resuming
+ *		client's catch-up (on conn, the poller's, without feed_lock) and the
+ *		cursor of its position as the event id.  NULL to try again later.
  */
 static Frame *
 start(FeedSub *s, PGconn *conn)
@@ -548,16 +528,14 @@ next_frame(FeedSub *s)
 	while (s->started && s->pos >= log_tail && s->pos < log_head)
 	{
 		f = log_ring[s->pos++ % gw_config.sse_queue];
-		if (!matches(s, f))
-			continue;
-		if (s->role != NULL && f->commits > 0 &&
+		if (matches(s, f) && s->role != NULL && f->commits > 0 &&
 			!json_is_true(json_object_get(f->readers, s->role)))
-		{
 			gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
-			continue;
+		else if (matches(s, f))
+		{
+			atomic_fetch_add(&f->refs, 1);
+			return f;
 		}
-		atomic_fetch_add(&f->refs, 1);
-		return f;
 	}
 	if (gw_ms_since(&s->last_write) >= heartbeat_ms)
 		return frame_new(strdup(HEARTBEAT), 0);
@@ -574,9 +552,12 @@ static ssize_t
 read_cb(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	FeedSub    *s = cls;
-	struct pollfd p = {s->fd, POLLRDHUP, 0};
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(s->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct pollfd p = {ci ? ci->connect_fd : -1, POLLRDHUP, 0};	/* -1: ignored */
 	size_t		n = 0;
 	long		sent = 0;
+	bool		end = false;
 
 	(void) pos;
 	pthread_mutex_lock(&feed_lock);
@@ -598,14 +579,9 @@ read_cb(void *cls, uint64_t pos, char *buf, size_t max)
 	}
 	if (n > 0)
 		s->last_write = s->last_look;
-	else if (s->closing || (s->fd >= 0 && poll(&p, 1, 0) > 0 &&
-							(p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))))
-	{
-		s->closing = true;
-		s->bye = NULL;
-		pthread_mutex_unlock(&feed_lock);
-		return MHD_CONTENT_READER_END_OF_STREAM;
-	}
+	else if (s->closing ||
+			 (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))))
+		end = s->closing = true;	/* log_append need not close it */
 	else
 	{
 		s->suspended = true;
@@ -614,7 +590,7 @@ read_cb(void *cls, uint64_t pos, char *buf, size_t max)
 	pthread_mutex_unlock(&feed_lock);
 	if (sent > 0)
 		gw_metrics_add(GW_M_SSE_EVENTS_SENT, sent);
-	return (ssize_t) n;
+	return end ? MHD_CONTENT_READER_END_OF_STREAM : (ssize_t) n;
 }
 
 /*
@@ -643,18 +619,16 @@ free_sub(FeedSub *s)
 static void
 serve_subscribers(PGconn *conn)
 {
-	static int	round;
+	uint64_t	round = ++rounds;
 	FeedSub    *s;
 
 	pthread_mutex_lock(&feed_lock);
-	round++;
 	for (s = subs; conn != NULL && s != NULL; s = s ? s->next : subs)
 	{
 		Frame	   *f;
 
-		if (s->round == round || s->started || !s->resume || s->first ||
-			!connected || !join(s))
-			continue;
+		if (s->round == round || s->started || !s->resume || s->first || !join(s))
+			continue;			/* (conn is only given while connected) */
 		s->busy = true;
 		s->round = round;
 		pthread_mutex_unlock(&feed_lock);
@@ -688,18 +662,14 @@ gw_feed_discard(void *stream)
 	FeedSub    *s = stream;
 	bool		busy;
 
-	if (s == NULL)
-		return;
 	pthread_mutex_lock(&feed_lock);
-	if (s->prev || subs == s)
-		atomic_fetch_sub(&nsubs, 1);
 	if (s->prev)
 		s->prev->next = s->next;
-	else if (subs == s)
+	else
 		subs = s->next;
 	if (s->next)
 		s->next->prev = s->prev;
-	s->suspended = false;
+	atomic_fetch_sub(&nsubs, 1);
 	busy = s->gone = s->busy;
 	pthread_mutex_unlock(&feed_lock);
 	wake_poller();				/* perhaps the last one: stop reading */
@@ -716,15 +686,12 @@ gw_feed_discard(void *stream)
 struct MHD_Response *
 gw_stream_response(GwReq *r, void *stream)
 {
-	const union MHD_ConnectionInfo *ci;
 	struct MHD_Response *resp;
 	FeedSub    *s = stream;
 
-	ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	pthread_mutex_lock(&feed_lock);
 	s->loop = r->loop;
 	s->conn = r->conn;
-	s->fd = ci != NULL ? ci->connect_fd : -1;
 	pthread_mutex_unlock(&feed_lock);
 	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_cb, s, gw_feed_discard);
 	if (resp == NULL)
@@ -766,7 +733,6 @@ poll_once(PGconn *conn)
 		PQclear(res);
 		return true;			/* try again later from the same cursor */
 	}
-	/* transaction ids that went back: another database (a restore) */
 	back = log_cursor != NULL && xmax(next) < xmax(log_cursor);
 	if (back)
 		fprintf(stderr, "%s: change feed: the database's transaction ids went back; "
@@ -795,83 +761,54 @@ poll_once(PGconn *conn)
 
 /*
  * wait_for_work
- *		Sleep until woken (poked, a subscriber came or left), the poll or a
- *		stream's look (idle: the ping) is due, or the connection has
- *		something to say.  True if woken.
+ *		Sleep for up to ms, until woken (poked, a subscriber came or left,
+ *		told to stop) or conn, if any, has something to say.  True if woken.
  */
 static bool
-wait_for_work(PGconn *conn, bool active, const struct timespec *last_poll)
+wait_for_work(PGconn *conn, long ms)
 {
-	struct pollfd p[2] = {{wake_fd, POLLIN, 0}, {PQsocket(conn), POLLIN, 0}};
-	long		timeout = active ? gw_config.feed_poll_ms - gw_ms_since(last_poll) : FEED_IDLE_PING_MS;
+	struct pollfd p[2] = {{wake_fd, POLLIN, 0}, {PQsocket(conn), POLLIN, 0}};	/* -1: ignored */
 	eventfd_t	wakes;
 	bool		woken;
 
-	if (active && timeout > TICK_MS)
-		timeout = TICK_MS;
-	if (poll(p, 2, timeout > 0 ? (int) timeout : 0) > 0 && p[1].revents != 0)
+	if (poll(p, 2, ms > 0 ? (int) ms : 0) > 0 && p[1].revents != 0)
 		PQconsumeInput(conn);	/* a notice, or the server closing */
 	woken = eventfd_read(wake_fd, &wakes) == 0;
-	if (woken && active)
-	{
-		/* a poke: poll soon, but not more often than every FEED_MIN_GAP_MS */
-		long		gap = FEED_MIN_GAP_MS - gw_ms_since(last_poll);
-
-		if (gap > 0)
-			poll(NULL, 0, (int) gap);
-	}
 	atomic_store(&poke_pending, false);
 	return woken;
-}
-
-/*
- * pause_ms
- *		Sleep while the poller has no connection, serving the streams;
- *		wake early when the poller is told to stop.
- */
-static void
-pause_ms(int ms)
-{
-	struct pollfd p = {wake_fd, POLLIN, 0};
-	eventfd_t	wakes;
-
-	for (; ms > 0 && !atomic_load(&poller_stop); ms -= TICK_MS)
-	{
-		serve_subscribers(NULL);
-		poll(&p, 1, ms < TICK_MS ? ms : TICK_MS);
-		eventfd_read(wake_fd, &wakes);
-	}
 }
 
 /*
  * poller_main
  *		The poller thread: connect, then poll and serve the subscribers
  *		while the connection works; reconnect with backoff, keeping the
- *		cursor across connections.
+ *		cursor across connections.  A stream is looked at every TICK_MS.
  */
 static void *
-poller_main(void *arg)
+poller_main(void *first_conn)
 {
+	PGconn	   *conn = first_conn;
 	int			backoff = 100;
 	bool		ever = false;
 
-	(void) arg;
 	while (!atomic_load(&poller_stop))
 	{
 		GwError		err;
-		PGconn	   *conn = first_conn ? first_conn : gw_pool_connect(&err);
 		struct timespec last_poll = {0, 0};
 		bool		woken = true;
 
-		first_conn = NULL;
-		if (conn == NULL)
+		if (conn == NULL && (conn = gw_pool_connect(&err)) == NULL)
 		{
-			pause_ms(backoff);
+			/* until the next try, serving the streams */
+			for (int ms = backoff; ms > 0 && !atomic_load(&poller_stop); ms -= TICK_MS)
+			{
+				serve_subscribers(NULL);
+				wait_for_work(NULL, ms < TICK_MS ? ms : TICK_MS);
+			}
 			backoff = backoff * 2 > 2000 ? 2000 : backoff * 2;
 			continue;
 		}
 		backoff = 100;
-		gw_metrics_add(GW_M_FEED_CONNECTED, 1);
 		if (ever)
 		{
 			gw_metrics_add(GW_M_FEED_RECONNECTS, 1);
@@ -884,23 +821,32 @@ poller_main(void *arg)
 
 		while (!atomic_load(&poller_stop) && PQstatus(conn) == CONNECTION_OK)
 		{
+			long		gap = FEED_MIN_GAP_MS - gw_ms_since(&last_poll);
+			long		due;
+
 			if (log_cursor != NULL && drop_cursor())
 				continue;		/* no one subscribes */
 			if (log_cursor == NULL ? atomic_load(&nsubs) > 0 :
 				woken || gw_ms_since(&last_poll) >= gw_config.feed_poll_ms)
 			{
+				/* a poke: poll soon, but not more often than every FEED_MIN_GAP_MS */
+				if (woken && log_cursor != NULL && gap > 0)
+					poll(NULL, 0, (int) gap);
 				clock_gettime(CLOCK_MONOTONIC, &last_poll);
 				if (!poll_once(conn))
 					break;
 			}
 			serve_subscribers(conn);
-			woken = wait_for_work(conn, log_cursor != NULL, &last_poll);
+			/* the next poll, or a stream's look; idle: the ping */
+			due = gw_config.feed_poll_ms - gw_ms_since(&last_poll);
+			woken = wait_for_work(conn, log_cursor == NULL ? FEED_IDLE_PING_MS :
+								  due < TICK_MS ? due : TICK_MS);
 			if (!woken && log_cursor == NULL)
 				PQclear(PQexec(conn, ""));	/* is the connection still alive? */
 		}
 
-		gw_metrics_add(GW_M_FEED_CONNECTED, -1);
 		PQfinish(conn);
+		conn = NULL;
 		if (!atomic_load(&poller_stop))
 			fprintf(stderr, "%s: change feed: lost the database connection, reconnecting\n", GW_PROGRAM);
 		set_connected(false, atomic_load(&poller_stop) ? NULL :
@@ -930,13 +876,12 @@ gw_feed_poke(void)
 bool
 gw_feed_start(void)
 {
+	PGconn	   *conn;
 	GwError		err;
 
-	catch_up_max = gw_config.sse_queue > 3 ? gw_config.sse_queue - 2 : 1;
 	/* an idle stream must write before the HTTP server's idle timeout */
-	heartbeat_ms = gw_config.sse_heartbeat_ms;
-	if (heartbeat_ms > gw_config.request_timeout_s * 500L)
-		heartbeat_ms = gw_config.request_timeout_s * 500L;
+	heartbeat_ms = gw_config.sse_heartbeat_ms < gw_config.request_timeout_s * 500L ?
+		gw_config.sse_heartbeat_ms : gw_config.request_timeout_s * 500L;
 	log_ring = calloc(gw_config.sse_queue, sizeof(Frame *));
 	privs = json_object();
 	wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -944,15 +889,14 @@ gw_feed_start(void)
 		regcomp(&cursor_form, CURSOR_FORM, REG_EXTENDED | REG_NOSUB) != 0)
 		return false;
 	/* subscribers of the first moment need not wait for the thread */
-	connected = (first_conn = gw_pool_connect(&err)) != NULL;
+	connected = (conn = gw_pool_connect(&err)) != NULL;
 	if (!connected)
 		fprintf(stderr, "%s: change feed: not connected yet; retrying in the background\n", GW_PROGRAM);
-	if (pthread_create(&poller, NULL, poller_main, NULL) != 0)
+	if (pthread_create(&poller, NULL, poller_main, conn) != 0)
 	{
-		PQfinish(first_conn);
+		PQfinish(conn);
 		return false;
 	}
-	started = true;
 	return true;
 }
 
@@ -978,27 +922,22 @@ gw_feed_stop(void)
 void
 gw_feed_join(void)
 {
-	if (!started)
-		return;
 	atomic_store(&poller_stop, true);
 	wake_poller();
 	pthread_join(poller, NULL);
-	started = false;
 	/* the log, unless a stream outlived the shutdown budget */
 	if (drop_cursor())
 	{
 		free(log_ring);
-		log_ring = NULL;
 		json_decref(privs);
-		privs = NULL;
 		regfree(&cursor_form);
 	}
 }
 
 /*
  * parse_filter
- *		The query parameter name as an id's JSON text (NULL if absent); of
- *		the namespace, only how its tables' ids begin.
+ *		The query parameter name as an id's JSON text (*out stays NULL if
+ *		absent); of the namespace, only how its tables' ids begin.
  */
 static bool
 parse_filter(json_t *query, const char *name, const char *delimiter, char **out,
@@ -1008,7 +947,6 @@ parse_filter(json_t *query, const char *name, const char *delimiter, char **out,
 	json_t	   *id;
 	bool		ns = strcmp(name, "namespace") == 0;
 
-	*out = NULL;
 	if (v == NULL)
 		return true;
 	if ((id = gw_parse_id(json_string_value(v), delimiter, err)) == NULL)
@@ -1026,8 +964,8 @@ parse_filter(json_t *query, const char *name, const char *delimiter, char **out,
 /*
  * parse_resume
  *		The cursor a subscriber resumes from: the Last-Event-ID header (an
- *		EventSource reconnecting) or the since query parameter, NULL if
- *		neither.  False (err set) for a malformed one.
+ *		EventSource reconnecting) or the since query parameter (*out stays
+ *		NULL if neither).  False (err set) for a malformed one.
  */
 static bool
 parse_resume(const GwHttpRequest *req, char **out, GwError *err)
@@ -1036,17 +974,13 @@ parse_resume(const GwHttpRequest *req, char **out, GwError *err)
 	json_t	   *q = json_object_get(req->query, "since");
 	const char *v = json_is_string(h) ? json_string_value(h) : json_string_value(q);
 
-	*out = NULL;
 	if (v == NULL || (v[0] == '\0' && q == NULL))
 		return true;			/* an empty Last-Event-ID means none */
 	if (strlen(v) > CURSOR_MAX || regexec(&cursor_form, v, 0, NULL, 0) != 0)
-	{
 		gw_error_set(err, GW_ERR_INVALID_INPUT,
 					 "the cursor to resume from (Last-Event-ID or since) must be an event id "
 					 "of this feed: xmin:xmax:xip,...");
-		return false;
-	}
-	if ((*out = strdup(v)) == NULL)
+	else if ((*out = strdup(v)) == NULL)
 		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
 	return *out != NULL;
 }
@@ -1062,28 +996,23 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 {
 	json_t	   *jd = json_object_get(req->query, "delimiter");
 	const char *delimiter = json_is_string(jd) ? json_string_value(jd) : "$";
+	FeedSub    *s = calloc(1, sizeof(FeedSub));
 	const char *api_key;
 	const char *bearer;
-	FeedSub    *s;
 	GwError		err;
 
 	gw_error_clear(&err);
-	s = calloc(1, sizeof(FeedSub));
-	if (s == NULL)
-	{
-		gw_error_set(&err, GW_ERR_INTERNAL, "out of memory");
-		goto fail;				/* gw_feed_discard(NULL) does nothing */
-	}
-	s->fd = -1;
-	clock_gettime(CLOCK_MONOTONIC, &s->last_write);
-	gw_metrics_add(GW_M_SSE_SUBSCRIBERS, 1);	/* gw_feed_discard subtracts */
 	gw_credentials(req->headers, &api_key, &bearer);
-	if (!parse_filter(req->query, "namespace", delimiter, &s->ns_prefix, &err) ||
+	if (s == NULL)
+		gw_error_set(&err, GW_ERR_INTERNAL, "out of memory");
+	if (s == NULL ||
+		!parse_filter(req->query, "namespace", delimiter, &s->ns_prefix, &err) ||
 		!parse_filter(req->query, "table", delimiter, &s->table_id, &err) ||
 		!parse_resume(req, &s->resume, &err) ||
 		(gw_config.db_auth && (s->role = gw_db_role(api_key, bearer, &err)) == NULL))
 		goto fail;
 
+	clock_gettime(CLOCK_MONOTONIC, &s->last_write);
 	pthread_mutex_lock(&feed_lock);
 	if (stopping)
 	{
@@ -1093,20 +1022,20 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 	}
 	if (s->resume == NULL)
 		join(s);
-	s->next = subs;
-	if (subs)
+	if ((s->next = subs) != NULL)
 		subs->prev = s;
 	subs = s;
 	atomic_fetch_add(&nsubs, 1);
 	pthread_mutex_unlock(&feed_lock);
+	gw_metrics_add(GW_M_SSE_SUBSCRIBERS, 1);	/* gw_feed_discard subtracts */
 	wake_poller();				/* the first subscriber makes it take a cursor */
-
 	resp->status = 200;
 	resp->stream = s;
 	resp->content_type = "text/event-stream; charset=utf-8";
 	return;
 
 fail:
-	gw_feed_discard(s);
+	if (s != NULL)
+		free_sub(s);
 	gw_respond_error(resp, &err, req->path);
 }

@@ -114,21 +114,18 @@ prepare_root(void)
 
 /*
  * same_root
- *		Compare root locations ignoring a file:// prefix and trailing '/'.
+ *		Whether the catalog's root location is root (prepare_root's, so
+ *		without file:// or a trailing '/'), ignoring those in the catalog's.
  */
 static bool
-same_root(const char *a, const char *b)
+same_root(const char *catalog, const char *root)
 {
-	size_t		la,
-				lb;
+	size_t		n;
 
-	a += strncmp(a, "file://", 7) == 0 ? 7 : 0;
-	b += strncmp(b, "file://", 7) == 0 ? 7 : 0;
-	for (la = strlen(a); la > 1 && a[la - 1] == '/'; la--)
+	catalog += strncmp(catalog, "file://", 7) == 0 ? 7 : 0;
+	for (n = strlen(catalog); n > 1 && catalog[n - 1] == '/'; n--)
 		;
-	for (lb = strlen(b); lb > 1 && b[lb - 1] == '/'; lb--)
-		;
-	return la == lb && strncmp(a, b, la) == 0;
+	return n == strlen(root) && strncmp(catalog, root, n) == 0;
 }
 
 /*
@@ -201,20 +198,16 @@ main(int argc, char **argv)
 	if (!gw_db_load_routes(&err))
 		die("%s: %s; hint: ALTER EXTENSION lance_namespace UPDATE (this gateway needs 0.3.0)",
 			err.message, err.detail);
-	if (!gw_feed_start())
-		die("cannot start the change-feed listener");
 
-	/* Block termination signals in every thread; main waits for them. */
+	/* every thread started from here on blocks these; main waits for them */
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-
-	/*
-	 * Publications a crash left unfinished are repaired before listening;
-	 * the publisher thread starts with the signals blocked, like the rest.
-	 */
+	if (!gw_feed_start())
+		die("cannot start the change-feed listener");
+	/* publications a crash left unfinished are repaired before listening */
 	if (!gw_publish_start())
 		die("cannot publish the manifests the catalog holds");
 
@@ -224,11 +217,8 @@ main(int argc, char **argv)
 			gw_config.listen_host, gw_server_port(), root, gw_config.pool_size);
 	freeaddrinfo(addr);
 
-	do
-	{
-		if (sigwait(&sigs, &sig) != 0)
-			sig = 0;
-	} while (sig != SIGTERM && sig != SIGINT);
+	while (sigwait(&sigs, &sig) != 0)	/* then sig is SIGTERM or SIGINT */
+		;
 
 	fprintf(stderr, "%s: received %s, finishing in-flight requests\n", GW_PROGRAM,
 			sig == SIGTERM ? "SIGTERM" : "SIGINT");

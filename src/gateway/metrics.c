@@ -99,7 +99,6 @@ load(atomic_ulong *v)
 	return atomic_load_explicit(v, memory_order_relaxed);
 }
 
-
 /*
  * gw_metrics_render
  *		The whole exposition text (malloc'd), or NULL when out of memory.
@@ -107,17 +106,11 @@ load(atomic_ulong *v)
 char *
 gw_metrics_render(void)
 {
-	static const struct
-	{
-		const char *name;
-		const char *type;
-		const char *help;
-	}			scalar_info[] = {
-#define GW_METRIC_INFO(id, name, type, help) {name, type, help},
-		GW_METRICS(GW_METRIC_INFO)
-#undef GW_METRIC_INFO
-	};
-	int			nroutes = UNMATCHED;
+	/* a counter's or gauge's HELP, TYPE and name, before its value */
+#define GW_METRIC_TEXT(id, name, type, help) "# HELP lance_gateway_" name " " help \
+	"\n# TYPE lance_gateway_" name " " type "\nlance_gateway_" name " ",
+	static const char *const scalar_text[] = {GW_METRICS(GW_METRIC_TEXT)};
+#undef GW_METRIC_TEXT
 	char	   *text = NULL;
 	size_t		len;
 	FILE	   *b = open_memstream(&text, &len);
@@ -127,7 +120,7 @@ gw_metrics_render(void)
 
 	fprintf(b, "# HELP lance_gateway_requests_total HTTP requests answered, by route pattern and status.\n"
 			"# TYPE lance_gateway_requests_total counter\n");
-	for (int r = 0; r <= nroutes; r++)
+	for (int r = 0; r <= UNMATCHED; r++)
 		for (int s = 0; s < N_STATUS; s++)
 		{
 			unsigned long v = load(&requests[r][s]);
@@ -143,7 +136,7 @@ gw_metrics_render(void)
 
 	fprintf(b, "# HELP lance_gateway_request_duration_seconds Time from request arrival to completion, by route pattern (streams excluded).\n"
 			"# TYPE lance_gateway_request_duration_seconds histogram\n");
-	for (int r = 0; r <= nroutes; r++)
+	for (int r = 0; r <= UNMATCHED; r++)
 	{
 		RouteStats *ls = &latency[r];
 		unsigned long cum = 0;
@@ -161,12 +154,10 @@ gw_metrics_render(void)
 		/* +Inf must equal _count; increments are not atomic as a group */
 		if (cum < count)
 			cum = count;
-		fprintf(b, "lance_gateway_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %lu\n",
-				ROUTE_LABEL(r), cum);
-		fprintf(b, "lance_gateway_request_duration_seconds_sum{route=\"%s\"} %.6f\n",
-				ROUTE_LABEL(r), load(&ls->sum_us) / 1e6);
-		fprintf(b, "lance_gateway_request_duration_seconds_count{route=\"%s\"} %lu\n",
-				ROUTE_LABEL(r), cum);
+		fprintf(b, "lance_gateway_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %lu\n"
+				"lance_gateway_request_duration_seconds_sum{route=\"%s\"} %.6f\n"
+				"lance_gateway_request_duration_seconds_count{route=\"%s\"} %lu\n",
+				ROUTE_LABEL(r), cum, ROUTE_LABEL(r), load(&ls->sum_us) / 1e6, ROUTE_LABEL(r), cum);
 	}
 
 	fprintf(b, "# HELP lance_gateway_db_errors_total Failed database commands, by SQLSTATE class (LN = catalog errors).\n"
@@ -184,13 +175,10 @@ gw_metrics_render(void)
 	{
 		long		v = atomic_load_explicit(&scalars[m], memory_order_relaxed);
 
-		fprintf(b, "# HELP lance_gateway_%s %s\n# TYPE lance_gateway_%s %s\nlance_gateway_%s ",
-				scalar_info[m].name, scalar_info[m].help, scalar_info[m].name,
-				scalar_info[m].type, scalar_info[m].name);
 		if (m == GW_M_POOL_WAIT_US)
-			fprintf(b, "%.6f\n", v / 1e6);
+			fprintf(b, "%s%.6f\n", scalar_text[m], v / 1e6);
 		else
-			fprintf(b, "%ld\n", v);
+			fprintf(b, "%s%ld\n", scalar_text[m], v);
 	}
 
 	if (fclose(b) != 0)
