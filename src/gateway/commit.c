@@ -79,7 +79,7 @@ hold_entry(json_t *entry, CommitEntry *ce, int index, GwError *err)
 	ce->b64 = malloc(cap);
 	if (ce->b64 == NULL)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 		return false;
 	}
 	EVP_EncodeBlock((unsigned char *) ce->b64, ce->staged.bytes, (int) ce->staged.len);
@@ -113,7 +113,7 @@ with_held(char *text, CommitCtx *ctx, GwError *err)
 
 	if (text == NULL)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 		return NULL;
 	}
 	for (int i = 0; i < ctx->n; i++)
@@ -144,7 +144,7 @@ with_held(char *text, CommitCtx *ctx, GwError *err)
 		strcpy(o, p);
 	else
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, out == NULL ? "out of memory" :
+		gw_error_set(err, LANCE_INTERNAL, out == NULL ? "out of memory" :
 					 "the request's held manifests do not match its versions");
 		free(out);
 		out = NULL;
@@ -206,7 +206,7 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 		ce->staging = NULL;		/* an object-store path: the absolute path */
 	if (ce->staging == NULL)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 		return false;
 	}
 	json_object_set_new(entry, "manifest_path", json_string(ce->staging));
@@ -273,7 +273,7 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 
 	if (claimed != ce->size)
 	{
-		gw_error_set(&ce->error, GW_ERR_INVALID_INPUT,
+		gw_error_set(&ce->error, LANCE_INVALID_INPUT,
 					 "manifest_size %lld does not match the staging manifest %s (%lld bytes)",
 					 (long long) claimed, ce->staging, (long long) ce->size);
 		ce->deferred = true;
@@ -298,7 +298,7 @@ finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 
 	if (ce->staging == NULL)
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "manifest_path is required");
+		gw_error_set(err, LANCE_INVALID_INPUT, "manifest_path is required");
 		return false;
 	}
 	if (ce->deferred && !ce->staging_absent)
@@ -308,7 +308,7 @@ finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 	}
 	if (!json_is_string(jcanon))
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "the catalog returned no manifest_path");
+		gw_error_set(err, LANCE_INTERNAL, "the catalog returned no manifest_path");
 		return false;
 	}
 	canon = json_string_value(jcanon);
@@ -318,7 +318,7 @@ finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 	ce->canonical = strdup(canon);
 	if (ce->canonical == NULL)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 		return false;
 	}
 	st = ce->cst = gw_storage_for(ce->canonical, err);
@@ -390,14 +390,14 @@ after_call(void *arg, char **result, GwError *err)
 
 	if (res == NULL)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "the catalog returned malformed JSON");
+		gw_error_set(err, LANCE_INTERNAL, "the catalog returned malformed JSON");
 		return false;
 	}
 	/* BatchCommitTables: results[i] = {"create_table_version": {"version": ...}} */
 	list = json_object_get(res, ctx->ops ? "results" : "versions");
 	if (ctx->batch && (!json_is_array(list) || (int) json_array_size(list) != ctx->n))
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "the catalog returned %d results for %d entries",
+		gw_error_set(err, LANCE_INTERNAL, "the catalog returned %d results for %d entries",
 					 json_is_array(list) ? (int) json_array_size(list) : -1, ctx->n);
 		ok = false;
 	}
@@ -415,7 +415,7 @@ after_call(void *arg, char **result, GwError *err)
 
 		if (text == NULL)
 		{
-			gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+			gw_error_set(err, LANCE_INTERNAL, "out of memory");
 			ok = false;
 		}
 		else
@@ -518,7 +518,7 @@ commit_entries(const char *function, json_t *request, const GwRequestInfo *info,
 	ctx->e = calloc(ctx->n > 0 ? ctx->n : 1, sizeof(CommitEntry));
 	if (ctx->e == NULL)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 		return NULL;
 	}
 	for (int i = 0; i < ctx->n; i++)
@@ -550,7 +550,7 @@ gw_commit_versions(const char *function, json_t *request, bool batch,
 
 	if (batch && !json_is_array(entries))
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "entries must be an array");
+		gw_error_set(err, LANCE_INVALID_INPUT, "entries must be an array");
 		return NULL;
 	}
 	return commit_entries(function, request, info, &ctx, batch ? entries : NULL, NULL, err);
@@ -571,7 +571,7 @@ gw_commit_operations(const char *function, json_t *request, const GwRequestInfo 
 
 	if (!json_is_array(ops))
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "operations must be an array");
+		gw_error_set(err, LANCE_INVALID_INPUT, "operations must be an array");
 		return NULL;
 	}
 	return commit_entries(function, request, info, &ctx, ops, "create_table_version", err);

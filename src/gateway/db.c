@@ -77,13 +77,13 @@ gw_db_error(PGconn *conn, PGresult *res, const char *function,
 	snprintf(sqlstate_out, 6, "%s", sqlstate ? sqlstate : "08006");
 	if (PQstatus(conn) != CONNECTION_OK || sqlstate == NULL)
 	{
-		gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
+		gw_error_set(err, LANCE_SERVICE_UNAVAILABLE, "the connection to the catalog database was lost");
 		gw_error_detail(err, "%s", PQerrorMessage(conn));
 	}
 	else if (own && function && strstr(primary, NO_RESULT_GUC) != NULL)
-		gw_error_set(err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", function);
+		gw_error_set(err, LANCE_INTERNAL, "lance_namespace.%s returned no result", function);
 	else if (own && strstr(primary, NO_ROLE_GUC) != NULL)
-		gw_error_set(err, GW_ERR_UNAUTHENTICATED,
+		gw_error_set(err, LANCE_UNAUTHENTICATED,
 					 "credentials required: send x-api-key or Authorization: Bearer");
 	else
 	{
@@ -242,14 +242,14 @@ gw_db_result(GwPipe *p, PGresult *res)
 	if (st == PGRES_PIPELINE_SYNC && !p->failed && p->value == NULL)
 	{
 		p->failed = true;
-		gw_error_set(p->err, GW_ERR_INTERNAL, "lance_namespace.%s returned no result", p->function);
+		gw_error_set(p->err, LANCE_INTERNAL, "lance_namespace.%s returned no result", p->function);
 	}
 	else if (st == PGRES_TUPLES_OK && p->at == p->call && !p->failed &&
 			 PQntuples(res) == 1 && !PQgetisnull(res, 0, 0) &&
 			 (p->value = strdup(PQgetvalue(res, 0, 0))) == NULL)
 	{
 		p->failed = true;
-		gw_error_set(p->err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(p->err, LANCE_INTERNAL, "out of memory");
 	}
 	else if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_PIPELINE_SYNC)
 	{
@@ -335,7 +335,7 @@ run_once(GwConn *c, const char *function, const char *request_json,
 
 	if (PQenterPipelineMode(conn) != 1)
 	{
-		gw_error_set(err, GW_ERR_UNAVAILABLE, "the connection to the catalog database was lost");
+		gw_error_set(err, LANCE_SERVICE_UNAVAILABLE, "the connection to the catalog database was lost");
 		return TX_STALE;
 	}
 	if (!implicit)

@@ -82,7 +82,7 @@ string_or(const char *s, const char *fallback)
 char *
 gw_error_body(const GwError *err, const char *instance)
 {
-	int			code = err->code < 0 ? GW_ERR_INTERNAL : err->code;
+	int			code = err->code < 0 ? LANCE_INTERNAL : err->code;
 	const char *name = lance_error_name_of(code) ? lance_error_name_of(code) : "Internal";
 	json_t	   *obj = json_pack("{s:o, s:i, s:o, s:o}",
 								"error", string_or(err->message[0] ? err->message : "error", "error"),

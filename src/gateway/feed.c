@@ -340,7 +340,7 @@ may_read(PGconn *conn, const char *role, const Frame *f)
 			answer = (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0) ? 1 : 0;
 			PQclear(res);
 		}
-		else if (PQstatus(conn) == CONNECTION_OK && err.code == GW_ERR_PERMISSION_DENIED)
+		else if (PQstatus(conn) == CONNECTION_OK && err.code == LANCE_PERMISSION_DENIED)
 			answer = 0;			/* e.g. no USAGE on the schema: such a role reads nothing */
 	}
 	if (PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) != PQTRANS_IDLE)
@@ -952,9 +952,9 @@ parse_filter(json_t *query, const char *name, const char *delimiter, char **out,
 	if ((id = gw_parse_id(json_string_value(v), delimiter, err)) == NULL)
 		return false;
 	if (!ns && json_array_size(id) == 0)
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "table must name a table");
+		gw_error_set(err, LANCE_INVALID_INPUT, "table must name a table");
 	else if ((*out = json_dumps(id, JSON_COMPACT)) == NULL)
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 	else if (ns)
 		(*out)[strlen(*out) - 1] = json_array_size(id) > 0 ? ',' : '\0';	/* ["a","b", */
 	json_decref(id);
@@ -977,11 +977,11 @@ parse_resume(const GwHttpRequest *req, char **out, GwError *err)
 	if (v == NULL || (v[0] == '\0' && q == NULL))
 		return true;			/* an empty Last-Event-ID means none */
 	if (strlen(v) > CURSOR_MAX || regexec(&cursor_form, v, 0, NULL, 0) != 0)
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "the cursor to resume from (Last-Event-ID or since) must be an event id "
 					 "of this feed: xmin:xmax:xip,...");
 	else if ((*out = strdup(v)) == NULL)
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 	return *out != NULL;
 }
 
@@ -1004,7 +1004,7 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 	gw_error_clear(&err);
 	gw_credentials(req->headers, &api_key, &bearer);
 	if (s == NULL)
-		gw_error_set(&err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(&err, LANCE_INTERNAL, "out of memory");
 	if (s == NULL ||
 		!parse_filter(req->query, "namespace", delimiter, &s->ns_prefix, &err) ||
 		!parse_filter(req->query, "table", delimiter, &s->table_id, &err) ||
@@ -1017,7 +1017,7 @@ gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
 	if (stopping)
 	{
 		pthread_mutex_unlock(&feed_lock);
-		gw_error_set(&err, GW_ERR_UNAVAILABLE, "the gateway is shutting down");
+		gw_error_set(&err, LANCE_SERVICE_UNAVAILABLE, "the gateway is shutting down");
 		goto fail;
 	}
 	if (s->resume == NULL)

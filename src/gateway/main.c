@@ -144,7 +144,7 @@ check_catalog(const char *root)
 		gw_error_clear(&err);
 		if (gw_db_check_root(root, &catalog_root, &err))
 			break;
-		if (err.code != GW_ERR_UNAVAILABLE || time(NULL) >= deadline)
+		if (err.code != LANCE_SERVICE_UNAVAILABLE || time(NULL) >= deadline)
 		{
 			fprintf(stderr, "%s: cannot use the catalog database: %s%s%s\n", GW_PROGRAM,
 					err.message, err.detail[0] ? ": " : "", err.detail);

@@ -74,7 +74,7 @@ gw_pool_connect(GwError *err)
 		gw_metrics_add(GW_M_DB_CONNECTS, 1);
 		return conn;
 	}
-	gw_error_set(err, GW_ERR_UNAVAILABLE, "the catalog database is unavailable");
+	gw_error_set(err, LANCE_SERVICE_UNAVAILABLE, "the catalog database is unavailable");
 	gw_error_detail(err, "%s", conn ? PQerrorMessage(conn) : "out of memory");
 	n = strlen(err->detail);
 	while (n > 0 && (err->detail[n - 1] == '\n' || err->detail[n - 1] == ' '))
@@ -167,7 +167,7 @@ gw_pool_acquire(int wait_ms, GwError *err)
 	}
 	if (c == NULL)
 	{
-		gw_error_set(err, GW_ERR_UNAVAILABLE,
+		gw_error_set(err, LANCE_SERVICE_UNAVAILABLE,
 					 "all %d catalog database connections are busy", pool_size);
 		return NULL;
 	}
@@ -293,7 +293,7 @@ gw_worker_submit(GwReq *r)
 	if (rc != 0)
 	{
 		fprintf(stderr, "%s: cannot start a worker: %s\n", GW_PROGRAM, strerror(rc));
-		gw_server_fail(r, GW_ERR_UNAVAILABLE, 0, "the gateway cannot start a worker");
+		gw_server_fail(r, LANCE_SERVICE_UNAVAILABLE, 0, "the gateway cannot start a worker");
 		gw_server_answer(r);
 	}
 }

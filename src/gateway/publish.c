@@ -75,9 +75,6 @@
 	" USING pg_catalog.jsonb_to_recordset($1::pg_catalog.jsonb) AS d(t bigint, b text, v bigint)" \
 	" WHERE p.table_id = d.t AND p.branch = d.b AND p.version = d.v"
 
-#define GW_STR_(x) #x
-#define GW_STR(x) GW_STR_(x)
-
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static unsigned long commits;	/* creates since the last pass (mu) */
@@ -196,7 +193,7 @@ prune(PGconn *conn, PGresult *rows, const bool *ok, GwError *err)
 	json_decref(keys);
 	if (text == NULL)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 		return -1;
 	}
 	res = PQexecParams(conn, SQL_PRUNE, 1, NULL, (const char *const *) &text, NULL, NULL, 0);
@@ -204,7 +201,7 @@ prune(PGconn *conn, PGresult *rows, const bool *ok, GwError *err)
 		n = atol(PQcmdTuples(res));
 	else
 	{
-		gw_error_set(err, GW_ERR_UNAVAILABLE, "cannot prune the catalog's publications");
+		gw_error_set(err, LANCE_SERVICE_UNAVAILABLE, "cannot prune the catalog's publications");
 		gw_error_detail(err, "%s", PQresultErrorMessage(res));
 	}
 	PQclear(res);
@@ -308,13 +305,13 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 
 		if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		{
-			gw_error_set(err, GW_ERR_UNAVAILABLE, "cannot read the catalog's publications");
+			gw_error_set(err, LANCE_SERVICE_UNAVAILABLE, "cannot read the catalog's publications");
 			gw_error_detail(err, "%s", PQresultErrorMessage(res));
 			ok = false;
 		}
 		else if (done == NULL || paths == NULL)
 		{
-			gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+			gw_error_set(err, LANCE_INTERNAL, "out of memory");
 			ok = false;
 		}
 		else

@@ -76,7 +76,7 @@ gw_s3_init(GwError *err)
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot initialise libcurl");
+		gw_error_set(err, LANCE_INTERNAL, "cannot initialise libcurl");
 		return false;
 	}
 	v = gw_config.s3_region ? gw_config.s3_region :
@@ -88,7 +88,7 @@ gw_s3_init(GwError *err)
 	{
 		if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
 		{
-			gw_error_set(err, GW_ERR_INVALID_INPUT,
+			gw_error_set(err, LANCE_INVALID_INPUT,
 						 "S3 endpoint \"%s\" must start with http:// or https://", v);
 			return false;
 		}
@@ -114,7 +114,7 @@ gw_s3_init(GwError *err)
 
 		if (s == NULL || s[0] == '\0')
 		{
-			gw_error_set(err, GW_ERR_INVALID_INPUT,
+			gw_error_set(err, LANCE_INVALID_INPUT,
 						 "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not");
 			return false;
 		}
@@ -142,7 +142,7 @@ gw_s3_init(GwError *err)
 		gw_s3.sts_endpoint[--n] = '\0';
 	if (strcmp(gw_config.vend_credentials, "none") != 0 && gw_s3.access_key == NULL)
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "--vend-credentials %s needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
 					 gw_config.vend_credentials);
 		return false;
@@ -622,7 +622,7 @@ gw_s3_send(const GwS3Request *req, GwS3Response *resp, GwError *err)
 	memset(resp, 0, sizeof(*resp));
 	if (c == NULL)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot create a curl handle");
+		gw_error_set(err, LANCE_INTERNAL, "cannot create a curl handle");
 		return false;
 	}
 	url = req->url ? strdup(req->url) : build_url(req);
@@ -631,7 +631,7 @@ gw_s3_send(const GwS3Request *req, GwS3Response *resp, GwError *err)
 	{
 		free(url);
 		curl_slist_free_all(headers);
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 		return false;
 	}
 	for (attempt = 0;; attempt++)
@@ -644,7 +644,7 @@ gw_s3_send(const GwS3Request *req, GwS3Response *resp, GwError *err)
 	curl_slist_free_all(headers);
 	if (retryable(resp))
 	{
-		gw_error_set(err, GW_ERR_UNAVAILABLE, "the object store is unavailable");
+		gw_error_set(err, LANCE_SERVICE_UNAVAILABLE, "the object store is unavailable");
 		if (resp->status == 0)
 			gw_error_detail(err, "%s %s: %s (after %d attempts)", req->method, url, curl_err,
 							attempt + 1);
@@ -656,7 +656,7 @@ gw_s3_send(const GwS3Request *req, GwS3Response *resp, GwError *err)
 	}
 	if (resp->status == 403)
 	{
-		gw_error_set(err, GW_ERR_PERMISSION_DENIED, "the object store denied access");
+		gw_error_set(err, LANCE_PERMISSION_DENIED, "the object store denied access");
 		gw_error_detail(err, "%s %s: %s", req->method, url,
 						resp->code[0] ? resp->code : "AccessDenied");
 		free(url);
@@ -676,10 +676,10 @@ void
 gw_s3_fail(const GwS3Response *resp, const char *what, const char *uri, GwError *err)
 {
 	if (resp->status >= 400 && resp->status < 500)
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "%s %s: the object store answered %ld %s",
+		gw_error_set(err, LANCE_INVALID_INPUT, "%s %s: the object store answered %ld %s",
 					 what, uri, resp->status, resp->code);
 	else
-		gw_error_set(err, GW_ERR_UNAVAILABLE, "%s %s: unexpected answer %ld from the object store",
+		gw_error_set(err, LANCE_SERVICE_UNAVAILABLE, "%s %s: unexpected answer %ld from the object store",
 					 what, uri, resp->status);
 }
 

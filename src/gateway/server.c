@@ -120,7 +120,7 @@ send_answer(GwReq *r, bool close)
 	if (resp->stream != NULL)
 		r->stream = (m = gw_stream_response(r, resp->stream)) != NULL;
 	if (resp->stream != NULL && !r->stream)
-		gw_server_fail(r, GW_ERR_UNAVAILABLE, 0, "the gateway cannot start a stream");
+		gw_server_fail(r, LANCE_SERVICE_UNAVAILABLE, 0, "the gateway cannot start a stream");
 	resp->stream = NULL;		/* the response's, or discarded */
 	r->status = resp->status;
 	r->route = resp->route;
@@ -153,7 +153,7 @@ send_answer(GwReq *r, bool close)
 static enum MHD_Result
 reply_error(GwReq *r, int status, const char *message)
 {
-	gw_server_fail(r, GW_ERR_INVALID_INPUT, status, message);
+	gw_server_fail(r, LANCE_INVALID_INPUT, status, message);
 	r->dispatched = true;		/* nothing more is routed */
 	return send_answer(r, true);
 }

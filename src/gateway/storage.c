@@ -32,7 +32,7 @@ gw_storage_init(const char *root, GwError *err)
 		s3_root = strdup(root);
 		if (s3_root == NULL)
 		{
-			gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+			gw_error_set(err, LANCE_INTERNAL, "out of memory");
 			return false;
 		}
 	}
@@ -76,11 +76,11 @@ gw_storage_for(const char *path, GwError *err)
 	if (path[0] == '/' && local_storage != NULL)
 		return local_storage;
 	if (path[0] == '/')
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "%s is a local path, but this gateway's root is %s: it serves no local files",
 					 path, s3_root);
 	else
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "%s is neither an absolute path nor an s3:// location", path);
 	return NULL;
 }

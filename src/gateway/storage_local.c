@@ -92,19 +92,19 @@ check_lexical(LocalStorage *ls, const char *path, GwError *err)
 
 	if (path[0] != '/' || len >= PATH_MAX - 64)
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "manifest path must be an absolute path: %s", path);
+		gw_error_set(err, LANCE_INVALID_INPUT, "manifest path must be an absolute path: %s", path);
 		return false;
 	}
 	if (!(ls->rootlen == 1 ||
 		  (strncmp(path, ls->root, ls->rootlen) == 0 && path[ls->rootlen] == '/')))
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "manifest path is outside the catalog root %s: %s", ls->root, path);
 		return false;
 	}
 	if (!gw_storage_plain_components(path + 1))
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "manifest path has an empty, \".\" or \"..\" component: %s", path);
 		return false;
 	}
@@ -200,13 +200,13 @@ open_confined_dir(LocalStorage *ls, const char *dir, GwError *err)
 
 		if (saved == ELOOP || saved == EXDEV)
 		{
-			gw_error_set(err, GW_ERR_INVALID_INPUT,
+			gw_error_set(err, LANCE_INVALID_INPUT,
 						 "manifest directory %s leaves the table location through a symbolic link", dir);
 			saved = EINVAL;
 		}
 		else
 		{
-			gw_error_set(err, GW_ERR_INVALID_INPUT, "manifest directory %s is not accessible", dir);
+			gw_error_set(err, LANCE_INVALID_INPUT, "manifest directory %s is not accessible", dir);
 			gw_error_detail(err, "%s", strerror(saved));
 		}
 		errno = saved;
@@ -258,7 +258,7 @@ local_stat_staging(GwStorage *st, const char *path, int64_t *size, GwError *err)
 	{
 		saved = errno;
 		close(dfd);
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "staging manifest %s cannot be read", path);
+		gw_error_set(err, LANCE_INVALID_INPUT, "staging manifest %s cannot be read", path);
 		gw_error_detail(err, "%s", strerror(saved));
 		errno = saved;
 		return false;
@@ -266,7 +266,7 @@ local_stat_staging(GwStorage *st, const char *path, int64_t *size, GwError *err)
 	close(dfd);
 	if (!S_ISREG(sb.st_mode))
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "staging manifest %s is not a regular file", path);
+		gw_error_set(err, LANCE_INVALID_INPUT, "staging manifest %s is not a regular file", path);
 		errno = EINVAL;
 		return false;
 	}
@@ -388,13 +388,13 @@ write_canonical(int in, int dfd, const char *cbase, const char *canonical, int64
 	out = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (out < 0)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot create a temporary manifest beside %s", canonical);
+		gw_error_set(err, LANCE_INTERNAL, "cannot create a temporary manifest beside %s", canonical);
 		gw_error_detail(err, "%s", strerror(errno));
 		return false;
 	}
 	if (!copy_fd(in, out, size) || (flush && fsync(out) != 0) || fstat(out, &sb) != 0)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot write the manifest %s", canonical);
+		gw_error_set(err, LANCE_INTERNAL, "cannot write the manifest %s", canonical);
 		gw_error_detail(err, "%s", strerror(errno));
 		close(out);
 		unlinkat(dfd, tmp, 0);
@@ -403,14 +403,14 @@ write_canonical(int in, int dfd, const char *cbase, const char *canonical, int64
 	close(out);
 	if (renameat(dfd, tmp, dfd, cbase) != 0)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot rename the manifest into %s", canonical);
+		gw_error_set(err, LANCE_INTERNAL, "cannot rename the manifest into %s", canonical);
 		gw_error_detail(err, "%s", strerror(errno));
 		unlinkat(dfd, tmp, 0);
 		return false;
 	}
 	if (flush && fsync(dfd) != 0)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot fsync the directory of %s", canonical);
+		gw_error_set(err, LANCE_INTERNAL, "cannot fsync the directory of %s", canonical);
 		gw_error_detail(err, "%s", strerror(errno));
 		unlinkat(dfd, cbase, 0);
 		return false;
@@ -448,7 +448,7 @@ link_canonical(int in, const struct stat *insb, int dfd, const char *cbase,
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", in);
 	if (flush && !already && fsync(in) != 0)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot fsync the staging manifest for %s", canonical);
+		gw_error_set(err, LANCE_INTERNAL, "cannot fsync the staging manifest for %s", canonical);
 		gw_error_detail(err, "%s", strerror(errno));
 		return -1;
 	}
@@ -461,7 +461,7 @@ link_canonical(int in, const struct stat *insb, int dfd, const char *cbase,
 			return 0;
 		if (renameat(dfd, tmp, dfd, cbase) != 0)
 		{
-			gw_error_set(err, GW_ERR_INTERNAL, "cannot rename the manifest into %s", canonical);
+			gw_error_set(err, LANCE_INTERNAL, "cannot rename the manifest into %s", canonical);
 			gw_error_detail(err, "%s", strerror(errno));
 			unlinkat(dfd, tmp, 0);
 			return -1;
@@ -469,7 +469,7 @@ link_canonical(int in, const struct stat *insb, int dfd, const char *cbase,
 	}
 	if (flush && fsync(dfd) != 0)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot fsync the directory of %s", canonical);
+		gw_error_set(err, LANCE_INTERNAL, "cannot fsync the directory of %s", canonical);
 		gw_error_detail(err, "%s", strerror(errno));
 		unlinkat(dfd, cbase, 0);
 		return -1;
@@ -529,7 +529,7 @@ keep_identical(int in, int dfd, const char *cbase, const char *canonical, int64_
 		return 0;
 	if (!S_ISREG(sb.st_mode))
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "canonical manifest %s exists and is not a regular file", canonical);
 		return -1;
 	}
@@ -571,13 +571,13 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 	base = strrchr(cdir, '/');
 	if (base == NULL || strcmp(base, "/" LANCE_VERSIONS_DIR) != 0)
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "canonical manifest %s is not in a _versions directory", canonical);
 		return false;
 	}
 	if (strcmp(sdir, cdir) != 0)
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "staging manifest %s must be in the table's directory %s", staging, cdir);
 		return false;
 	}
@@ -589,7 +589,7 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 	in = openat(dfd, strrchr(staging, '/') + 1, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (in < 0 || fstat(in, &sb) != 0 || !S_ISREG(sb.st_mode))
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "staging manifest %s cannot be read", staging);
+		gw_error_set(err, LANCE_INVALID_INPUT, "staging manifest %s cannot be read", staging);
 		gw_error_detail(err, "%s", strerror(errno));
 		if (in >= 0)
 			close(in);
@@ -598,14 +598,14 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 	}
 	if ((int64_t) sb.st_size != size)
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "staging manifest %s is %lld bytes, manifest_size says %lld",
 					 staging, (long long) sb.st_size, (long long) size);
 		ok = false;
 	}
 	else if (held && !same_bytes(in, staged->bytes, staged->len))
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "staging manifest %s changed while its version was committed", staging);
 		ok = false;
 	}
@@ -739,7 +739,7 @@ local_list(GwStorage *st, const char *dir, GwFileInfo **files, int *nfiles, GwEr
 	{
 		int			saved = errno;
 
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot read the directory %s", dir);
+		gw_error_set(err, LANCE_INTERNAL, "cannot read the directory %s", dir);
 		gw_error_detail(err, "%s", strerror(saved));
 		close(fd);
 		return false;
@@ -767,7 +767,7 @@ local_list(GwStorage *st, const char *dir, GwFileInfo **files, int *nfiles, GwEr
 
 			if (grown == NULL)
 			{
-				gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+				gw_error_set(err, LANCE_INTERNAL, "out of memory");
 				free(out);
 				closedir(d);
 				return false;
@@ -787,7 +787,7 @@ local_list(GwStorage *st, const char *dir, GwFileInfo **files, int *nfiles, GwEr
 	{
 		int			saved = errno;
 
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot read the directory %s", dir);
+		gw_error_set(err, LANCE_INTERNAL, "cannot read the directory %s", dir);
 		gw_error_detail(err, "%s", strerror(saved));
 		free(out);
 		closedir(d);
@@ -819,7 +819,7 @@ local_remove_listed(GwStorage *st, const char *dir, const GwFileInfo *file,
 	if (file->name[0] == '\0' || strchr(file->name, '/') != NULL ||
 		strcmp(file->name, ".") == 0 || strcmp(file->name, "..") == 0)
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "invalid file name in %s: %s", dir, file->name);
+		gw_error_set(err, LANCE_INVALID_INPUT, "invalid file name in %s: %s", dir, file->name);
 		return -1;
 	}
 	fd = open_dir(ls, dir, err);
@@ -835,7 +835,7 @@ local_remove_listed(GwStorage *st, const char *dir, const GwFileInfo *file,
 
 			if (saved != ENOENT)
 			{
-				gw_error_set(err, GW_ERR_INTERNAL, "cannot remove %s/%s", dir, file->name);
+				gw_error_set(err, LANCE_INTERNAL, "cannot remove %s/%s", dir, file->name);
 				gw_error_detail(err, "%s", strerror(saved));
 				rc = -1;
 			}
@@ -844,7 +844,7 @@ local_remove_listed(GwStorage *st, const char *dir, const GwFileInfo *file,
 		{
 			int			saved = errno;
 
-			gw_error_set(err, GW_ERR_INTERNAL, "removed %s/%s but cannot fsync the directory",
+			gw_error_set(err, LANCE_INTERNAL, "removed %s/%s but cannot fsync the directory",
 						 dir, file->name);
 			gw_error_detail(err, "%s", strerror(saved));
 			rc = -1;
@@ -874,7 +874,7 @@ remove_below(int fd, const char *dir, int64_t min_age_ms, long *removed, bool *k
 
 	if (d == NULL)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot read the directory %s", dir);
+		gw_error_set(err, LANCE_INTERNAL, "cannot read the directory %s", dir);
 		gw_error_detail(err, "%s", strerror(errno));
 		if (dfd >= 0)
 			close(dfd);
@@ -891,7 +891,7 @@ remove_below(int fd, const char *dir, int64_t min_age_ms, long *removed, bool *k
 		{
 			if (errno != 0)
 			{
-				gw_error_set(err, GW_ERR_INTERNAL, "cannot read the directory %s", dir);
+				gw_error_set(err, LANCE_INTERNAL, "cannot read the directory %s", dir);
 				gw_error_detail(err, "%s", strerror(errno));
 				ok = false;
 			}
@@ -908,7 +908,7 @@ remove_below(int fd, const char *dir, int64_t min_age_ms, long *removed, bool *k
 
 			if (sub < 0 || asprintf(&subname, "%s/%s", dir, de->d_name) < 0)
 			{
-				gw_error_set(err, GW_ERR_INTERNAL, "cannot open the directory %s/%s",
+				gw_error_set(err, LANCE_INTERNAL, "cannot open the directory %s/%s",
 							 dir, de->d_name);
 				gw_error_detail(err, "%s", strerror(errno));
 				if (sub >= 0)
@@ -926,7 +926,7 @@ remove_below(int fd, const char *dir, int64_t min_age_ms, long *removed, bool *k
 				ok = false;
 			if (!ok && err->code < 0)
 			{
-				gw_error_set(err, GW_ERR_INTERNAL, "cannot remove the directory %s/%s",
+				gw_error_set(err, LANCE_INTERNAL, "cannot remove the directory %s/%s",
 							 dir, de->d_name);
 				gw_error_detail(err, "%s", strerror(errno));
 			}
@@ -937,7 +937,7 @@ remove_below(int fd, const char *dir, int64_t min_age_ms, long *removed, bool *k
 			(*removed)++;
 		else if (errno != ENOENT)
 		{
-			gw_error_set(err, GW_ERR_INTERNAL, "cannot remove %s/%s", dir, de->d_name);
+			gw_error_set(err, LANCE_INTERNAL, "cannot remove %s/%s", dir, de->d_name);
 			gw_error_detail(err, "%s", strerror(errno));
 			ok = false;
 		}
@@ -981,13 +981,13 @@ local_remove_tree(GwStorage *st, const char *dir, int64_t min_age_ms, long *remo
 	if (unlinkat(pfd, base, AT_REMOVEDIR) != 0 && errno != ENOENT && errno != ENOTEMPTY &&
 		errno != EEXIST)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot remove the directory %s", dir);
+		gw_error_set(err, LANCE_INTERNAL, "cannot remove the directory %s", dir);
 		gw_error_detail(err, "%s", strerror(errno));
 		ok = false;
 	}
 	else if (fsync(pfd) != 0)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "removed %s but cannot fsync its parent", dir);
+		gw_error_set(err, LANCE_INTERNAL, "removed %s but cannot fsync its parent", dir);
 		gw_error_detail(err, "%s", strerror(errno));
 		ok = false;
 	}
@@ -1007,12 +1007,12 @@ gw_storage_local_create(const char *root, GwError *err)
 
 	if (st == NULL || ls == NULL)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 		return NULL;
 	}
 	if (realpath(root, ls->root) == NULL)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "root directory %s is not accessible: %s",
+		gw_error_set(err, LANCE_INTERNAL, "root directory %s is not accessible: %s",
 					 root, strerror(errno));
 		free(st);
 		free(ls);
@@ -1024,7 +1024,7 @@ gw_storage_local_create(const char *root, GwError *err)
 	ls->rootfd = open(ls->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (ls->rootfd < 0)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "root directory %s cannot be opened: %s",
+		gw_error_set(err, LANCE_INTERNAL, "root directory %s cannot be opened: %s",
 					 ls->root, strerror(errno));
 		free(st);
 		free(ls);
@@ -1099,7 +1099,7 @@ local_read_staging(GwStorage *st, const char *path, size_t max, GwStaged *staged
 	{
 		int			saved = fd < 0 ? errno : EINVAL;
 
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "staging manifest %s cannot be read", path);
+		gw_error_set(err, LANCE_INVALID_INPUT, "staging manifest %s cannot be read", path);
 		gw_error_detail(err, "%s", strerror(saved));
 		if (fd >= 0)
 			close(fd);
@@ -1109,7 +1109,7 @@ local_read_staging(GwStorage *st, const char *path, size_t max, GwStaged *staged
 	if ((size_t) sb.st_size > max || (staged->bytes = malloc(sb.st_size + 1)) == NULL)
 	{
 		close(fd);
-		gw_error_set(err, GW_ERR_INTERNAL, "staging manifest %s is too large to hold", path);
+		gw_error_set(err, LANCE_INTERNAL, "staging manifest %s is too large to hold", path);
 		errno = E2BIG;
 		return false;
 	}
@@ -1128,7 +1128,7 @@ local_read_staging(GwStorage *st, const char *path, size_t max, GwStaged *staged
 	{
 		free(staged->bytes);
 		staged->bytes = NULL;
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "staging manifest %s changed while it was read", path);
+		gw_error_set(err, LANCE_INVALID_INPUT, "staging manifest %s changed while it was read", path);
 		errno = EIO;
 		return false;
 	}
@@ -1184,7 +1184,7 @@ local_republish(GwStorage *st, const char *canonical, const unsigned char *bytes
 	ok = ok && renameat(dfd, tmp, dfd, cbase) == 0 && (!flush || fsync(dfd) == 0);
 	if (!ok)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "cannot republish the manifest %s", canonical);
+		gw_error_set(err, LANCE_INTERNAL, "cannot republish the manifest %s", canonical);
 		gw_error_detail(err, "%s", strerror(errno));
 		unlinkat(dfd, tmp, 0);
 	}
@@ -1325,15 +1325,15 @@ local_sync_published(GwStorage *st, const char *const *paths, int n, GwError *er
 		if (g.failed >= 0)
 		{
 			if (g.failed < n)
-				gw_error_set(err, GW_ERR_INTERNAL, "cannot flush the manifest %s", paths[g.failed]);
+				gw_error_set(err, LANCE_INTERNAL, "cannot flush the manifest %s", paths[g.failed]);
 			else
-				gw_error_set(err, GW_ERR_INTERNAL, "cannot flush a manifest directory");
+				gw_error_set(err, LANCE_INTERNAL, "cannot flush a manifest directory");
 			gw_error_detail(err, "%s", strerror(g.failed_errno));
 			ok = false;
 		}
 	}
 	if (fds == NULL)
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 	for (int i = 0; fds != NULL && i < n + ndirs; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

@@ -78,12 +78,12 @@ parse_object(const char *uri, S3Object *o, GwError *err)
 {
 	if (!gw_s3_split(uri, o->bucket, sizeof(o->bucket), &o->key) || o->key[0] == '\0')
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "%s is not an s3://BUCKET/KEY location", uri);
+		gw_error_set(err, LANCE_INVALID_INPUT, "%s is not an s3://BUCKET/KEY location", uri);
 		return false;
 	}
 	if (!gw_storage_plain_components(o->key))
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "%s has an empty, \".\" or \"..\" component", uri);
 		return false;
 	}
@@ -147,7 +147,7 @@ s3_stat_staging(GwStorage *st, const char *path, int64_t *size, GwError *err)
 	gw_s3_response_free(&resp);
 	if (found == 0)
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "staging manifest %s does not exist", path);
+		gw_error_set(err, LANCE_INVALID_INPUT, "staging manifest %s does not exist", path);
 		errno = ENOENT;
 	}
 	if (found <= 0)
@@ -175,7 +175,7 @@ s3_load_staging(GwStorage *st, const char *path, GwStaged *staged, GwError *err)
 	found = get_object(&o, path, &resp, err);
 	if (found == 0)
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "staging manifest %s does not exist", path);
+		gw_error_set(err, LANCE_INVALID_INPUT, "staging manifest %s does not exist", path);
 		errno = ENOENT;
 	}
 	if (found <= 0)
@@ -278,25 +278,25 @@ s3_finalize(GwStorage *st, const char *staging, const char *canonical, int64_t s
 		strncmp(dir - strlen("/" LANCE_VERSIONS_DIR), "/" LANCE_VERSIONS_DIR,
 				strlen("/" LANCE_VERSIONS_DIR)) != 0)
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "canonical manifest %s is not in a _versions directory", canonical);
 		return false;
 	}
 	if (strcmp(so.bucket, co.bucket) != 0 || !same_dir(so.key, co.key))
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "staging manifest %s must be in the table's directory %.*s", staging,
 					 (int) (strrchr(canonical, '/') - canonical), canonical);
 		return false;
 	}
 	if (staged == NULL || staged->bytes == NULL)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "staging manifest %s was not read", staging);
+		gw_error_set(err, LANCE_INTERNAL, "staging manifest %s was not read", staging);
 		return false;
 	}
 	if ((int64_t) staged->len != size)
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT,
+		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "staging manifest %s is %zu bytes, manifest_size says %lld",
 					 staging, staged->len, (long long) size);
 		return false;
@@ -350,7 +350,7 @@ s3_finalize(GwStorage *st, const char *staging, const char *canonical, int64_t s
 		}
 		gw_s3_response_free(&resp);
 	}
-	gw_error_set(err, GW_ERR_UNAVAILABLE,
+	gw_error_set(err, LANCE_SERVICE_UNAVAILABLE,
 				 "canonical manifest %s keeps changing; try again", canonical);
 	return false;
 }
@@ -482,7 +482,7 @@ list_page(const S3Object *o, const char *dir, const char *token, bool delimited,
 	if (query == NULL || !gw_s3_send(&req, resp, err))
 	{
 		if (query == NULL)
-			gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+			gw_error_set(err, LANCE_INTERNAL, "out of memory");
 		free(query);
 		gw_s3_response_free(resp);
 		return false;
@@ -595,7 +595,7 @@ s3_list(GwStorage *st, const char *dir, GwFileInfo **files, int *nfiles, GwError
 	if (!ok)
 	{
 		if (err->code < 0)
-			gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+			gw_error_set(err, LANCE_INTERNAL, "out of memory");
 		free(*files);
 		*files = NULL;
 		*nfiles = 0;
@@ -621,7 +621,7 @@ s3_remove_listed(GwStorage *st, const char *dir, const GwFileInfo *file, int64_t
 		return 0;
 	if (asprintf(&uri, "%s/%s", dir, file->name) < 0)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 		return -1;
 	}
 	rc = delete_if_etag(uri, file->etag, err);
@@ -650,7 +650,7 @@ s3_remove_tree(GwStorage *st, const char *dir, int64_t min_age_ms, long *removed
 		return false;
 	if (o.key[0] == '\0')
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "%s is a whole bucket, not a table location", dir);
+		gw_error_set(err, LANCE_INVALID_INPUT, "%s is a whole bucket, not a table location", dir);
 		return false;
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -728,12 +728,12 @@ gw_storage_s3_create(const char *root, GwError *err)
 
 	if (st == NULL)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 		return NULL;
 	}
 	if (root != NULL && !gw_s3_split(root, bucket, sizeof(bucket), &key))
 	{
-		gw_error_set(err, GW_ERR_INVALID_INPUT, "--root %s is not an s3://BUCKET[/PREFIX] location",
+		gw_error_set(err, LANCE_INVALID_INPUT, "--root %s is not an s3://BUCKET[/PREFIX] location",
 					 root);
 		free(st);
 		return NULL;

@@ -98,7 +98,7 @@ gw_table_remove_data(const char *dir, int64_t min_age_ms, long *removed, GwError
 	*removed = 0;
 	if (parent == NULL)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 		return false;
 	}
 	st = storage_at(dir, parent, &own, err);
@@ -153,7 +153,7 @@ call_request(const char *function, json_t *request, const GwRequestInfo *info,
 	char	   *result = NULL;
 
 	if (text == NULL)
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 	else
 		result = gw_db_call(function, text, info, hooks, err);
 	free(text);
@@ -195,7 +195,7 @@ gw_describe_version_check(json_t *request, const GwRequestInfo *info, json_t *re
 				" (manifest %s gone): %s %s\n", GW_PROGRAM, version, path, e.message, e.detail);
 	free(done);
 	json_decref(retire);
-	gw_error_set(err, GW_ERR_VERSION_NOT_FOUND,
+	gw_error_set(err, LANCE_TABLE_VERSION_NOT_FOUND,
 				 "version %" JSON_INTEGER_FORMAT " not found: its manifest %s is gone "
 				 "from storage (a cleanup of old versions removed it)", version, path);
 	return false;
@@ -277,7 +277,7 @@ list_versions(const char *location, GwError *err)
 	goto done;
 fail:
 	if (err->code < 0)
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 	json_decref(out);
 	out = NULL;
 done:
@@ -327,13 +327,13 @@ drop_after_call(void *arg, char **result, GwError *err)
 	json_decref(res);
 	if (ctx->location == NULL)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "DropTable: the catalog returned no location");
+		gw_error_set(err, LANCE_INTERNAL, "DropTable: the catalog returned no location");
 		return false;
 	}
 	clock_gettime(CLOCK_REALTIME, &ctx->checked);
 	if (!gw_table_location_inside(ctx->location) && !gw_config.drop_outside_root)
 	{
-		gw_error_set(err, GW_ERR_PERMISSION_DENIED,
+		gw_error_set(err, LANCE_PERMISSION_DENIED,
 					 "DropTable: the table's location %s is outside the catalog root %s, "
 					 "where this gateway deletes no data", ctx->location, gw_config.root);
 		gw_error_detail(err, "DeregisterTable removes the table and keeps its files; "

@@ -131,7 +131,7 @@ assume_role(json_t *opts, const char *bucket, const char *key, GwError *err)
 				 gw_config.sts_duration_s, epolicy, erole) < 0 ||
 		asprintf(&url, "%s/", gw_s3.sts_endpoint) < 0)
 	{
-		gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 		goto done;
 	}
 	req.url = url;
@@ -141,14 +141,14 @@ assume_role(json_t *opts, const char *bucket, const char *key, GwError *err)
 		goto done;
 	if (resp.status != 200)
 	{
-		gw_error_set(err, GW_ERR_UNAVAILABLE, "STS AssumeRole failed: HTTP %ld %s",
+		gw_error_set(err, LANCE_SERVICE_UNAVAILABLE, "STS AssumeRole failed: HTTP %ld %s",
 					 resp.status, resp.code);
 		goto done;
 	}
 	for (int i = 0; i < 4; i++)
 		if ((values[i] = gw_s3_xml_text(resp.body, fields[i], NULL)) == NULL)
 		{
-			gw_error_set(err, GW_ERR_UNAVAILABLE, "STS AssumeRole answered without %s", fields[i]);
+			gw_error_set(err, LANCE_SERVICE_UNAVAILABLE, "STS AssumeRole answered without %s", fields[i]);
 			goto done;
 		}
 	for (int i = 0; i < 3; i++)
@@ -244,7 +244,7 @@ gw_vend_storage_options(const json_t *request, char *result, GwError *err)
 			if (prefix == NULL || !assume_role(opts, bucket, prefix, err))
 			{
 				if (prefix == NULL)
-					gw_error_set(err, GW_ERR_INTERNAL, "out of memory");
+					gw_error_set(err, LANCE_INTERNAL, "out of memory");
 				free(prefix);
 				json_decref(res);
 				free(result);

@@ -41,13 +41,13 @@ check_error(const GwError *err, const char *path)
 	char	   *body;
 	json_t	   *j;
 
-	assert(err->code == GW_ERR_INVALID_INPUT);
+	assert(err->code == LANCE_INVALID_INPUT);
 	assert(lance_http_status_for_code(err->code) == 400);
 	body = gw_error_body(err, path);
 	assert(body != NULL);
 	j = json_loads(body, 0, NULL);
 	assert(json_is_object(j));
-	assert(json_integer_value(json_object_get(j, "code")) == GW_ERR_INVALID_INPUT);
+	assert(json_integer_value(json_object_get(j, "code")) == LANCE_INVALID_INPUT);
 	json_decref(j);
 	free(body);
 }

@@ -36,7 +36,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dec = gw_percent_decode((const char *) data + 1, size - 1, data[0] & 1, &err);
 	if (dec == NULL)
 	{
-		assert(err.code == GW_ERR_INVALID_INPUT);
+		assert(err.code == LANCE_INVALID_INPUT);
 		return 0;
 	}
 	assert(gw_valid_utf8(dec, strlen(dec)));
@@ -52,7 +52,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (id == NULL)
 	{
 		/* only an id of more than 64 names is refused here */
-		assert(err.code == GW_ERR_INVALID_INPUT);
+		assert(err.code == LANCE_INVALID_INPUT);
 		free(dec);
 		return 0;
 	}

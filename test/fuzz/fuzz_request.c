@@ -31,7 +31,7 @@ check_error_body(const GwError *err, const char *instance)
 	assert(text != NULL);
 	v = json_loads(text, 0, NULL);
 	assert(v != NULL && json_is_object(v));
-	assert(json_integer_value(json_object_get(v, "code")) == GW_ERR_INVALID_INPUT);
+	assert(json_integer_value(json_object_get(v, "code")) == LANCE_INVALID_INPUT);
 	json_decref(v);
 	free(text);
 }
@@ -55,7 +55,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	body = gw_parse_body(p, blen, &err);
 	if (body == NULL)
 	{
-		assert(err.code == GW_ERR_INVALID_INPUT);
+		assert(err.code == LANCE_INVALID_INPUT);
 		check_error_body(&err, "/v1/fuzz");
 		return 0;
 	}
@@ -76,7 +76,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	req = gw_build_request(body, raw_id, query, &err);
 	if (req == NULL)
 	{
-		assert(err.code == GW_ERR_INVALID_INPUT);
+		assert(err.code == LANCE_INVALID_INPUT);
 		check_error_body(&err, raw_id);
 	}
 	else
