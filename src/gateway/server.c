@@ -355,7 +355,8 @@ on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 	json_decref(r->req.headers);
 	gw_call_free(&r->call);
 	free(r->resp.body);
-	gw_feed_discard(r->resp.stream);
+	if (r->resp.stream != NULL)
+		gw_feed_discard(r->resp.stream);	/* only a change-feed stream has one */
 	free(r->body);
 	free((char *) r->req.method);
 	free(r);
