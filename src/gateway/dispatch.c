@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <openssl/crypto.h>
+
 #include "commit.h"
 #include "db.h"
 #include "feed.h"
@@ -42,19 +44,16 @@ respond_ok(GwResponse *resp, char *body)
 
 /*
  * is_api_key
- *		Whether given (NULL: none) is --api-key, compared in time
- *		independent of where they differ.
+ *		Whether given (NULL: none) is --api-key; the bytes are compared in
+ *		constant time (OpenSSL's CRYPTO_memcmp).
  */
 static bool
 is_api_key(const char *given)
 {
-	size_t		la = given ? strlen(given) : 0;
-	size_t		lb = strlen(gw_config.api_key);
-	unsigned char diff = (given == NULL || la != lb);
+	size_t		len = strlen(gw_config.api_key);
 
-	for (size_t i = 0; i < la; i++)
-		diff |= (unsigned char) given[i] ^ (unsigned char) gw_config.api_key[i % (lb ? lb : 1)];
-	return diff == 0;
+	return given != NULL && strlen(given) == len &&
+		CRYPTO_memcmp(given, gw_config.api_key, len) == 0;
 }
 
 /*
@@ -260,7 +259,8 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 		gw_error_set(&err, LANCE_UNSUPPORTED, "method %s is not allowed for %s",
 					 req->method, route->operation);
 		err.status = 405;
-		resp->allow = (route->methods & GW_GET) ? "GET, POST" : "POST";
+		resp->allow = route->methods == GW_GET ? "GET" :
+			route->methods == GW_POST ? "POST" : "GET, POST";
 	}
 	else if (kind == GW_ROUTE_METRICS)
 	{

@@ -190,6 +190,9 @@ describe("routes", () => {
     assert.equal(r2.headers.allow, "GET, POST");
     const r3 = await req("PUT", `/v1/table/${ns}$x/describe`, { body: {} });
     assert.equal(r3.status, 405);
+    const r4 = await req("POST", "/health", { body: {} });
+    assert.equal(r4.status, 405);
+    assert.equal(r4.headers.allow, "GET");
   });
 
   it("health and readiness", async () => {
