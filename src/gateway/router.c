@@ -327,7 +327,7 @@ gw_parse_id(const char *id, const char *delimiter, GwError *err)
 	n = lance_split_id(id, delimiter, segments, LANCE_MAX_ID_DEPTH);
 	if (n < 0)
 	{
-		gw_error_set(err, LANCE_INVALID_INPUT, "id has more than 64 levels");
+		gw_error_set(err, LANCE_INVALID_INPUT, "id has more than %d levels", LANCE_MAX_ID_DEPTH);
 		return NULL;
 	}
 	arr = json_array();

@@ -107,6 +107,9 @@ describe("gateway process", () => {
     try {
       assertError(await req("GET", "/v1/namespace/%24/list", { base: g.url }), 401, 16);
       assertError(await req("GET", "/v1/namespace/%24/list", { base: g.url, headers: { "x-api-key": "wrong" } }), 401, 16);
+      // same length but one byte off, a prefix, and the key with a byte more
+      for (const k of ["s3creT", "s3cre", "s3crett"])
+        assertError(await req("GET", "/v1/namespace/%24/list", { base: g.url, headers: { "x-api-key": k } }), 401, 16);
       ok(await req("GET", "/v1/namespace/%24/list", { base: g.url, headers: { "x-api-key": "s3cret" } }));
       ok(await req("GET", "/v1/namespace/%24/list", { base: g.url, headers: { authorization: "Bearer s3cret" } }));
       ok(await req("GET", "/health", { base: g.url }));
