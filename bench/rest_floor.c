@@ -1,7 +1,7 @@
 /*
  * rest_floor.c: a floor probe, NOT a catalog (bench/run, section 5).
  *
- *   rest_floor PORT ROOT [FLUSH_LOG]
+ *   rest_floor PORT ROOT [FLUSH_LOG | pg:CONNINFO | pg2:CONNINFO]
  *
  * Serves on 127.0.0.1:PORT the REST routes that LanceDB's managed-
  * versioning client (connectNamespace "rest", bench/lancedb.mjs) calls, at
@@ -19,6 +19,24 @@
  * promise of durability must make before it acknowledges (the gateway's is
  * its COMMIT's WAL flush).  Still not a catalog: the floor of a durable
  * REST catalog with this client on this disk.
+ *
+ * With pg:CONNINFO, each version/create instead makes the one round trip a
+ * catalog kept in PostgreSQL cannot do without: the put-if-not-exists
+ * INSERT ... ON CONFLICT DO NOTHING of target 3's baseline (bench/sql/
+ * setup.sql's bench.raw_versions: versions' columns, defaults and primary
+ * key, no foreign key, trigger or history) in its own transaction, whose
+ * COMMIT waits for its WAL flush, on one connection (synchronous_commit as
+ * the cluster has it); then the link, after the COMMIT, without a flush.
+ * No function, no second round trip, no check: the floor of a durable
+ * REST catalog that commits through PostgreSQL, with this client, on this
+ * cluster.  Its rows have table ids from -1000000 down (-2000000 down
+ * with pg2:), one a table.
+ *
+ * With pg2:CONNINFO, the order the gateway keeps instead (RELIABILITY.md,
+ * "One flush per create"): BEGIN and the INSERT in one pipeline (one round
+ * trip), the link while the row is uncommitted, then COMMIT (the second
+ * round trip, with the flush): the floor of a catalog in PostgreSQL that
+ * never lists a version before its file exists.
  *
  * Routes (anything else gets 406, so that a client needing more fails):
  *   POST /v1/namespace/{id}/create     POST /v1/table/{id}/declare
@@ -46,9 +64,20 @@
 #include <fcntl.h>
 
 #include <jansson.h>
+#include <libpq-fe.h>
 #include <microhttpd.h>
 
 static int flush_fd = -1;		/* FLUSH_LOG, or -1 */
+static PGconn *pg;				/* pg: or pg2:CONNINFO, or NULL */
+static bool pg_link_first;		/* pg2: link between the INSERT and COMMIT */
+
+#define PG_TABLE_ID_BASE (-1000000)	/* the probe's rows: table_id base - index */
+#define SQL_PUT \
+	"INSERT INTO bench.raw_versions (table_id, branch, version, manifest_path," \
+	" staging_manifest_path, manifest_size, naming_scheme, timestamp_millis)" \
+	" VALUES ($1, 'main', $2, $3, $4, $5, 'V2'," \
+	" (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint)" \
+	" ON CONFLICT DO NOTHING RETURNING version"
 
 #define MAX_TABLES 4096
 #define MAX_BODY (1 << 20)
@@ -120,6 +149,38 @@ find_table(const char *key)
 }
 
 /*
+ * pg_step
+ *		In pipeline mode: send sql (the prepared "put" when params is set)
+ *		after a BEGIN if begin, then a Sync; true if every result is
+ *		good; *rows: the rows of the last result.
+ */
+static bool
+pg_step(bool begin, const char *sql, const char *const *params, int *rows)
+{
+	PGresult   *res;
+	bool		ok = true;
+	int			want = begin ? 2 : 1;
+
+	if ((begin && PQsendQueryParams(pg, "BEGIN", 0, NULL, NULL, NULL, NULL, 0) != 1) ||
+		(params != NULL ? PQsendQueryPrepared(pg, "put", 5, params, NULL, NULL, 0)
+		 : PQsendQueryParams(pg, sql, 0, NULL, NULL, NULL, NULL, 0)) != 1 ||
+		PQpipelineSync(pg) != 1)
+		return false;
+	for (int i = 0; i < want; i++)
+	{
+		res = PQgetResult(pg);
+		ok = ok && (PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK);
+		*rows = PQntuples(res);
+		PQclear(res);
+		PQclear(PQgetResult(pg));	/* the NULL that ends a statement's results */
+	}
+	res = PQgetResult(pg);
+	ok = ok && PQresultStatus(res) == PGRES_PIPELINE_SYNC;
+	PQclear(res);
+	return ok;
+}
+
+/*
  * create_version
  *		Link the staged manifest to its canonical name, remember it, answer.
  */
@@ -151,6 +212,49 @@ create_version(struct MHD_Connection *conn, Table *t, json_t *body)
 	else
 		snprintf(canonical, sizeof(canonical), "%.*s/%020" PRIu64 ".manifest",
 				 (int) (slash - staging), staging, UINT64_MAX - (uint64_t) version);
+	if (pg != NULL)
+	{
+		char		tid[32], ver[32], size[32];
+		const char *params[5] = {tid, ver, canonical, staging, size};
+		PGresult   *res;
+		bool		put;
+
+		snprintf(tid, sizeof(tid), "%d", PG_TABLE_ID_BASE * (pg_link_first ? 2 : 1) - (int) (t - tables));
+		snprintf(ver, sizeof(ver), "%" JSON_INTEGER_FORMAT, version);
+		snprintf(size, sizeof(size), "%" JSON_INTEGER_FORMAT,
+				 json_integer_value(json_object_get(body, "manifest_size")));
+		if (pg_link_first)
+		{
+			int			rows = 0;
+			bool		linked;
+
+			if (!pg_step(true, NULL, params, &rows))
+			{
+				fprintf(stderr, "rest_floor: %s", PQerrorMessage(pg));
+				return error(conn, 503, 17, "ServiceUnavailable", "the INSERT failed");
+			}
+			linked = rows == 1 && link(staging, canonical) == 0;
+			if (!pg_step(false, linked ? "COMMIT" : "ROLLBACK", NULL, &rows))
+			{
+				fprintf(stderr, "rest_floor: %s", PQerrorMessage(pg));
+				return error(conn, 503, 17, "ServiceUnavailable", "the COMMIT failed");
+			}
+			if (!linked)
+				return error(conn, 409, 14, "ConcurrentModification", "the version exists");
+			goto linked;
+		}
+		res = PQexecPrepared(pg, "put", 5, params, NULL, NULL, 0);
+		if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		{
+			fprintf(stderr, "rest_floor: %s", PQerrorMessage(pg));
+			PQclear(res);
+			return error(conn, 503, 17, "ServiceUnavailable", "the INSERT failed");
+		}
+		put = PQntuples(res) == 1;
+		PQclear(res);
+		if (!put)
+			return error(conn, 409, 14, "ConcurrentModification", "the version exists");
+	}
 	if (link(staging, canonical) != 0)
 	{
 		if (errno == EEXIST)
@@ -166,6 +270,7 @@ create_version(struct MHD_Connection *conn, Table *t, json_t *body)
 		if (write(flush_fd, record, (size_t) len) != len || fdatasync(flush_fd) != 0)
 			return error(conn, 503, 17, "ServiceUnavailable", strerror(errno));
 	}
+linked:
 	clock_gettime(CLOCK_REALTIME, &now);
 	entry = json_pack("{s:I, s:s, s:O?, s:O?, s:I}",
 					  "version", version, "manifest_path", canonical + 1,
@@ -374,10 +479,25 @@ main(int argc, char **argv)
 
 	if (argc != 3 && argc != 4)
 	{
-		fprintf(stderr, "usage: rest_floor PORT ROOT [FLUSH_LOG]\n");
+		fprintf(stderr, "usage: rest_floor PORT ROOT [FLUSH_LOG | pg:CONNINFO | pg2:CONNINFO]\n");
 		return 2;
 	}
-	if (argc == 4 && (flush_fd = open(argv[3], O_WRONLY | O_CREAT | O_APPEND, 0600)) < 0)
+	if (argc == 4 && (strncmp(argv[3], "pg:", 3) == 0 || strncmp(argv[3], "pg2:", 4) == 0))
+	{
+		PGresult   *res;
+
+		pg_link_first = argv[3][2] == '2';
+		pg = PQconnectdb(strchr(argv[3], ':') + 1);
+		res = PQstatus(pg) == CONNECTION_OK ? PQprepare(pg, "put", SQL_PUT, 0, NULL) : NULL;
+		if (PQresultStatus(res) != PGRES_COMMAND_OK ||
+			(pg_link_first && PQenterPipelineMode(pg) != 1))
+		{
+			fprintf(stderr, "rest_floor: %s", PQerrorMessage(pg));
+			return 2;
+		}
+		PQclear(res);
+	}
+	else if (argc == 4 && (flush_fd = open(argv[3], O_WRONLY | O_CREAT | O_APPEND, 0600)) < 0)
 	{
 		fprintf(stderr, "rest_floor: %s: %s\n", argv[3], strerror(errno));
 		return 2;
