@@ -35,6 +35,22 @@
 #include "router.h"
 #include "s3.h"
 
+/*
+ * After a lost COMMIT, on a new session: lock the table's catalog row (a
+ * commit in flight on the table holds a key share of it until it ends),
+ * (waiting 10 s at most), then, in a statement of its own (a snapshot
+ * taken after the lock), look for the version on any branch.
+ */
+#define SQL_LOCK_TABLE \
+	"SELECT e.id::pg_catalog.text FROM lance_namespace.entries e" \
+	" WHERE e.kind = 't' AND e.path = ARRAY(SELECT x COLLATE \"C\"" \
+	" FROM pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb) x)" \
+	" FOR UPDATE OF e"
+#define SQL_LOCK_WAIT "SELECT pg_catalog.set_config('lock_timeout', '10s', true)"
+#define SQL_VERSION_ROW \
+	"SELECT 1 FROM lance_namespace.versions v" \
+	" WHERE v.table_id = $1::pg_catalog.int8 AND v.version = $2::pg_catalog.int8"
+
 typedef struct CommitEntry
 {
 	char	   *staging;		/* absolute staging path, NULL if none */
@@ -52,6 +68,8 @@ typedef struct CommitEntry
 	bool		held;			/* staged holds the bytes the catalog keeps */
 	char	   *b64;			/* held: their base64 text (see with_held) */
 	bool		reserved;		/* room in the backlog for them (publish.c) */
+	char	   *id_json;		/* the table's id (JSON array), if given */
+	int64_t		version;		/* the catalog's version, once finalized */
 } CommitEntry;
 
 typedef struct CommitCtx
@@ -211,6 +229,8 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 	}
 	json_object_set_new(entry, "manifest_path", json_string(ce->staging));
 	json_object_del(entry, "manifest_base64");	/* the gateway's alone */
+	if (json_is_array(json_object_get(entry, "id")))
+		ce->id_json = json_dumps(json_object_get(entry, "id"), JSON_COMPACT);
 	gw_error_clear(&ce->error);
 	st = ce->st = gw_storage_for(ce->staging, &ce->error);
 	errno = EINVAL;
@@ -314,6 +334,7 @@ finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 	canon = json_string_value(jcanon);
 	if (strncmp(canon, "file://", 7) == 0)
 		canon += 7;
+	ce->version = json_integer_value(json_object_get(version, "version"));
 	free(ce->canonical);
 	ce->canonical = strdup(canon);
 	if (ce->canonical == NULL)
@@ -471,6 +492,48 @@ after_abort(void *arg)
 }
 
 /*
+ * after_unknown
+ *		GwTxHooks.after_unknown: a Lance writer takes any file at the next
+ *		manifest's name as committed, so each canonical file this attempt
+ *		linked goes unless the catalog, asked on a new session once the
+ *		table's row is locked, has the version (RELIABILITY.md, "Windows
+ *		where a file can be orphaned", case 2).  Unanswered, files stay.
+ */
+static void
+after_unknown(void *arg)
+{
+	CommitCtx  *ctx = arg;
+	GwError		err;
+	PGconn	   *conn = gw_pool_connect(&err);
+
+	for (int i = 0; conn != NULL && i < ctx->n; i++)
+	{
+		CommitEntry *ce = &ctx->e[i];
+		char		version[32];
+		const char *params[2] = {ce->id_json, version};
+		PGresult   *lock = NULL;
+		PGresult   *row = NULL;
+
+		snprintf(version, sizeof(version), "%lld", (long long) ce->version);
+		if (ce->written.created && ce->id_json != NULL &&
+			gw_db_exec(conn, "BEGIN", 0, NULL, NULL, NULL, &err) &&
+			gw_db_exec(conn, SQL_LOCK_WAIT, 0, NULL, NULL, NULL, &err) &&
+			gw_db_exec(conn, SQL_LOCK_TABLE, 1, params, &lock, NULL, &err) &&
+			PQntuples(lock) == 1 && (params[0] = PQgetvalue(lock, 0, 0)) != NULL &&
+			gw_db_exec(conn, SQL_VERSION_ROW, 2, params, &row, NULL, &err) && PQntuples(row) == 0)
+		{
+			ce->cst->discard(ce->cst, ce->canonical, &ce->written);
+			fprintf(stderr, "%s: the COMMIT of version %s of %s was lost and it is not in the "
+					"catalog: %s removed\n", GW_PROGRAM, version, ce->id_json, ce->canonical);
+		}
+		PQclear(lock);
+		PQclear(row);
+		PQclear(PQexec(conn, "ROLLBACK"));
+	}
+	PQfinish(conn);
+}
+
+/*
  * call_and_release
  *		When every entry was prepared, call the catalog function with
  *		finalization hooks over ctx; in any case free the entries.  Returns
@@ -480,7 +543,7 @@ static char *
 call_and_release(const char *function, json_t *request, const GwRequestInfo *info,
 				 CommitCtx *ctx, bool prepared, GwError *err)
 {
-	GwTxHooks	hooks = {during_call, after_call, after_commit, after_abort, ctx};
+	GwTxHooks	hooks = {during_call, after_call, after_commit, after_abort, ctx, after_unknown};
 	char	   *request_text = NULL;
 	char	   *result = NULL;
 
@@ -498,6 +561,7 @@ call_and_release(const char *function, json_t *request, const GwRequestInfo *inf
 		free(ctx->e[i].canonical);
 		free(ctx->e[i].staged.bytes);
 		free(ctx->e[i].b64);
+		free(ctx->e[i].id_json);
 	}
 	free(ctx->e);
 	free(request_text);

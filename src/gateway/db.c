@@ -362,9 +362,11 @@ run_once(GwConn *c, const char *function, const char *request_json,
 		return TX_OK;
 	}
 	free(result);
-	/* lost with the COMMIT on its way: the outcome is unknown, undo nothing */
+	/* lost with the COMMIT on its way: the outcome is unknown here */
 	lost = PQstatus(conn) != CONNECTION_OK || PQpipelineStatus(conn) != PQ_PIPELINE_OFF ||
 		strcmp(sqlstate, "08006") == 0;
+	if (commit_sent && lost && hooks->after_unknown)
+		hooks->after_unknown(hooks->arg);
 	if (commit_sent && lost)
 		return TX_FAILED;
 	if (hooks->after_abort)

@@ -29,7 +29,9 @@ typedef struct GwRequestInfo
  * is read; it must not use the connection.  after_call runs inside the
  * transaction with the function's result text and may replace it (malloc'd)
  * or fail, which rolls back.  after_commit runs once the transaction
- * committed; after_abort when it surely did not (to undo side effects).
+ * committed; after_abort when it surely did not (to undo side effects);
+ * after_unknown (may be NULL) when the connection was lost with COMMIT on
+ * its way, so that this session cannot tell.
  */
 typedef struct GwTxHooks
 {
@@ -38,6 +40,7 @@ typedef struct GwTxHooks
 	void		(*after_commit) (void *arg);
 	void		(*after_abort) (void *arg);
 	void	   *arg;
+	void		(*after_unknown) (void *arg);
 } GwTxHooks;
 
 /*

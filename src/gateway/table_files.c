@@ -377,7 +377,7 @@ gw_drop_table(const char *function, json_t *request, const GwRequestInfo *info,
 			  GwError *err)
 {
 	DropCtx		ctx = {0};
-	GwTxHooks	hooks = {NULL, drop_after_call, drop_after_commit, NULL, &ctx};
+	GwTxHooks	hooks = {NULL, drop_after_call, drop_after_commit, NULL, &ctx, NULL};
 	char	   *result = call_request(function, request, info, &hooks, err);
 
 	free(ctx.location);

@@ -24,7 +24,9 @@
 #    create (no rows held), and its creates still succeed;
 #  - the backlog is bounded (--publish-backlog): past it, creates flush
 #    their manifests themselves and hold nothing, so that what a stop
-#    flushes and a start checks does not grow with the length of a load.
+#    flushes and a start checks does not grow with the length of a load;
+#  - a create whose COMMIT is lost and did not commit leaves no canonical
+#    file behind.
 use strict;
 use warnings;
 
@@ -39,6 +41,7 @@ use LanceGatewayTest;
 use JSON::PP;
 use Digest::MD5 ();
 use IPC::Run ();
+use POSIX ();
 
 my $bin = gateway_bin();
 plan skip_all => 'lance-namespace-gateway not found' unless $bin;
@@ -316,6 +319,84 @@ while (($read == 0 || $read != $before) && time < $deadline)
 }
 cmp_ok($read, '>', 0, 'the create and its publication read versions');
 cmp_ok($read, '<', 500, "... a few rows, not the 20,000 of the other table ($read)");
+
+# 11. A COMMIT lost on its way (the backend ends inside it, a deferred
+# trigger terminating its own session at version 77, so the transaction
+# rolls back): the gateway cannot tell the outcome and answers 503, but a
+# canonical file for a version that did not commit would be taken as
+# committed by a Lance writer probing the next manifest's names.  On a new
+# session, with the table's catalog row locked, the gateway finds no row
+# and removes the file it linked; a retry commits the version.
+$node->safe_psql('postgres', q{
+	CREATE FUNCTION public.lose_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		PERFORM pg_catalog.pg_terminate_backend(pg_catalog.pg_backend_pid());
+		PERFORM pg_catalog.pg_sleep(10);
+		RETURN NULL;
+	END $$;
+	CREATE CONSTRAINT TRIGGER lose_commit AFTER INSERT ON lance_namespace.versions
+		DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.version = 77)
+		EXECUTE FUNCTION public.lose_commit();
+});
+$size_before = -s $log;
+$gw = LanceGatewayTest::Gateway->start(bin => $bin, db => $db, root => $root,
+	log => $log, args => [@hour], owner => $$);
+my $lost = create(77);
+is($lost->{status}, 503, 'create 77, its COMMIT lost: 503');
+ok(!-e canonical(77), '... and no canonical file for the version that did not commit');
+is($node->safe_psql('postgres',
+	q{SELECT count(*) FROM lance_namespace.versions v JOIN lance_namespace.entries e ON e.id = v.table_id
+	  WHERE e.path = ARRAY['load', 't1'] AND v.version = 77}), '0',
+	'... which is not in the catalog');
+like(substr(LanceGatewayTest::slurp($log), $size_before),
+	qr/the COMMIT of version 77 of \["load","t1"\] was lost and it is not in the catalog/,
+	'... as the gateway says');
+$node->safe_psql('postgres', 'DROP TRIGGER lose_commit ON lance_namespace.versions');
+my $retry = $http->post($gw->url . '/v1/table/load%24t1/version/create',
+	{ content => encode_json({ version => 77,
+		manifest_path => "$dir/" . canonical_name(77) . "-$$-77" }) });
+is($retry->{status}, 200, 'the retry of create 77: 200');
+is(slurp_bin(canonical(77)), $staged{77}, '... its file holds the staged bytes');
+
+# A COMMIT lost after its commit record (the session ends while COMMIT
+# waits for a synchronous standby that is not there): the version did
+# commit, so its file stays.  The gateway's new session waits on the
+# table's catalog row until the ending transaction is visible.
+$gw->stop;
+$node->append_conf('postgresql.conf',
+	"wal_level = replica\nmax_wal_senders = 2\nsynchronous_standby_names = 'absent_standby'\n");
+$node->restart;
+$gw = LanceGatewayTest::Gateway->start(bin => $bin, db => $db, root => $root,
+	log => $log, args => [@hour], owner => $$);
+my $pid = fork() // die "fork: $!";
+if ($pid == 0)
+{
+	my $r = create(78);
+	open(my $out, '>', "$work/create78") or die;
+	print $out $r->{status};
+	close($out);
+	POSIX::_exit(0);    # not the parent's END blocks and destructors
+}
+$deadline = time + 20;
+sleep 0.1 while $node->safe_psql('postgres',
+	q{SELECT count(*) FROM pg_catalog.pg_stat_activity WHERE wait_event = 'SyncRep'}) eq '0'
+  && time < $deadline;
+$node->safe_psql('postgres',
+	q{SELECT pg_catalog.pg_terminate_backend(pid) FROM pg_catalog.pg_stat_activity WHERE wait_event = 'SyncRep'});
+waitpid($pid, 0);
+$node->append_conf('postgresql.conf', "synchronous_standby_names = ''");
+$node->reload;
+is(LanceGatewayTest::slurp("$work/create78"), '503', 'create 78, its COMMIT lost after the commit record: 503');
+is($node->safe_psql('postgres',
+	q{SELECT count(*) FROM lance_namespace.versions v JOIN lance_namespace.entries e ON e.id = v.table_id
+	  WHERE e.path = ARRAY['load', 't1'] AND v.version = 78}), '1',
+	'... the version committed');
+# the child staged the bytes (under its own pid), and its staging file stays
+my ($staging78) = glob("$dir/" . canonical_name(78) . '-*-78');
+$staged{78} = slurp_bin($staging78 // '/nonexistent');
+ok(defined $staged{78}, 'the staging file of create 78 is kept');
+is(slurp_bin(canonical(78)), $staged{78}, '... and its canonical file stays, holding the staged bytes');
+$gw->stop;
 
 $node->stop;
 done_testing();
