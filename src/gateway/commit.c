@@ -504,9 +504,9 @@ after_unknown(void *arg)
 {
 	CommitCtx  *ctx = arg;
 	GwError		err;
-	PGconn	   *conn = gw_pool_connect(&err);
+	PGconn	   *conn = NULL;
 
-	for (int i = 0; conn != NULL && i < ctx->n; i++)
+	for (int i = 0; i < ctx->n; i++)
 	{
 		CommitEntry *ce = &ctx->e[i];
 		char		version[32];
@@ -515,8 +515,11 @@ after_unknown(void *arg)
 		PGresult   *row = NULL;
 
 		snprintf(version, sizeof(version), "%lld", (long long) ce->version);
-		if (ce->written.created && ce->id_json != NULL &&
-			gw_db_exec(conn, "BEGIN", 0, NULL, NULL, NULL, &err) &&
+		if (!ce->written.created || ce->id_json == NULL)
+			continue;
+		if (conn == NULL && (conn = gw_pool_connect(&err)) == NULL)
+			break;				/* unanswered: the files stay */
+		if (gw_db_exec(conn, "BEGIN", 0, NULL, NULL, NULL, &err) &&
 			gw_db_exec(conn, SQL_LOCK_WAIT, 0, NULL, NULL, NULL, &err) &&
 			gw_db_exec(conn, SQL_LOCK_TABLE, 1, params, &lock, NULL, &err) &&
 			PQntuples(lock) == 1 && (params[0] = PQgetvalue(lock, 0, 0)) != NULL &&
