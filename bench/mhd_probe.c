@@ -27,12 +27,7 @@
 #include <libpq-fe.h>
 #include <microhttpd.h>
 
-#define SQL "SELECT COALESCE(lance_namespace.rest_describe_table_version('{\"id\":[\"bench\",\"read\"]}'::jsonb)::text," \
-	" pg_catalog.current_setting('lance_gateway.no_result'))" \
-	" FROM (SELECT pg_catalog.set_config('request.headers', '{}', true)," \
-	" pg_catalog.set_config('request.method', 'POST', true)," \
-	" pg_catalog.set_config('request.path', '/v1/table/bench%24read/version/describe', true)," \
-	" pg_catalog.set_config('lance_namespace.interface', 'rest', true) OFFSET 0) AS request_settings"
+#include "probe_statement.h"
 
 /* the gateway's connection memory: --max-url-bytes, --max-header-bytes, slack */
 #define CONN_MEMORY (8192 + 16384 + 16384)
