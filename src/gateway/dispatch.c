@@ -57,11 +57,11 @@ is_api_key(const char *given)
 }
 
 /*
- * gw_credentials
+ * credentials
  *		The x-api-key header and the Authorization Bearer token, or NULL.
  */
-void
-gw_credentials(json_t *headers, const char **api_key, const char **bearer)
+static void
+credentials(json_t *headers, const char **api_key, const char **bearer)
 {
 	json_t	   *k = json_object_get(headers, "x-api-key");
 	json_t	   *a = json_object_get(headers, "authorization");
@@ -238,7 +238,7 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 	gw_error_clear(&err);
 	memset(resp, 0, sizeof(*resp));
 	memset(call, 0, sizeof(*call));
-	gw_credentials(req->headers, &call->info.api_key, &call->info.bearer);
+	credentials(req->headers, &call->info.api_key, &call->info.bearer);
 	m = gw_route_match(req->path, gw_method_bit(req->method), &route, &raw_id);
 	resp->route = call->route = route;
 	kind = m == GW_MATCH_OK ? route->kind : GW_ROUTE_CATALOG;
@@ -270,7 +270,7 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 		resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
 	}
 	else if (kind == GW_ROUTE_EVENTS && !gw_config.db_auth)
-		gw_feed_subscribe(req, resp);
+		gw_feed_subscribe(req, &call->info, resp);
 	else if (kind == GW_ROUTE_EVENTS)
 		step = GW_DISPATCH_WORK;
 	/*
@@ -306,7 +306,7 @@ gw_dispatch_run(GwCall *call, const GwHttpRequest *req, GwResponse *resp)
 	else if (kind == GW_ROUTE_READY)
 		gw_respond_error(resp, &err, req->path);
 	else if (kind == GW_ROUTE_EVENTS)
-		gw_feed_subscribe(req, resp);
+		gw_feed_subscribe(req, &call->info, resp);
 	if (kind == GW_ROUTE_READY || kind == GW_ROUTE_EVENTS)
 		return;
 	if (kind == GW_ROUTE_BATCH_COMMIT)

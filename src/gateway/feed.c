@@ -987,29 +987,26 @@ parse_resume(const GwHttpRequest *req, char **out, GwError *err)
 
 /*
  * gw_feed_subscribe
- *		GET /v1/events: register a subscriber and answer with its stream
- *		(resp->stream), or an error.  Without a cursor of its own the
- *		subscriber takes the feed's position of now, if it has one.
+ *		GET /v1/events: register a subscriber (with info's credentials) and
+ *		answer with its stream (resp->stream), or an error.  Without a cursor
+ *		of its own the subscriber takes the feed's position of now, if any.
  */
 void
-gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp)
+gw_feed_subscribe(const GwHttpRequest *req, const GwRequestInfo *info, GwResponse *resp)
 {
 	json_t	   *jd = json_object_get(req->query, "delimiter");
 	const char *delimiter = json_is_string(jd) ? json_string_value(jd) : "$";
 	FeedSub    *s = calloc(1, sizeof(FeedSub));
-	const char *api_key;
-	const char *bearer;
 	GwError		err;
 
 	gw_error_clear(&err);
-	gw_credentials(req->headers, &api_key, &bearer);
 	if (s == NULL)
 		gw_error_set(&err, LANCE_INTERNAL, "out of memory");
 	if (s == NULL ||
 		!parse_filter(req->query, "namespace", delimiter, &s->ns_prefix, &err) ||
 		!parse_filter(req->query, "table", delimiter, &s->table_id, &err) ||
 		!parse_resume(req, &s->resume, &err) ||
-		(gw_config.db_auth && (s->role = gw_db_role(api_key, bearer, &err)) == NULL))
+		(gw_config.db_auth && (s->role = gw_db_role(info->api_key, info->bearer, &err)) == NULL))
 		goto fail;
 
 	clock_gettime(CLOCK_MONOTONIC, &s->last_write);

@@ -15,7 +15,8 @@
 extern bool gw_feed_start(void);
 extern void gw_feed_stop(void);
 extern void gw_feed_join(void);
-extern void gw_feed_subscribe(const GwHttpRequest *req, GwResponse *resp);
+extern void gw_feed_subscribe(const GwHttpRequest *req, const GwRequestInfo *info,
+							  GwResponse *resp);
 extern void gw_feed_discard(void *stream);
 extern void gw_feed_poke(void);
 

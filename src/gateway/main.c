@@ -22,13 +22,13 @@
 
 #include <jansson.h>
 
-#include "commit.h"
 #include "db.h"
 #include "feed.h"
 #include "pool.h"
 #include "server_int.h"
 #include "publish.h"
 #include "sweep.h"
+#include "table_files.h"
 
 /* a failed start: exit with status 1 */
 #define die(...) gw_fatal(1, __VA_ARGS__)
@@ -65,9 +65,8 @@ resolve_listen(void)
 {
 	struct addrinfo hints = {.ai_flags = AI_PASSIVE, .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 	struct addrinfo *res;
-	int			rc;
+	int			rc = getaddrinfo(gw_config.listen_host, gw_config.listen_port, &hints, &res);
 
-	rc = getaddrinfo(gw_config.listen_host, gw_config.listen_port, &hints, &res);
 	if (rc != 0)
 		die("cannot resolve listen address %s: %s", gw_config.listen_host, gai_strerror(rc));
 	if (!is_loopback(res->ai_addr) && gw_config.api_key == NULL &&
@@ -113,22 +112,6 @@ prepare_root(void)
 }
 
 /*
- * same_root
- *		Whether the catalog's root location is root (prepare_root's, so
- *		without file:// or a trailing '/'), ignoring those in the catalog's.
- */
-static bool
-same_root(const char *catalog, const char *root)
-{
-	size_t		n;
-
-	catalog += strncmp(catalog, "file://", 7) == 0 ? 7 : 0;
-	for (n = strlen(catalog); n > 1 && catalog[n - 1] == '/'; n--)
-		;
-	return n == strlen(root) && strncmp(catalog, root, n) == 0;
-}
-
-/*
  * check_catalog
  *		Wait for the database, then reconcile the catalog root location.
  */
@@ -137,6 +120,7 @@ check_catalog(const char *root)
 {
 	time_t		deadline = time(NULL) + gw_config.startup_wait_s;
 	char	   *catalog_root = NULL;
+	char	   *catalog_dir;
 	GwError		err;
 
 	for (;;)
@@ -156,9 +140,12 @@ check_catalog(const char *root)
 		}
 		sleep(1);
 	}
-	if (!same_root(catalog_root, root))
+	/* root is prepare_root's: without file:// or a trailing '/' */
+	catalog_dir = gw_table_location_dir(catalog_root);
+	if (catalog_dir == NULL || strcmp(catalog_dir, root) != 0)
 		die("the catalog's root location is %s but --root is %s; "
 			"start the gateway with the catalog's root", catalog_root, root);
+	free(catalog_dir);
 	free(catalog_root);
 }
 
@@ -188,7 +175,7 @@ main(int argc, char **argv)
 	check_catalog(root);
 	if (gw_config.sweep)
 	{
-		int			status = gw_sweep_run(root);
+		int			status = gw_sweep_run();
 
 		gw_pool_shutdown();
 		free(root);

@@ -15,12 +15,11 @@
 #include "metrics.h"
 #include "router.h"
 
-#define MAX_ROUTES		64		/* route table entries, plus "unmatched" */
 #define N_STATUS		501		/* 0 = none, 1..500 = HTTP 100..599 */
 #define N_SQLCLASS		(36 * 36)
 
 /* the slot of unmatched requests, after the routes' slots; a slot's label */
-#define UNMATCHED		(gw_nroutes < MAX_ROUTES ? gw_nroutes : MAX_ROUTES - 1)
+#define UNMATCHED		(gw_nroutes < GW_MAX_ROUTES ? gw_nroutes : GW_MAX_ROUTES - 1)
 #define ROUTE_LABEL(r)	((r) < gw_nroutes ? gw_routes[r].pattern : "(unmatched)")
 
 /* the characters of a SQLSTATE class, in the order of db_errors' index */
@@ -39,8 +38,8 @@ typedef struct RouteStats
 	atomic_ulong count;
 } RouteStats;
 
-static atomic_ulong requests[MAX_ROUTES][N_STATUS];
-static RouteStats latency[MAX_ROUTES];
+static atomic_ulong requests[GW_MAX_ROUTES][N_STATUS];
+static RouteStats latency[GW_MAX_ROUTES];
 static atomic_ulong db_errors[N_SQLCLASS];
 static atomic_long scalars[GW_M__COUNT];
 

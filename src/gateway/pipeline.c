@@ -239,13 +239,8 @@ complete(GwLoop *L)
 void
 gw_pipe_read(GwLoop *L)
 {
-	if (L->pg == NULL)
-		return;
-	if (PQconsumeInput(L->pg) != 1)
-	{
-		lost(L);
-		return;
-	}
+	if (L->pg != NULL && PQconsumeInput(L->pg) != 1)
+		lost(L);				/* L->pg is NULL from here */
 	while (L->pg != NULL && L->qhead != NULL && PQisBusy(L->pg) == 0)
 	{
 		GwPipeStep	step = gw_db_result(&L->qhead->pipe, PQgetResult(L->pg));

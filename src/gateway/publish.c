@@ -108,18 +108,13 @@ static PGconn *pconn;
 static PGconn *
 ensure_conn(GwError *err)
 {
-	PGresult   *res;
-
 	if (pconn != NULL && PQstatus(pconn) == CONNECTION_OK)
 		return pconn;
-	if (pconn != NULL)
-		PQfinish(pconn);
+	PQfinish(pconn);
 	pconn = gw_pool_connect(err);
-	if (pconn == NULL)
-		return NULL;
 	/* a lost prune only repeats an idempotent pass */
-	res = PQexec(pconn, "SET synchronous_commit = off");
-	PQclear(res);
+	if (pconn != NULL)
+		PQclear(PQexec(pconn, "SET synchronous_commit = off"));
 	return pconn;
 }
 
@@ -369,9 +364,7 @@ publisher_main(void *arg)
 		{
 			fprintf(stderr, "%s: publication pass: %s%s%s (retried)\n", GW_PROGRAM,
 					err.message, err.detail[0] ? ": " : "", err.detail);
-			pthread_mutex_lock(&mu);
-			commits++;			/* try again after an interval */
-			pthread_mutex_unlock(&mu);
+			gw_publish_notify();	/* try again after an interval */
 		}
 		if (last)
 			return NULL;
@@ -393,7 +386,6 @@ gw_publish_start(void)
 	PGresult   *res;
 	bool		owner;
 
-	gw_error_clear(&err);
 	pthread_mutex_lock(&conn_mu);
 	if (ensure_conn(&err) == NULL)
 	{
@@ -424,12 +416,9 @@ gw_publish_start(void)
 		fprintf(stderr, "%s: publications at start-up: %ld pending, %ld republished, "
 				"%ld made durable, %ld left\n", GW_PROGRAM, counts.pending, counts.rewritten,
 				counts.pruned, counts.failed);
+	/* if the thread cannot be started, creates keep flushing */
 	if (gw_config.publish_interval_ms > 0)
-	{
-		if (pthread_create(&publisher, NULL, publisher_main, NULL) != 0)
-			return true;		/* creates keep flushing */
-		started = true;
-	}
+		started = pthread_create(&publisher, NULL, publisher_main, NULL) == 0;
 	return true;
 }
 
@@ -447,14 +436,10 @@ gw_publish_stop(void)
 	pthread_cond_signal(&cv);
 	pthread_mutex_unlock(&mu);
 	pthread_join(publisher, NULL);
-	started = false;
+	started = false;			/* gw_publish_reserve refuses from here */
 	privileged = false;
-	pthread_mutex_lock(&mu);
-	backlog = (Backlog) {0, 0};
-	pthread_mutex_unlock(&mu);
 	pthread_mutex_lock(&conn_mu);
-	if (pconn != NULL)
-		PQfinish(pconn);
+	PQfinish(pconn);
 	pconn = NULL;
 	pthread_mutex_unlock(&conn_mu);
 }

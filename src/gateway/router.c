@@ -209,9 +209,8 @@ gw_parse_body(const char *body, size_t len, GwError *err)
 	json_t	   *v;
 	size_t		i;
 
-	for (i = 0; i < len; i++)
-		if (!isspace((unsigned char) body[i]))
-			break;
+	for (i = 0; i < len && isspace((unsigned char) body[i]); i++)
+		;
 	if (i == len)
 		return json_object();
 

@@ -118,7 +118,6 @@ extern void gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
 extern const char *gw_call_text(GwCall *call, GwError *err);
 extern void gw_call_free(GwCall *call);
 extern void gw_respond_error(GwResponse *resp, const GwError *err, const char *instance);
-extern void gw_credentials(json_t *headers, const char **api_key, const char **bearer);
 extern const char *gw_client_manifest_path(const char *location);
 
 #endif							/* LANCE_GATEWAY_ROUTER_H */

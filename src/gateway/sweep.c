@@ -346,11 +346,11 @@ sweep_dropped(Sweep *sw, const char *dir)
 
 /*
  * gw_sweep_run
- *		One sweep over the catalog's tables under root.  Prints one line
+ *		One sweep over the catalog's tables under --root.  Prints one line
  *		per file and a summary; returns the exit status (1 after an error).
  */
 int
-gw_sweep_run(const char *root)
+gw_sweep_run(void)
 {
 	Sweep		sw = {.min_age_ms = (int64_t) gw_config.sweep_min_age_s * 1000,
 	.dry_run = gw_config.dry_run};
@@ -359,9 +359,7 @@ gw_sweep_run(const char *root)
 	GwError		err;
 	PGresult   *res;
 
-	(void) root;				/* the storage layer's: gw_table_location_inside */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	gw_error_clear(&err);
 	if ((c = gw_pool_acquire(gw_config.pool_wait_ms, &err)) == NULL)
 	{
 		report(&sw, "cannot use the catalog database", err.message, err.detail);

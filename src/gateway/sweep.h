@@ -10,6 +10,6 @@
 
 #include "gateway.h"
 
-extern int	gw_sweep_run(const char *root);
+extern int	gw_sweep_run(void);
 
 #endif							/* LANCE_GATEWAY_SWEEP_H */

@@ -23,7 +23,7 @@
 typedef struct DropCtx
 {
 	char	   *location;		/* normalized location of the dropped table */
-	struct timespec checked;	/* when the drop was checked, before COMMIT */
+	struct timespec checked;	/* when checked, before COMMIT (monotonic) */
 } DropCtx;
 
 /*
@@ -330,7 +330,7 @@ drop_after_call(void *arg, char **result, GwError *err)
 		gw_error_set(err, LANCE_INTERNAL, "DropTable: the catalog returned no location");
 		return false;
 	}
-	clock_gettime(CLOCK_REALTIME, &ctx->checked);
+	clock_gettime(CLOCK_MONOTONIC, &ctx->checked);
 	if (!gw_table_location_inside(ctx->location) && !gw_config.drop_outside_root)
 	{
 		gw_error_set(err, LANCE_PERMISSION_DENIED,
@@ -354,14 +354,9 @@ drop_after_commit(void *arg)
 	DropCtx    *ctx = arg;
 	GwError		err;
 	long		removed;
-	struct timespec now;
-	int64_t		since_ms;
 
 	/* a table declared there right after this COMMIT writes younger files */
-	clock_gettime(CLOCK_REALTIME, &now);
-	since_ms = (int64_t) (now.tv_sec - ctx->checked.tv_sec) * 1000 +
-		(now.tv_nsec - ctx->checked.tv_nsec) / 1000000;
-	if (!gw_table_remove_data(ctx->location, since_ms > 0 ? since_ms : 0, &removed, &err))
+	if (!gw_table_remove_data(ctx->location, gw_ms_since(&ctx->checked), &removed, &err))
 		fprintf(stderr, "%s: DropTable: the table was dropped, but deleting its data at %s "
 				"failed (--sweep deletes what is left): %s %s\n",
 				GW_PROGRAM, ctx->location, err.message, err.detail);
