@@ -36,10 +36,10 @@
 #include "s3.h"
 
 /*
- * After a lost COMMIT, on a new session: lock the table's catalog row (a
- * commit in flight on the table holds a key share of it until it ends),
- * (waiting 10 s at most), then, in a statement of its own (a snapshot
- * taken after the lock), look for the version on any branch.
+ * After a lost COMMIT, on a new session: lock the table's catalog row,
+ * waiting 10 s at most (a commit in flight on the table holds a key share
+ * of it until it ends); then, in a statement of its own (a snapshot taken
+ * after the lock), look for the version on any branch.
  */
 #define SQL_LOCK_TABLE \
 	"SELECT e.id::pg_catalog.text FROM lance_namespace.entries e" \
