@@ -68,7 +68,7 @@ typedef struct CommitEntry
 	bool		held;			/* staged holds the bytes the catalog keeps */
 	char	   *b64;			/* held: their base64 text (see with_held) */
 	bool		reserved;		/* room in the backlog for them (publish.c) */
-	char	   *id_json;		/* the table's id (JSON array), if given */
+	json_t	   *id;				/* the entry's id array (the request's), if any */
 	int64_t		version;		/* the catalog's version, once finalized */
 } CommitEntry;
 
@@ -230,7 +230,7 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 	json_object_set_new(entry, "manifest_path", json_string(ce->staging));
 	json_object_del(entry, "manifest_base64");	/* the gateway's alone */
 	if (json_is_array(json_object_get(entry, "id")))
-		ce->id_json = json_dumps(json_object_get(entry, "id"), JSON_COMPACT);
+		ce->id = json_object_get(entry, "id");
 	gw_error_clear(&ce->error);
 	st = ce->st = gw_storage_for(ce->staging, &ce->error);
 	errno = EINVAL;
@@ -510,15 +510,18 @@ after_unknown(void *arg)
 	{
 		CommitEntry *ce = &ctx->e[i];
 		char		version[32];
-		const char *params[2] = {ce->id_json, version};
+		char	   *id;
+		const char *params[2];
 		PGresult   *lock = NULL;
 		PGresult   *row = NULL;
 
-		snprintf(version, sizeof(version), "%lld", (long long) ce->version);
-		if (!ce->written.created || ce->id_json == NULL)
+		if (!ce->written.created || ce->id == NULL)
 			continue;
 		if (conn == NULL && (conn = gw_pool_connect(&err)) == NULL)
 			break;				/* unanswered: the files stay */
+		snprintf(version, sizeof(version), "%lld", (long long) ce->version);
+		params[0] = id = json_dumps(ce->id, JSON_COMPACT);
+		params[1] = version;
 		if (gw_db_exec(conn, "BEGIN", 0, NULL, NULL, NULL, &err) &&
 			gw_db_exec(conn, SQL_LOCK_WAIT, 0, NULL, NULL, NULL, &err) &&
 			gw_db_exec(conn, SQL_LOCK_TABLE, 1, params, &lock, NULL, &err) &&
@@ -527,8 +530,9 @@ after_unknown(void *arg)
 		{
 			ce->cst->discard(ce->cst, ce->canonical, &ce->written);
 			fprintf(stderr, "%s: the COMMIT of version %s of %s was lost and it is not in the "
-					"catalog: %s removed\n", GW_PROGRAM, version, ce->id_json, ce->canonical);
+					"catalog: %s removed\n", GW_PROGRAM, version, id, ce->canonical);
 		}
+		free(id);
 		PQclear(lock);
 		PQclear(row);
 		PQclear(PQexec(conn, "ROLLBACK"));
@@ -564,7 +568,6 @@ call_and_release(const char *function, json_t *request, const GwRequestInfo *inf
 		free(ctx->e[i].canonical);
 		free(ctx->e[i].staged.bytes);
 		free(ctx->e[i].b64);
-		free(ctx->e[i].id_json);
 	}
 	free(ctx->e);
 	free(request_text);
