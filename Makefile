@@ -1,7 +1,7 @@
 # lance_namespace: PGXS build of the extension and the REST gateway.
 
 EXTENSION = lance_namespace
-EXTVERSION = 0.4.0
+EXTVERSION = 0.5.0
 
 MODULE_big = lance_namespace
 OBJS = \

@@ -304,10 +304,25 @@ SELECT count(*) AS entries_left FROM lance_namespace.entries;
 
 -- The REST routes are defined once, in the extension; the gateway loads
 -- them.  read_only is the binding's own volatility.
-SELECT path, methods, operation, binding, read_only, no_body
+SELECT path, methods, operation, binding, read_only, no_body, client_paths
   FROM lance_namespace.rest_routes ORDER BY path;
 SELECT name, type FROM lance_namespace.rest_query_parameters ORDER BY name;
--- every binding serves a route, but the one the gateway calls itself
+-- the answers of the client_paths routes go through rest_client_paths: each
+-- table version's manifest_path in the form Lance clients use (a file's
+-- path without its leading "/", a bucket's key); nothing else changes, a
+-- manifest_path in a version's metadata or at the top level included
+SELECT lance_namespace.rest_client_paths('{"version": {"version": 3,
+  "manifest_path": "/data/t.lance/_versions/3.manifest", "manifest_size": 9,
+  "metadata": {"manifest_path": "/kept"}}, "manifest_path": "/kept"}');
+SELECT lance_namespace.rest_client_paths('{"versions": [
+  {"version": 1, "manifest_path": "s3://bucket/t.lance/_versions/1.manifest"},
+  {"version": 2, "manifest_path": "relative/_versions/2.manifest"},
+  {"version": 3, "manifest_path": "s3://bucket-only"},
+  {"version": 4, "manifest_path": 4}, [{"manifest_path": "/kept"}]],
+  "page_token": "/kept"}');
+SELECT lance_namespace.rest_client_paths('[{"version": {"manifest_path": "/kept"}}]'),
+       lance_namespace.rest_client_paths('{}'), lance_namespace.rest_client_paths(NULL) IS NULL;
+-- every binding serves a route, but those the gateway calls itself
 SELECT p.proname FROM pg_proc p
  WHERE p.pronamespace = 'lance_namespace'::regnamespace AND p.proname LIKE 'rest\_%'
    AND p.proname NOT IN (SELECT binding FROM lance_namespace.rest_routes)

@@ -7,8 +7,10 @@
  * digits, so that names sort newest first; V1: the version in decimal.
  * Both end in ".manifest".  lance_manifest_version accepts exactly the
  * names lance_manifest_name makes ("007.manifest", or a 20-digit name
- * beyond the bigint range, is no version's name).  Pure C: the extension
- * (version_ops.c) and the gateway (sweep.c) compile this file.
+ * beyond the bigint range, is no version's name).  A REST answer gives a
+ * manifest's location in the form Lance clients use (lance_manifest_client_path).
+ * Pure C: the extension (version_ops.c, rest_bindings.c) and the gateway
+ * (sweep.c, commit.c) compile this file.
  *
  *-------------------------------------------------------------------------
  */
@@ -83,4 +85,26 @@ lance_manifest_version(const char *name, int64_t *version, LanceNamingScheme *sc
 	if (scheme)
 		*scheme = LANCE_NAMING_V1;
 	return true;
+}
+
+/*
+ * lance_manifest_client_path
+ *		The object store's path of a recorded manifest location, the form
+ *		every TableVersion answer on REST carries (as Lance clients and
+ *		Lance's DirectoryNamespace use it): a pointer to the key of
+ *		"s3://BUCKET/KEY" or past the leading "/" of a file path; location
+ *		itself for anything else.
+ */
+const char *
+lance_manifest_client_path(const char *location)
+{
+	if (strncmp(location, "s3://", 5) == 0)
+	{
+		const char *key = strchr(location + 5, '/');
+
+		return key != NULL && key[1] != '\0' ? key + 1 : location;
+	}
+	if (location[0] == '/')
+		return location + 1;
+	return location;
 }

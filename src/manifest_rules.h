@@ -30,5 +30,6 @@ extern int	lance_manifest_name(char *buf, size_t size, LanceNamingScheme scheme,
 								int64_t version);
 extern bool lance_manifest_version(const char *name, int64_t *version,
 								   LanceNamingScheme *scheme);
+extern const char *lance_manifest_client_path(const char *location);
 
 #endif							/* LANCE_MANIFEST_RULES_H */

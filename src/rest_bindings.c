@@ -3,7 +3,8 @@
  * rest_bindings.c
  *	  The REST bindings of the version routes in C:
  *	  rest_create_table_version, rest_describe_table_version,
- *	  rest_list_table_versions and rest_batch_create_table_versions.
+ *	  rest_list_table_versions and rest_batch_create_table_versions; and
+ *	  rest_client_paths, the form of their manifest paths on the wire.
  *
  * Each takes the request object the gateway (or PostgREST) passes and
  * returns the response body as jsonb, as the table-driven bindings of
@@ -286,5 +287,63 @@ lance_rest_batch_create_table_versions(PG_FUNCTION_ARGS)
 	lance_push_string(&st, WJB_KEY, "transaction_id");
 	lance_push_string(&st, WJB_VALUE, lance_transaction_id());
 	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	PG_RETURN_JSONB_P(JsonbValueToJsonb(res));
+}
+
+/*
+ * is_key
+ *		Whether the string value v is the key name.
+ */
+static bool
+is_key(const JsonbValue *v, const char *name)
+{
+	return v->val.string.len == (int) strlen(name) &&
+		memcmp(v->val.string.val, name, v->val.string.len) == 0;
+}
+
+PG_FUNCTION_INFO_V1(lance_rest_client_paths);
+
+/*
+ * rest_client_paths(answer jsonb) returns jsonb
+ *		answer with the manifest_path of its "version" object and of each
+ *		object of its "versions" array in the form Lance clients use
+ *		(lance_manifest_client_path).  Nothing else changes, a manifest_path
+ *		nested in a version's metadata included.
+ */
+Datum
+lance_rest_client_paths(PG_FUNCTION_ARGS)
+{
+	Jsonb	   *answer = PG_GETARG_JSONB_P(0);
+	JsonbIterator *it;
+	JsonbParseState *st = NULL;
+	JsonbValue	v;
+	JsonbValue *res = NULL;
+	JsonbIteratorToken tok;
+	int			depth = 0;
+	int			version_depth = -1; /* the depth inside a version object */
+	bool		path_next = false;
+
+	if (!JB_ROOT_IS_OBJECT(answer))
+		PG_RETURN_JSONB_P(answer);
+	it = JsonbIteratorInit(&answer->root);
+	while ((tok = JsonbIteratorNext(&it, &v, false)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY && depth == 1)
+			version_depth = is_key(&v, "version") ? 2 : is_key(&v, "versions") ? 3 : -1;
+		if (tok == WJB_VALUE && path_next && v.type == jbvString)
+		{
+			const char *location = pnstrdup(v.val.string.val, v.val.string.len);
+			const char *client = lance_manifest_client_path(location);
+
+			v.val.string.len = strlen(client);
+			v.val.string.val = (char *) client;
+		}
+		path_next = tok == WJB_KEY && depth == version_depth && is_key(&v, "manifest_path");
+		if (tok == WJB_BEGIN_OBJECT || tok == WJB_BEGIN_ARRAY)
+			depth++;
+		else if (tok == WJB_END_OBJECT || tok == WJB_END_ARRAY)
+			depth--;
+		res = pushJsonbValue(&st, tok, tok < WJB_BEGIN_ARRAY ? &v : NULL);
+	}
 	PG_RETURN_JSONB_P(JsonbValueToJsonb(res));
 }

@@ -10,7 +10,7 @@
  *	  the catalog computed, and only then is the transaction committed, so
  *	  after a 409 the winner's manifest exists.  After COMMIT the staging
  *	  file is removed and the canonical path returned in the client's form
- *	  (gw_client_manifest_path, dispatch.c).
+ *	  (lance_manifest_client_path, src/manifest_rules.c).
  *
  *	  For a local table, while the publisher runs, the staged bytes go to
  *	  the catalog with the version ("manifest_base64") and nothing is
@@ -31,6 +31,7 @@
 #include <openssl/evp.h>
 
 #include "commit.h"
+#include "manifest_rules.h"
 #include "publish.h"
 #include "router.h"
 #include "s3.h"
@@ -371,7 +372,7 @@ finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 						   &ce->written, err))
 		return false;
 	json_object_set_new(version, "manifest_path",
-						json_string(gw_client_manifest_path(ce->canonical)));
+						json_string(lance_manifest_client_path(ce->canonical)));
 	if (json_object_get(version, "manifest_size") == NULL)
 		json_object_set_new(version, "manifest_size", json_integer(ce->size));
 	return true;

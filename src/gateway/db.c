@@ -49,14 +49,27 @@ typedef enum TxOutcome
  * the transaction may be in the same pipeline.
  */
 #define NO_RESULT_GUC "lance_gateway.no_result"
-#define SQL_CALL \
-	"SELECT COALESCE(lance_namespace.%s($1::jsonb)::text," \
-	" pg_catalog.current_setting('" NO_RESULT_GUC "'))" \
+#define SQL_NO_RESULT "pg_catalog.current_setting('" NO_RESULT_GUC "')"
+#define SQL_SETTINGS \
 	" FROM (SELECT pg_catalog.set_config('request.headers', $2, true)," \
 	" pg_catalog.set_config('request.method', $3, true)," \
 	" pg_catalog.set_config('request.path', $4, true)," \
 	" pg_catalog.set_config('lance_namespace.interface', 'rest', true)" \
 	" OFFSET 0) AS request_settings"
+#define SQL_CALL \
+	"SELECT COALESCE(lance_namespace.%s($1::jsonb)::text, " SQL_NO_RESULT ")" SQL_SETTINGS
+
+/*
+ * The call of a binding whose answers are table versions (client_paths in
+ * rest_routes): the answer with their manifest paths in the clients' form,
+ * and the location and number of the version a DescribeTableVersion answer
+ * holds (call_value).  OFFSET 0 runs the binding once.
+ */
+#define SQL_CALL_PATHS \
+	"SELECT COALESCE(lance_namespace.rest_client_paths(a.r)::text, " SQL_NO_RESULT ")," \
+	" a.r OPERATOR(pg_catalog.#>>) '{version,manifest_path}'," \
+	" a.r OPERATOR(pg_catalog.#>>) '{version,version}'" \
+	" FROM (SELECT lance_namespace.%s($1::jsonb) AS r" SQL_SETTINGS " OFFSET 0) AS a"
 
 /*
  * gw_db_error
@@ -186,7 +199,8 @@ queue(GwPipe *p, const char *name, const char *sql, int nparams, const char *con
 		known = prep->names[i] == name || strcmp(prep->names[i], name) == 0;
 	if (call && !known)
 	{
-		snprintf(text, sizeof(text), SQL_CALL, name);
+		snprintf(text, sizeof(text), gw_binding_client_paths(name) ? SQL_CALL_PATHS : SQL_CALL,
+				 name);
 		sql = text;
 	}
 	prepare = !known && prep->n < GW_MAX_PREPARED;
@@ -221,6 +235,27 @@ gw_db_queue_call(GwPipe *p, const char *request_json, const GwRequestInfo *info)
 }
 
 /*
+ * call_value
+ *		The call's result text (malloc'd), or NULL; for SQL_CALL_PATHS
+ *		followed, each after a NUL, by the described version's manifest
+ *		location and number ("" when the answer holds no single version).
+ */
+static char *
+call_value(const PGresult *res)
+{
+	int			n = PQnfields(res) >= 3 ? 3 : 1;
+	size_t		total = 0;
+	char	   *value;
+
+	for (int i = 0; i < n; i++)
+		total += PQgetlength(res, 0, i) + 1;
+	value = malloc(total);
+	for (int i = 0, at = 0; value != NULL && i < n; at += PQgetlength(res, 0, i++) + 1)
+		memcpy(value + at, PQgetvalue(res, 0, i), PQgetlength(res, 0, i) + 1);
+	return value;
+}
+
+/*
  * gw_db_result
  *		Take one result of the pipeline (NULL: the end of a statement's;
  *		none follows a Sync), keeping the call's value and the first failure.
@@ -246,7 +281,7 @@ gw_db_result(GwPipe *p, PGresult *res)
 	}
 	else if (st == PGRES_TUPLES_OK && p->at == p->call && !p->failed &&
 			 PQntuples(res) == 1 && !PQgetisnull(res, 0, 0) &&
-			 (p->value = strdup(PQgetvalue(res, 0, 0))) == NULL)
+			 (p->value = call_value(res)) == NULL)
 	{
 		p->failed = true;
 		gw_error_set(p->err, LANCE_INTERNAL, "out of memory");
@@ -463,14 +498,14 @@ gw_db_load_routes(GwError *err)
 	PGresult   *res = pooled_query("SELECT path, CASE WHEN methods <@ '{GET,POST}' THEN"
 								   " ('GET' = ANY (methods))::int * " GW_STR(GW_GET) " +"
 								   " ('POST' = ANY (methods))::int * " GW_STR(GW_POST) " ELSE 0 END,"
-								   " operation, binding, read_only, no_body"
+								   " operation, binding, read_only, no_body, client_paths"
 								   "  FROM lance_namespace.rest_routes ORDER BY path", 0, NULL, err);
 	bool		ok = res != NULL;
 
 	for (int i = 0; ok && i < PQntuples(res); i++)
 		ok = gw_route_add(PQgetvalue(res, i, 0), atoi(PQgetvalue(res, i, 1)), PQgetvalue(res, i, 2),
 						  PQgetvalue(res, i, 3), PQgetvalue(res, i, 4)[0] == 't',
-						  PQgetvalue(res, i, 5)[0] == 't', err);
+						  PQgetvalue(res, i, 5)[0] == 't', PQgetvalue(res, i, 6)[0] == 't', err);
 	PQclear(res);
 	res = ok ? pooled_query("SELECT name, type FROM lance_namespace.rest_query_parameters"
 							" ORDER BY name", 0, NULL, err) : NULL;

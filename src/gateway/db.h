@@ -63,7 +63,8 @@ typedef struct GwPipe
 	bool		failed;			/* the first failure is in *err and sqlstate */
 	char		sqlstate[6];	/* its SQLSTATE ("08006": connection lost) */
 	GwError    *err;
-	char	   *value;			/* the call's result text (malloc'd) */
+	char	   *value;			/* the call's result text (malloc'd; db.c's
+								 * call_value) */
 } GwPipe;
 
 typedef enum GwPipeStep

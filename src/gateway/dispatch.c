@@ -119,64 +119,6 @@ gw_call_free(GwCall *call)
 }
 
 /*
- * gw_client_manifest_path
- *		The object-store path of a recorded manifest location, the one form
- *		every TableVersion answer carries (as Lance clients and Lance's
- *		DirectoryNamespace use it): a pointer to the key of
- *		"s3://BUCKET/KEY" or past the leading "/" of a file path; location
- *		itself for anything else.
- */
-const char *
-gw_client_manifest_path(const char *location)
-{
-	if (strncmp(location, "s3://", 5) == 0)
-	{
-		const char *key = strchr(location + 5, '/');
-
-		return key != NULL && key[1] != '\0' ? key + 1 : location;
-	}
-	if (location[0] == '/')
-		return location + 1;
-	return location;
-}
-
-/*
- * client_paths
- *		Rewrite the manifest paths of a DescribeTableVersion ("version")
- *		or ListTableVersions ("versions") answer, res (parsed from result,
- *		malloc'd JSON text); returns the new text (result freed), or
- *		result itself when no path changes.
- */
-static char *
-client_paths(json_t *res, char *result)
-{
-	json_t	   *versions = json_object_get(res, "versions");
-	bool		changed = false;
-	char	   *text;
-
-	/* entry 0 is "version", the others those of "versions" */
-	for (size_t i = 0; i <= json_array_size(versions); i++)
-	{
-		json_t	   *v = i == 0 ? json_object_get(res, "version") : json_array_get(versions, i - 1);
-		const char *path = json_string_value(json_object_get(v, "manifest_path"));
-		const char *client = path ? gw_client_manifest_path(path) : NULL;
-
-		if (client == path)
-			continue;
-		/* json_string copies client out of the string it replaces */
-		json_object_set_new(v, "manifest_path", json_string(client));
-		changed = true;
-	}
-	if (!changed)
-		return result;
-	text = json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	if (text == NULL)
-		return result;
-	free(result);
-	return text;
-}
-
-/*
  * gw_dispatch_finish
  *		The response of a call's result (malloc'd, taken) or error.
  */
@@ -184,26 +126,24 @@ void
 gw_dispatch_finish(GwCall *call, char *result, const GwError *err, GwResponse *resp)
 {
 	const char *op = call->route->operation;
-	bool		describe = strcmp(op, "DescribeTableVersion") == 0;
 	GwError		own;
-	json_t	   *res;
 
 	gw_error_clear(&own);
 	/* tables in buckets: endpoint, region and credentials (vend.c) */
 	if (result != NULL && (strcmp(op, "DeclareTable") == 0 || strcmp(op, "DescribeTable") == 0))
 		result = gw_vend_storage_options(call->request, result, &own);
-	/* a manifest gone from storage: 404, the row retired (table_files.c) */
-	else if (result != NULL && (describe || strcmp(op, "ListTableVersions") == 0) &&
-			 (res = json_loads(result, 0, NULL)) != NULL)
+	/* a described version's manifest gone from storage: 404, the row retired */
+	else if (result != NULL && call->route->client_paths)
 	{
-		if (describe && !gw_describe_version_check(call->request, &call->info, res, &own))
+		const char *path = result + strlen(result) + 1; /* db.c's call_value */
+
+		if (path[0] != '\0' &&
+			!gw_describe_version_check(call->request, &call->info, path,
+									   strtoll(path + strlen(path) + 1, NULL, 10), &own))
 		{
 			free(result);
 			result = NULL;
 		}
-		else
-			result = client_paths(res, result);
-		json_decref(res);
 	}
 	if (result == NULL)
 		gw_respond_error(resp, own.code >= 0 ? &own : err, call->info.path);

@@ -12,7 +12,7 @@ GW_HDRS = $(wildcard src/gateway/*.h)
 GW_PKGS = jansson libcurl libcrypto libmicrohttpd
 GW_CFLAGS = -std=gnu11 -O2 -g -pthread -Wall -Wextra -Werror -Wformat=2 \
 	-Wno-format-nonliteral -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
-	-I$(shell $(PG_CONFIG) --includedir) -I$(srcdir)/src \
+	-I$(shell $(PG_CONFIG) --includedir) -I$(srcdir)/src -DLANCE_EXTVERSION='"$(EXTVERSION)"' \
 	$(shell pkg-config --cflags $(GW_PKGS) 2>/dev/null)
 GW_LIBS = -pthread -L$(shell $(PG_CONFIG) --libdir) -lpq \
 	-L$(shell $(PG_CONFIG) --pkglibdir) -lpgcommon -lpgport \

@@ -183,7 +183,8 @@ main(int argc, char **argv)
 	}
 	gw_error_clear(&err);
 	if (!gw_db_load_routes(&err))
-		die("%s: %s; hint: ALTER EXTENSION lance_namespace UPDATE (this gateway needs 0.3.0)",
+		die("%s: %s; hint: ALTER EXTENSION lance_namespace UPDATE (this gateway needs "
+			LANCE_EXTVERSION ")",
 			err.message, err.detail);
 
 	/* every thread started from here on blocks these; main waits for them */

@@ -37,10 +37,10 @@ static const char *const batch_fields[] = {"entries", "ranges", "operations", NU
 
 /* the gateway's own routes (no binding), then the extension's from gw_route_add */
 GwRoute		gw_routes[GW_MAX_ROUTES] = {
-	{"/health", GW_GET, GW_ROUTE_HEALTH, NULL, "Health"},
-	{"/ready", GW_GET, GW_ROUTE_READY, NULL, "Ready"},
-	{"/metrics", GW_GET, GW_ROUTE_METRICS, NULL, "Metrics"},
-	{"/v1/events", GW_GET, GW_ROUTE_EVENTS, NULL, "ChangeFeed"},
+	{"/health", GW_GET, GW_ROUTE_HEALTH, NULL, "Health", false},
+	{"/ready", GW_GET, GW_ROUTE_READY, NULL, "Ready", false},
+	{"/metrics", GW_GET, GW_ROUTE_METRICS, NULL, "Metrics", false},
+	{"/v1/events", GW_GET, GW_ROUTE_EVENTS, NULL, "ChangeFeed", false},
 };
 int			gw_nroutes = 4;		/* the four above */
 
@@ -71,9 +71,10 @@ gw_method_bit(const char *method)
  */
 bool
 gw_route_add(const char *path, int methods, const char *operation,
-			 const char *binding, bool read_only, bool no_body, GwError *err)
+			 const char *binding, bool read_only, bool no_body, bool client_paths,
+			 GwError *err)
 {
-	GwRoute		r = {NULL, methods, GW_ROUTE_CATALOG, NULL, NULL};
+	GwRoute		r = {NULL, methods, GW_ROUTE_CATALOG, NULL, NULL, client_paths};
 	bool		ok = gw_nroutes < GW_MAX_ROUTES && methods != 0 && path[0] == '/' &&
 		binding[0] != '\0' && strlen(binding) < 60 &&
 		strspn(binding, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(binding);
@@ -94,6 +95,19 @@ gw_route_add(const char *path, int methods, const char *operation,
 	}
 	gw_routes[gw_nroutes++] = r;
 	return true;
+}
+
+/*
+ * gw_binding_client_paths
+ *		Whether binding serves a route whose answers are table versions.
+ */
+bool
+gw_binding_client_paths(const char *binding)
+{
+	for (int i = 0; i < gw_nroutes; i++)
+		if (gw_routes[i].client_paths && strcmp(gw_routes[i].function, binding) == 0)
+			return true;
+	return false;
 }
 
 /*

@@ -45,6 +45,7 @@ typedef struct GwRoute
 	GwRouteKind kind;
 	const char *function;		/* lance_namespace.<function>(jsonb) */
 	const char *operation;		/* spec operation name, for messages */
+	bool		client_paths;	/* answers are table versions (rest_routes) */
 } GwRoute;
 
 typedef enum GwMatch
@@ -58,7 +59,9 @@ extern GwRoute gw_routes[GW_MAX_ROUTES];
 extern int	gw_nroutes;
 
 extern bool gw_route_add(const char *path, int methods, const char *operation,
-						 const char *binding, bool read_only, bool no_body, GwError *err);
+						 const char *binding, bool read_only, bool no_body, bool client_paths,
+						 GwError *err);
+extern bool gw_binding_client_paths(const char *binding);
 extern bool gw_query_parameter_add(const char *name, const char *type, GwError *err);
 extern GwMatch gw_route_match(const char *path, int method,
 							  const GwRoute **route, char **raw_id);
@@ -118,6 +121,5 @@ extern void gw_dispatch_finish(GwCall *call, char *result, const GwError *err,
 extern const char *gw_call_text(GwCall *call, GwError *err);
 extern void gw_call_free(GwCall *call);
 extern void gw_respond_error(GwResponse *resp, const GwError *err, const char *instance);
-extern const char *gw_client_manifest_path(const char *location);
 
 #endif							/* LANCE_GATEWAY_ROUTER_H */

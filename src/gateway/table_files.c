@@ -162,17 +162,14 @@ call_request(const char *function, json_t *request, const GwRequestInfo *info,
 
 /*
  * gw_describe_version_check
- *		res is rest_describe_table_version's answer, parsed.  True, or,
- *		when a cleanup removed the version's local manifest, false with err
- *		TableVersionNotFound after retiring the row.
+ *		path and version are those of a DescribeTableVersion answer.  True,
+ *		or, when a cleanup removed the version's local manifest, false with
+ *		err TableVersionNotFound after retiring the row.
  */
 bool
-gw_describe_version_check(json_t *request, const GwRequestInfo *info, json_t *res,
-						  GwError *err)
+gw_describe_version_check(json_t *request, const GwRequestInfo *info, const char *path,
+						  json_int_t version, GwError *err)
 {
-	json_t	   *v = json_object_get(res, "version");
-	const char *path = json_string_value(json_object_get(v, "manifest_path"));
-	json_int_t	version = json_integer_value(json_object_get(v, "version"));
 	GwStorage  *st;
 	GwError		e;
 	int			missing = 0;
@@ -180,7 +177,7 @@ gw_describe_version_check(json_t *request, const GwRequestInfo *info, json_t *re
 	char	   *done;
 
 	gw_error_clear(&e);
-	if (path != NULL && path[0] == '/' && gw_table_location_inside(path) &&
+	if (path[0] == '/' && gw_table_location_inside(path) &&
 		(st = gw_storage_for(path, &e)) != NULL)
 		missing = gw_manifest_missing(st, path, (int64_t) version);
 	if (missing == GW_MANIFEST_LOST)

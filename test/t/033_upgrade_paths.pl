@@ -11,7 +11,7 @@
 #
 # The releases in order: each later release's checks apply to an update
 # that reaches it (a path from any earlier version).
-my @chain = ('0.1.0', '0.2.0', '0.3.0', '0.4.0');
+my @chain = ('0.1.0', '0.2.0', '0.3.0', '0.4.0', '0.5.0');
 use strict;
 use warnings;
 
@@ -179,6 +179,14 @@ if (reaches('0.4.0'))
 	like($fresh, qr/config lance_namespace.history_log /, '... and pg_dump keeps the log');
 }
 
+# 0.5.0: the clients' form of a manifest path is the extension's rule (issue 16)
+if (reaches('0.5.0'))
+{
+	like($fresh, qr/function rest_client_paths\(answer jsonb\) -> jsonb lang=c vol=i secdef=f strict=t config=\{"search_path=pg_catalog, pg_temp"\}/,
+		'0.5.0: rest_client_paths gives the clients\' form of manifest paths');
+	like($fresh, qr/column rest_routes.client_paths #7 boolean /, '... for the routes rest_routes marks');
+}
+
 # A catalog's content, as comparable text.
 sub content
 {
@@ -290,11 +298,13 @@ foreach my $src (@sources)
 	# and the feed returns each version once.
 	if (reaches('0.4.0'))
 	{
+		my $from_040 = (grep { $_ eq '0.4.0' } @from) && $src ne '0.4.0';
 		is($node->safe_psql($db, q{SELECT format('%s %s %s %s', v.version, v.created_by, v.table_path,
 				v.transaction_id IS NOT NULL)
 			  FROM lance_namespace.versions v WHERE v.branch = 'main' ORDER BY v.version}),
-			"2 postgres  f\n3 upg_tenant {keep,t} t",
-			"$src: a version created after the update carries its record, those from before do not");
+			($from_040 ? "2 postgres  f" : "2 postgres {keep,t} t") . "\n3 upg_tenant {keep,t} t",
+			"$src: a version created after the update carries its record, those from before "
+			  . ($from_040 ? "do not (they predate 0.4.0)" : "too (created in 0.4.0 or later)"));
 		is($node->safe_psql($db, q{SELECT string_agg(format('%s:%s', detail->>'version', n), ',' ORDER BY detail->>'version')
 			  FROM (SELECT detail, count(*) AS n FROM lance_namespace.history
 					 WHERE operation = 'CreateTableVersion' AND detail->>'branch' = 'main' GROUP BY detail) s}),
