@@ -8,6 +8,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -156,6 +157,19 @@ match_one(const char *pattern, const char *path, size_t len, const char **id, si
 }
 
 /*
+ * last_may_match
+ *		Whether pattern's last segment can match last[0..len), the request
+ *		path's: a cheap test that spares match_one most routes.
+ */
+static bool
+last_may_match(const char *pattern, const char *last, size_t len)
+{
+	const char *p = strrchr(pattern, '/') + 1;
+
+	return strcmp(p, "{id}") == 0 || (strlen(p) == len && memcmp(p, last, len) == 0);
+}
+
+/*
  * gw_route_match
  *		Find the route of a raw request path (one trailing slash ignored).
  *		On GW_MATCH_OK, *route is set and *raw_id is a malloc'd copy of the
@@ -166,9 +180,12 @@ GwMatch
 gw_route_match(const char *path, int method, const GwRoute **route, char **raw_id)
 {
 	size_t		len = strlen(path);
+	const char *last;
 
 	if (len > 1 && path[len - 1] == '/')
 		len--;
+	last = memrchr(path, '/', len);
+	last = last ? last + 1 : path;
 	*route = NULL;
 	*raw_id = NULL;
 	for (int i = 0; i < gw_nroutes; i++)
@@ -176,7 +193,8 @@ gw_route_match(const char *path, int method, const GwRoute **route, char **raw_i
 		const char *id = NULL;
 		size_t		idlen = 0;
 
-		if (!match_one(gw_routes[i].pattern, path, len, &id, &idlen))
+		if (!last_may_match(gw_routes[i].pattern, last, path + len - last) ||
+			!match_one(gw_routes[i].pattern, path, len, &id, &idlen))
 			continue;
 		*route = &gw_routes[i];
 		if ((gw_routes[i].methods & method) == 0)
