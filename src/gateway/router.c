@@ -417,7 +417,7 @@ gw_build_request(json_t *body, const char *raw_id, json_t *query, GwError *err)
 	const char *delimiter = json_is_string(jdelim) ? json_string_value(jdelim) : "$";
 	json_t	   *identity;
 	const char *name;
-	json_t	   *type;
+	json_t	   *qv;
 
 	if (raw_id != NULL)
 	{
@@ -447,13 +447,13 @@ gw_build_request(json_t *body, const char *raw_id, json_t *query, GwError *err)
 		goto fail;
 	}
 	/* the query parameters and their types are the extension's */
-	json_object_foreach(query_types, name, type)
+	json_object_foreach(query, name, qv)
 	{
-		json_t	   *qv = json_object_get(query, name);
+		json_t	   *type = json_object_get(query_types, name);
 		json_t	   *bv = json_object_get(body, name);
 		json_t	   *typed;
 
-		if (qv == NULL || (bv != NULL && !json_is_null(bv)))
+		if (type == NULL || (bv != NULL && !json_is_null(bv)))
 			continue;
 		typed = typed_query_value(name, json_string_value(type), qv, err);
 		if (typed == NULL)

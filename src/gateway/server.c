@@ -181,7 +181,7 @@ take_header(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size
 	for (char *c = name; *c != '\0'; c++)	/* strndup stops at a NUL */
 		*c = (char) tolower((unsigned char) *c);
 	if (value != NULL && gw_valid_utf8(value, value_size))
-		json_object_set_new(r->req.headers, name, json_stringn(value, value_size));
+		json_object_set_new(r->req.headers, name, json_stringn_nocheck(value, value_size));
 	free(name);
 	return MHD_YES;
 }
