@@ -1,10 +1,14 @@
 -- The statement that the gateway sends for REST version/describe of
--- bench$read (SQL_CALL in src/gateway/db.c, with the values of a wrk
+-- bench$read (SQL_CALL_PATHS in src/gateway/db.c, with the values of a wrk
 -- request as literals): the REST path without HTTP and the gateway.
-SELECT COALESCE(lance_namespace.rest_describe_table_version('{"id":["bench","read"]}'::jsonb)::text,
-                pg_catalog.current_setting('lance_gateway.no_result'))
-  FROM (SELECT pg_catalog.set_config('request.headers', '{"host":"127.0.0.1:56400","content-type":"application/json","content-length":"2"}', true),
-               pg_catalog.set_config('request.method', 'POST', true),
-               pg_catalog.set_config('request.path', '/v1/table/bench%24read/version/describe', true),
-               pg_catalog.set_config('lance_namespace.interface', 'rest', true)
-        OFFSET 0) AS request_settings;
+SELECT COALESCE(lance_namespace.rest_client_paths(a.r)::text,
+                pg_catalog.current_setting('lance_gateway.no_result')),
+       a.r OPERATOR(pg_catalog.#>>) '{version,manifest_path}',
+       a.r OPERATOR(pg_catalog.#>>) '{version,version}'
+  FROM (SELECT lance_namespace.rest_describe_table_version('{"id":["bench","read"]}'::jsonb) AS r
+          FROM (SELECT pg_catalog.set_config('request.headers', '{"host":"127.0.0.1:56400","content-type":"application/json","content-length":"2"}', true),
+                       pg_catalog.set_config('request.method', 'POST', true),
+                       pg_catalog.set_config('request.path', '/v1/table/bench%24read/version/describe', true),
+                       pg_catalog.set_config('lance_namespace.interface', 'rest', true)
+                OFFSET 0) AS request_settings
+        OFFSET 0) AS a;
