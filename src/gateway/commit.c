@@ -39,7 +39,7 @@
  * After a lost COMMIT, on a new session: lock the table's catalog row,
  * waiting 10 s at most (a commit in flight on the table holds a key share
  * of it until it ends); then, in a statement of its own (a snapshot taken
- * after the lock), look for the version on any branch.
+ * after the lock), look for the version on its branch (NULL: main).
  */
 #define SQL_LOCK_TABLE \
 	"SELECT e.id::pg_catalog.text FROM lance_namespace.entries e" \
@@ -49,7 +49,8 @@
 #define SQL_LOCK_WAIT "SELECT pg_catalog.set_config('lock_timeout', '10s', true)"
 #define SQL_VERSION_ROW \
 	"SELECT 1 FROM lance_namespace.versions v" \
-	" WHERE v.table_id = $1::pg_catalog.int8 AND v.version = $2::pg_catalog.int8"
+	" WHERE v.table_id = $1::pg_catalog.int8 AND v.version = $2::pg_catalog.int8" \
+	" AND v.branch = COALESCE($3::pg_catalog.text, 'main')"
 
 typedef struct CommitEntry
 {
@@ -69,6 +70,7 @@ typedef struct CommitEntry
 	char	   *b64;			/* held: their base64 text (see with_held) */
 	bool		reserved;		/* room in the backlog for them (publish.c) */
 	json_t	   *id;				/* the entry's id array (the request's), if any */
+	json_t	   *branch;			/* and its branch, if any */
 	int64_t		version;		/* the catalog's version, once finalized */
 } CommitEntry;
 
@@ -231,6 +233,7 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 	json_object_del(entry, "manifest_base64");	/* the gateway's alone */
 	if (json_is_array(json_object_get(entry, "id")))
 		ce->id = json_object_get(entry, "id");
+	ce->branch = json_object_get(entry, "branch");
 	gw_error_clear(&ce->error);
 	st = ce->st = gw_storage_for(ce->staging, &ce->error);
 	errno = EINVAL;
@@ -511,7 +514,7 @@ after_unknown(void *arg)
 		CommitEntry *ce = &ctx->e[i];
 		char		version[32];
 		char	   *id;
-		const char *params[2];
+		const char *params[3];
 		PGresult   *lock = NULL;
 		PGresult   *row = NULL;
 
@@ -522,11 +525,12 @@ after_unknown(void *arg)
 		snprintf(version, sizeof(version), "%lld", (long long) ce->version);
 		params[0] = id = json_dumps(ce->id, JSON_COMPACT);
 		params[1] = version;
+		params[2] = json_string_value(ce->branch);
 		if (gw_db_exec(conn, "BEGIN", 0, NULL, NULL, NULL, &err) &&
 			gw_db_exec(conn, SQL_LOCK_WAIT, 0, NULL, NULL, NULL, &err) &&
 			gw_db_exec(conn, SQL_LOCK_TABLE, 1, params, &lock, NULL, &err) &&
 			PQntuples(lock) == 1 && (params[0] = PQgetvalue(lock, 0, 0)) != NULL &&
-			gw_db_exec(conn, SQL_VERSION_ROW, 2, params, &row, NULL, &err) && PQntuples(row) == 0)
+			gw_db_exec(conn, SQL_VERSION_ROW, 3, params, &row, NULL, &err) && PQntuples(row) == 0)
 		{
 			ce->cst->discard(ce->cst, ce->canonical, &ce->written);
 			fprintf(stderr, "%s: the COMMIT of version %s of %s was lost and it is not in the "
