@@ -23,10 +23,15 @@
  *-------------------------------------------------------------------------
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
@@ -52,6 +57,10 @@
 	" WHERE v.table_id = $1::pg_catalog.int8 AND v.version = $2::pg_catalog.int8" \
 	" AND v.branch = COALESCE($3::pg_catalog.text, 'main')"
 
+/* the intents directory (NULL: none), and this process's prefix there */
+static char *intents_dir;
+static char intents_tag[48];
+
 typedef struct CommitEntry
 {
 	char	   *staging;		/* absolute staging path, NULL if none */
@@ -71,6 +80,7 @@ typedef struct CommitEntry
 	bool		reserved;		/* room in the backlog for them (publish.c) */
 	json_t	   *id;				/* the entry's id array (the request's), if any */
 	json_t	   *branch;			/* and its branch, if any */
+	char	   *intent;			/* its intent file, until the outcome is known */
 	int64_t		version;		/* the catalog's version, once finalized */
 } CommitEntry;
 
@@ -307,6 +317,59 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 }
 
 /*
+ * intent_done
+ *		The entry's outcome is settled: its intent file goes.
+ */
+static void
+intent_done(CommitEntry *ce)
+{
+	if (ce->intent != NULL)
+		unlink(ce->intent);
+	free(ce->intent);
+	ce->intent = NULL;
+}
+
+/*
+ * intent_write
+ *		Record the entry in an intent file of its own (made when fd < 0),
+ *		for a start after this process died to settle (gw_commit_replay):
+ *		before finalize makes the canonical name, then with what it wrote,
+ *		over the first text.  No flush: a process's death keeps the page
+ *		cache.  Returns the descriptor, or -1 (said once: creates go on).
+ */
+static int
+intent_write(CommitEntry *ce, int fd)
+{
+	static unsigned long n;
+	static bool warned;
+	bool		c = ce->written.created;
+	json_t	   *rec = json_pack("{s:O,s:s*,s:I,s:s,s:o*,s:o*,s:s*}", "id", ce->id, "branch",
+								json_string_value(ce->branch), "version", (json_int_t) ce->version,
+								"canonical", ce->canonical,
+								"dev", c ? json_integer((json_int_t) ce->written.dev) : NULL,
+								"ino", c ? json_integer((json_int_t) ce->written.ino) : NULL,
+								"etag", c ? ce->written.etag : NULL);
+	char	   *text = json_dumps(rec, JSON_COMPACT);
+
+	if (fd < 0 && asprintf(&ce->intent, "%s/%s-%lu.intent", intents_dir, intents_tag,
+						   __atomic_fetch_add(&n, 1, __ATOMIC_RELAXED)) >= 0)
+		fd = open(ce->intent, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || text == NULL || pwrite(fd, text, strlen(text), 0) != (ssize_t) strlen(text))
+	{
+		if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
+			fprintf(stderr, "%s: cannot write an intent file in %s (%s): creates go on without\n",
+					GW_PROGRAM, intents_dir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+		intent_done(ce);
+	}
+	free(text);
+	json_decref(rec);
+	return fd;
+}
+
+/*
  * finalize_entry
  *		Copy one staging manifest to the canonical path of the version
  *		object the catalog returned, and rewrite that object for the client.
@@ -368,11 +431,23 @@ finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 		}
 		ce->size = csize;
 	}
-	else if (!st->finalize(st, ce->staging, ce->canonical, ce->size, &ce->synced,
-						   ce->staged.bytes ? &ce->staged : NULL,
-						   json_is_string(jetag) ? json_string_value(jetag) : NULL,
-						   &ce->written, err))
-		return false;
+	else
+	{
+		int			fd = intents_dir && ce->id ? intent_write(ce, -1) : -1;
+		bool		ok = st->finalize(st, ce->staging, ce->canonical, ce->size, &ce->synced,
+									  ce->staged.bytes ? &ce->staged : NULL,
+									  json_is_string(jetag) ? json_string_value(jetag) : NULL,
+									  &ce->written, err);
+
+		if (fd >= 0 && ce->written.created)
+			fd = intent_write(ce, fd);
+		else
+			intent_done(ce);	/* nothing made: nothing to settle */
+		if (fd >= 0)
+			close(fd);
+		if (!ok)
+			return false;
+	}
 	json_object_set_new(version, "manifest_path",
 						json_string(gw_client_manifest_path(ce->canonical)));
 	if (json_object_get(version, "manifest_size") == NULL)
@@ -454,8 +529,8 @@ after_call(void *arg, char **result, GwError *err)
 
 /*
  * after_commit
- *		GwTxHooks.after_commit: the staging files are no longer needed, and
- *		held publications are the publisher's to make durable.
+ *		GwTxHooks.after_commit: the staging and intent files are no longer
+ *		needed, and held publications are the publisher's to make durable.
  */
 static void
 after_commit(void *arg)
@@ -468,6 +543,7 @@ after_commit(void *arg)
 		CommitEntry *ce = &ctx->e[i];
 
 		held |= ce->held && !ce->deferred;
+		intent_done(ce);
 		if (ce->st && ce->canonical && strcmp(ce->staging, ce->canonical) != 0)
 			ce->st->remove(ce->st, ce->staging);
 	}
@@ -477,7 +553,8 @@ after_commit(void *arg)
 
 /*
  * after_abort
- *		GwTxHooks.after_abort: remove canonical files this attempt wrote.
+ *		GwTxHooks.after_abort: remove canonical files this attempt wrote
+ *		(and their intents).
  */
 static void
 after_abort(void *arg)
@@ -491,16 +568,56 @@ after_abort(void *arg)
 		if (ce->cst && ce->written.created)
 			ce->cst->discard(ce->cst, ce->canonical, &ce->written);
 		memset(&ce->written, 0, sizeof(ce->written));
+		intent_done(ce);
 	}
 }
 
 /*
+ * settle_entry
+ *		On conn, for a create whose COMMIT ended unseen (why says how):
+ *		with the table's catalog row locked, remove the canonical file
+ *		written describes unless the version is in the catalog, for a
+ *		Lance writer takes any file at the next manifest's name as
+ *		committed (RELIABILITY.md, "Windows where a file can be orphaned",
+ *		cases 1 and 2).  Returns whether the catalog answered.
+ */
+static bool
+settle_entry(PGconn *conn, const char *id, const char *branch, int64_t version,
+			 const char *canonical, const GwWritten *written, const char *why)
+{
+	GwError		err;
+	GwStorage  *cst = gw_storage_for(canonical, &err);
+	char		v[32];
+	const char *params[3] = {id, v, branch};
+	PGresult   *lock = NULL;
+	PGresult   *row = NULL;
+	bool		answered;
+
+	snprintf(v, sizeof(v), "%lld", (long long) version);
+	answered = gw_db_exec(conn, "BEGIN", 0, NULL, NULL, NULL, &err) &&
+		gw_db_exec(conn, SQL_LOCK_WAIT, 0, NULL, NULL, NULL, &err) &&
+		gw_db_exec(conn, SQL_LOCK_TABLE, 1, params, &lock, NULL, &err) &&
+		(PQntuples(lock) == 0 || ((params[0] = PQgetvalue(lock, 0, 0)) != NULL &&
+								  gw_db_exec(conn, SQL_VERSION_ROW, 3, params, &row, NULL, &err)));
+	if (answered && row != NULL && PQntuples(row) == 0 && cst != NULL)
+	{
+		cst->discard(cst, canonical, written);
+		fprintf(stderr, "%s: the COMMIT of version %s of %s %s and it is not in the "
+				"catalog: %s removed\n", GW_PROGRAM, v, id, why, canonical);
+	}
+	else if (!answered)
+		fprintf(stderr, "%s: the catalog did not tell whether version %s of %s committed (%s): "
+				"%s stays\n", GW_PROGRAM, v, id, err.message, canonical);
+	PQclear(lock);
+	PQclear(row);
+	PQclear(PQexec(conn, "ROLLBACK"));
+	return answered;
+}
+
+/*
  * after_unknown
- *		GwTxHooks.after_unknown: a Lance writer takes any file at the next
- *		manifest's name as committed, so each canonical file this attempt
- *		linked goes unless the catalog, asked on a new session once the
- *		table's row is locked, has the version (RELIABILITY.md, "Windows
- *		where a file can be orphaned", case 2).  Unanswered, files stay.
+ *		GwTxHooks.after_unknown: settle each canonical file this attempt
+ *		linked (settle_entry).  Unanswered, files and intents stay.
  */
 static void
 after_unknown(void *arg)
@@ -512,34 +629,17 @@ after_unknown(void *arg)
 	for (int i = 0; i < ctx->n; i++)
 	{
 		CommitEntry *ce = &ctx->e[i];
-		char		version[32];
 		char	   *id;
-		const char *params[3];
-		PGresult   *lock = NULL;
-		PGresult   *row = NULL;
 
 		if (!ce->written.created || ce->id == NULL)
 			continue;
 		if (conn == NULL && (conn = gw_pool_connect(&err)) == NULL)
-			break;				/* unanswered: the files stay */
-		snprintf(version, sizeof(version), "%lld", (long long) ce->version);
-		params[0] = id = json_dumps(ce->id, JSON_COMPACT);
-		params[1] = version;
-		params[2] = json_string_value(ce->branch);
-		if (gw_db_exec(conn, "BEGIN", 0, NULL, NULL, NULL, &err) &&
-			gw_db_exec(conn, SQL_LOCK_WAIT, 0, NULL, NULL, NULL, &err) &&
-			gw_db_exec(conn, SQL_LOCK_TABLE, 1, params, &lock, NULL, &err) &&
-			PQntuples(lock) == 1 && (params[0] = PQgetvalue(lock, 0, 0)) != NULL &&
-			gw_db_exec(conn, SQL_VERSION_ROW, 3, params, &row, NULL, &err) && PQntuples(row) == 0)
-		{
-			ce->cst->discard(ce->cst, ce->canonical, &ce->written);
-			fprintf(stderr, "%s: the COMMIT of version %s of %s was lost and it is not in the "
-					"catalog: %s removed\n", GW_PROGRAM, version, id, ce->canonical);
-		}
+			break;
+		id = json_dumps(ce->id, JSON_COMPACT);
+		if (id != NULL && settle_entry(conn, id, json_string_value(ce->branch), ce->version,
+									   ce->canonical, &ce->written, "was lost"))
+			intent_done(ce);
 		free(id);
-		PQclear(lock);
-		PQclear(row);
-		PQclear(PQexec(conn, "ROLLBACK"));
 	}
 	PQfinish(conn);
 }
@@ -572,6 +672,7 @@ call_and_release(const char *function, json_t *request, const GwRequestInfo *inf
 		free(ctx->e[i].canonical);
 		free(ctx->e[i].staged.bytes);
 		free(ctx->e[i].b64);
+		free(ctx->e[i].intent);
 	}
 	free(ctx->e);
 	free(request_text);
@@ -649,4 +750,90 @@ gw_commit_operations(const char *function, json_t *request, const GwRequestInfo 
 		return NULL;
 	}
 	return commit_entries(function, request, info, &ctx, ops, "create_table_version", err);
+}
+
+/*
+ * gw_commit_replay
+ *		Start-up: make the intents directory (--intents-dir, else
+ *		<root>/.lance-gateway/intents under a local root, mode 0700; none
+ *		under a bucket root), then settle each create whose gateway died
+ *		before its COMMIT ended, as after_unknown does; an intent without
+ *		what finalize wrote proves no file ours (--sweep's).  The intents
+ *		of a live gateway sharing the directory are safe to settle: the
+ *		lock waits for its commit.  Stops at the first the catalog does not
+ *		answer (10 s at most); the rest wait for the next start.
+ */
+void
+gw_commit_replay(const char *root)
+{
+	char	   *dir = gw_config.intents_dir;
+	char	   *slash;
+	DIR		   *d;
+	struct dirent *de;
+	PGconn	   *conn = NULL;
+	GwError		err;
+	bool		answered = true;
+
+	if (dir == NULL && strncmp(root, "s3://", 5) == 0)
+		fprintf(stderr, "%s: a bucket root and no --intents-dir: the manifests of creates "
+				"that a crash cuts short wait for --sweep\n", GW_PROGRAM);
+	else if (dir != NULL || asprintf(&dir, "%s/.lance-gateway/intents", root) >= 0)
+	{
+		if ((slash = strrchr(dir, '/')) != NULL && slash > dir)
+		{
+			*slash = '\0';
+			mkdir(dir, 0700);
+			*slash = '/';
+		}
+		if ((mkdir(dir, 0700) == 0 || errno == EEXIST) && access(dir, W_OK | X_OK) == 0)
+			intents_dir = dir;
+		else
+			fprintf(stderr, "%s: cannot use the intents directory %s (%s): creates go on "
+					"without\n", GW_PROGRAM, dir, strerror(errno));
+	}
+	snprintf(intents_tag, sizeof(intents_tag), "%d-%lx", (int) getpid(), (long) time(NULL));
+	d = intents_dir ? opendir(intents_dir) : NULL;
+	while (answered && d != NULL && (de = readdir(d)) != NULL)
+	{
+		char	   *path = NULL;
+		char	   *id = NULL;
+		json_t	   *rec;
+		json_t	   *jid;
+		const char *branch = NULL;
+		const char *canonical;
+		const char *etag = NULL;
+		json_int_t	version;
+		json_int_t	dev;
+		json_int_t	ino;
+
+		if (fnmatch("*.intent", de->d_name, 0) != 0 ||
+			asprintf(&path, "%s/%s", intents_dir, de->d_name) < 0)
+			continue;
+		rec = json_load_file(path, 0, NULL);
+		if (json_unpack(rec, "{s:o,s?s,s:I,s:s,s?I,s?I,s?s}", "id", &jid, "branch", &branch,
+						"version", &version, "canonical", &canonical, "dev", &dev, "ino", &ino,
+						"etag", &etag) != 0)
+			;					/* empty: finalize had not begun */
+		else if (etag == NULL)
+			fprintf(stderr, "%s: a gateway died while it made %s: --sweep removes it if no "
+					"version committed it\n", GW_PROGRAM, canonical);
+		else
+		{
+			GwWritten	written = {true, (uint64_t) dev, (uint64_t) ino, ""};
+
+			snprintf(written.etag, sizeof(written.etag), "%s", etag);
+			answered = (id = json_dumps(jid, JSON_COMPACT)) != NULL &&
+				(conn != NULL || (conn = gw_pool_connect(&err)) != NULL) &&
+				settle_entry(conn, id, branch, version, canonical, &written,
+							 "did not end before its gateway died");
+		}
+		if (answered)
+			unlink(path);
+		free(id);
+		free(path);
+		json_decref(rec);
+	}
+	if (d != NULL)
+		closedir(d);
+	PQfinish(conn);
 }
