@@ -27,6 +27,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <pthread.h>
+#include <sys/file.h>
+#include <sys/uio.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,9 +60,17 @@
 	" WHERE v.table_id = $1::pg_catalog.int8 AND v.version = $2::pg_catalog.int8" \
 	" AND v.branch = COALESCE($3::pg_catalog.text, 'main')"
 
-/* the intents directory (NULL: none), and this process's prefix there */
+/*
+ * The intents directory (NULL: none), this process's prefix there, and its
+ * intent files free for a request (each kept open, and locked while this
+ * process lives).
+ */
 static char *intents_dir;
 static char intents_tag[48];
+#define INTENTS_MAX_FREE 1024	/* a request in flight has one: --pool's maximum */
+static pthread_mutex_t intents_lock = PTHREAD_MUTEX_INITIALIZER;
+static int	intents_free[INTENTS_MAX_FREE];
+static int	intents_nfree;
 
 typedef struct CommitEntry
 {
@@ -80,7 +91,6 @@ typedef struct CommitEntry
 	bool		reserved;		/* room in the backlog for them (publish.c) */
 	json_t	   *id;				/* the entry's id array (the request's), if any */
 	json_t	   *branch;			/* and its branch, if any */
-	char	   *intent;			/* its intent file, until the outcome is known */
 	int64_t		version;		/* the catalog's version, once finalized */
 } CommitEntry;
 
@@ -91,6 +101,8 @@ typedef struct CommitCtx
 	CommitEntry *e;
 	bool		ops;			/* BatchCommitTables: e[i] is operations[i] */
 	size_t		held;			/* bytes sent to the catalog so far */
+	int			intent_fd;		/* its intent file, -1 if none */
+	off_t		intent_end;		/* where the file's "#" is */
 } CommitCtx;
 
 /*
@@ -317,56 +329,73 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 }
 
 /*
- * intent_done
- *		The entry's outcome is settled: its intent file goes.
+ * intent_write
+ *		Add the entry to its request's intent file, for a start after this
+ *		process died to settle (gw_commit_replay): before finalize makes the
+ *		canonical name, then with what it wrote.  A file has a line per
+ *		text, up to a "#" (the next text goes over it).  No flush: a
+ *		process's death keeps the page cache.  Without one (said once),
+ *		creates go on.
  */
 static void
-intent_done(CommitEntry *ce)
-{
-	if (ce->intent != NULL)
-		unlink(ce->intent);
-	free(ce->intent);
-	ce->intent = NULL;
-}
-
-/*
- * intent_write
- *		Record the entry in an intent file of its own (made when fd < 0),
- *		for a start after this process died to settle (gw_commit_replay):
- *		before finalize makes the canonical name, then with what it wrote,
- *		over the first text.  No flush: a process's death keeps the page
- *		cache.  Returns the descriptor, or -1 (said once: creates go on).
- */
-static int
-intent_write(CommitEntry *ce, int fd)
+intent_write(CommitCtx *ctx, CommitEntry *ce, bool after)
 {
 	static unsigned long n;
 	static bool warned;
-	bool		c = ce->written.created;
-	json_t	   *rec = json_pack("{s:O,s:s*,s:I,s:s,s:o*,s:o*,s:s*}", "id", ce->id, "branch",
+	bool		c = after && ce->written.created;
+	json_t	   *rec = json_pack("{s:O,s:s*,s:I,s:s,s:o*,s:o*,s:o*,s:s*}", "id", ce->id, "branch",
 								json_string_value(ce->branch), "version", (json_int_t) ce->version,
 								"canonical", ce->canonical,
+								"created", after ? json_boolean(c) : NULL,
 								"dev", c ? json_integer((json_int_t) ce->written.dev) : NULL,
 								"ino", c ? json_integer((json_int_t) ce->written.ino) : NULL,
 								"etag", c ? ce->written.etag : NULL);
-	char	   *text = json_dumps(rec, JSON_COMPACT);
+	struct iovec iov[2] = {{json_dumps(rec, JSON_COMPACT), 0}, {"\n#", 2}};
+	char	   *path = NULL;
 
-	if (fd < 0 && asprintf(&ce->intent, "%s/%s-%lu.intent", intents_dir, intents_tag,
-						   __atomic_fetch_add(&n, 1, __ATOMIC_RELAXED)) >= 0)
-		fd = open(ce->intent, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 || text == NULL || pwrite(fd, text, strlen(text), 0) != (ssize_t) strlen(text))
-	{
-		if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
-			fprintf(stderr, "%s: cannot write an intent file in %s (%s): creates go on without\n",
-					GW_PROGRAM, intents_dir, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		fd = -1;
-		intent_done(ce);
-	}
-	free(text);
+	pthread_mutex_lock(&intents_lock);
+	if (ctx->intent_fd < 0 && intents_nfree > 0)
+		ctx->intent_fd = intents_free[--intents_nfree];
+	pthread_mutex_unlock(&intents_lock);
+	if (ctx->intent_fd < 0 && asprintf(&path, "%s/%s-%lu.intent", intents_dir, intents_tag,
+									   __atomic_fetch_add(&n, 1, __ATOMIC_RELAXED)) < 0)
+		path = NULL;
+	if (path != NULL && (ctx->intent_fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) >= 0)
+		flock(ctx->intent_fd, LOCK_EX);
+	iov[0].iov_len = iov[0].iov_base ? strlen(iov[0].iov_base) : 0;
+	if (ctx->intent_fd >= 0 && iov[0].iov_len > 0 &&
+		pwritev(ctx->intent_fd, iov, 2, ctx->intent_end) == (ssize_t) iov[0].iov_len + 2)
+		ctx->intent_end += iov[0].iov_len + 1;
+	else if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
+		fprintf(stderr, "%s: cannot write an intent file in %s (%s): creates go on without\n",
+				GW_PROGRAM, intents_dir, strerror(errno));
+	free(path);
+	free(iov[0].iov_base);
 	json_decref(rec);
-	return fd;
+}
+
+/*
+ * intent_done
+ *		The request's outcome is settled: its intent file, emptied, is free
+ *		for another.  Else the file stays as it is, for the next start.
+ */
+static void
+intent_done(CommitCtx *ctx, bool settled)
+{
+	if (ctx->intent_fd >= 0 && settled && pwrite(ctx->intent_fd, "#", 1, 0) == 1)
+	{
+		pthread_mutex_lock(&intents_lock);
+		if (intents_nfree < INTENTS_MAX_FREE)
+		{
+			intents_free[intents_nfree++] = ctx->intent_fd;
+			ctx->intent_fd = -1;
+		}
+		pthread_mutex_unlock(&intents_lock);
+	}
+	if (ctx->intent_fd >= 0)
+		close(ctx->intent_fd);
+	ctx->intent_fd = -1;
+	ctx->intent_end = 0;
 }
 
 /*
@@ -375,7 +404,7 @@ intent_write(CommitEntry *ce, int fd)
  *		object the catalog returned, and rewrite that object for the client.
  */
 static bool
-finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
+finalize_entry(CommitCtx *ctx, CommitEntry *ce, json_t *version, GwError *err)
 {
 	json_t	   *jcanon = json_object_get(version, "manifest_path");
 	json_t	   *jetag = json_object_get(version, "e_tag");
@@ -433,20 +462,15 @@ finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 	}
 	else
 	{
-		int			fd = intents_dir && ce->id ? intent_write(ce, -1) : -1;
-		bool		ok = st->finalize(st, ce->staging, ce->canonical, ce->size, &ce->synced,
-									  ce->staged.bytes ? &ce->staged : NULL,
-									  json_is_string(jetag) ? json_string_value(jetag) : NULL,
-									  &ce->written, err);
-
-		if (fd >= 0 && ce->written.created)
-			fd = intent_write(ce, fd);
-		else
-			intent_done(ce);	/* nothing made: nothing to settle */
-		if (fd >= 0)
-			close(fd);
-		if (!ok)
+		if (intents_dir && ce->id)
+			intent_write(ctx, ce, false);
+		if (!st->finalize(st, ce->staging, ce->canonical, ce->size, &ce->synced,
+						  ce->staged.bytes ? &ce->staged : NULL,
+						  json_is_string(jetag) ? json_string_value(jetag) : NULL,
+						  &ce->written, err))
 			return false;
+		if (intents_dir && ce->id)
+			intent_write(ctx, ce, true);
 	}
 	json_object_set_new(version, "manifest_path",
 						json_string(gw_client_manifest_path(ce->canonical)));
@@ -502,7 +526,7 @@ after_call(void *arg, char **result, GwError *err)
 	}
 	for (int i = 0; ok && i < ctx->n; i++)
 		if (!ctx->e[i].skip)
-			ok = finalize_entry(&ctx->e[i], !ctx->batch ? json_object_get(res, "version") :
+			ok = finalize_entry(ctx, &ctx->e[i], !ctx->batch ? json_object_get(res, "version") :
 								!ctx->ops ? json_array_get(list, i) :
 								json_object_get(json_object_get(json_array_get(list, i),
 																"create_table_version"),
@@ -543,10 +567,10 @@ after_commit(void *arg)
 		CommitEntry *ce = &ctx->e[i];
 
 		held |= ce->held && !ce->deferred;
-		intent_done(ce);
 		if (ce->st && ce->canonical && strcmp(ce->staging, ce->canonical) != 0)
 			ce->st->remove(ce->st, ce->staging);
 	}
+	intent_done(ctx, true);
 	if (held)
 		gw_publish_notify();
 }
@@ -568,8 +592,8 @@ after_abort(void *arg)
 		if (ce->cst && ce->written.created)
 			ce->cst->discard(ce->cst, ce->canonical, &ce->written);
 		memset(&ce->written, 0, sizeof(ce->written));
-		intent_done(ce);
 	}
+	intent_done(ctx, true);
 }
 
 /*
@@ -625,22 +649,22 @@ after_unknown(void *arg)
 	CommitCtx  *ctx = arg;
 	GwError		err;
 	PGconn	   *conn = NULL;
+	bool		settled = true;
 
-	for (int i = 0; i < ctx->n; i++)
+	for (int i = 0; settled && i < ctx->n; i++)
 	{
 		CommitEntry *ce = &ctx->e[i];
 		char	   *id;
 
 		if (!ce->written.created || ce->id == NULL)
 			continue;
-		if (conn == NULL && (conn = gw_pool_connect(&err)) == NULL)
-			break;
 		id = json_dumps(ce->id, JSON_COMPACT);
-		if (id != NULL && settle_entry(conn, id, json_string_value(ce->branch), ce->version,
-									   ce->canonical, &ce->written, "was lost"))
-			intent_done(ce);
+		settled = id != NULL && (conn != NULL || (conn = gw_pool_connect(&err)) != NULL) &&
+			settle_entry(conn, id, json_string_value(ce->branch), ce->version,
+						 ce->canonical, &ce->written, "was lost");
 		free(id);
 	}
+	intent_done(ctx, settled);
 	PQfinish(conn);
 }
 
@@ -672,7 +696,6 @@ call_and_release(const char *function, json_t *request, const GwRequestInfo *inf
 		free(ctx->e[i].canonical);
 		free(ctx->e[i].staged.bytes);
 		free(ctx->e[i].b64);
-		free(ctx->e[i].intent);
 	}
 	free(ctx->e);
 	free(request_text);
@@ -720,7 +743,7 @@ char *
 gw_commit_versions(const char *function, json_t *request, bool batch,
 				   const GwRequestInfo *info, GwError *err)
 {
-	CommitCtx	ctx = {batch, 0, NULL, false, 0};
+	CommitCtx	ctx = {batch, 0, NULL, false, 0, -1, 0};
 	json_t	   *entries = json_object_get(request, "entries");
 
 	if (batch && !json_is_array(entries))
@@ -741,7 +764,7 @@ char *
 gw_commit_operations(const char *function, json_t *request, const GwRequestInfo *info,
 					 GwError *err)
 {
-	CommitCtx	ctx = {true, 0, NULL, true, 0};
+	CommitCtx	ctx = {true, 0, NULL, true, 0, -1, 0};
 	json_t	   *ops = json_object_get(request, "operations");
 
 	if (!json_is_array(ops))
@@ -758,10 +781,10 @@ gw_commit_operations(const char *function, json_t *request, const GwRequestInfo 
  *		<root>/.lance-gateway/intents under a local root, mode 0700; none
  *		under a bucket root), then settle each create whose gateway died
  *		before its COMMIT ended, as after_unknown does; an intent without
- *		what finalize wrote proves no file ours (--sweep's).  The intents
- *		of a live gateway sharing the directory are safe to settle: the
- *		lock waits for its commit.  Stops at the first the catalog does not
- *		answer (10 s at most); the rest wait for the next start.
+ *		what finalize wrote proves no file ours (--sweep's).  The files of
+ *		a live gateway sharing the directory are locked: left alone.  Stops
+ *		at the first the catalog does not answer (10 s at most); the rest
+ *		wait for the next start.
  */
 void
 gw_commit_replay(const char *root)
@@ -773,6 +796,8 @@ gw_commit_replay(const char *root)
 	PGconn	   *conn = NULL;
 	GwError		err;
 	bool		answered = true;
+	char	   *line = NULL;
+	size_t		cap = 0;
 
 	if (dir == NULL && strncmp(root, "s3://", 5) == 0)
 		fprintf(stderr, "%s: a bucket root and no --intents-dir: the manifests of creates "
@@ -796,44 +821,62 @@ gw_commit_replay(const char *root)
 	while (answered && d != NULL && (de = readdir(d)) != NULL)
 	{
 		char	   *path = NULL;
-		char	   *id = NULL;
-		json_t	   *rec;
-		json_t	   *jid;
-		const char *branch = NULL;
-		const char *canonical;
-		const char *etag = NULL;
-		json_int_t	version;
-		json_int_t	dev;
-		json_int_t	ino;
+		int			fd = -1;
+		FILE	   *f = NULL;
+		json_t	   *rec = NULL;
 
 		if (fnmatch("*.intent", de->d_name, 0) != 0 ||
 			asprintf(&path, "%s/%s", intents_dir, de->d_name) < 0)
 			continue;
-		rec = json_load_file(path, 0, NULL);
-		if (json_unpack(rec, "{s:o,s?s,s:I,s:s,s?I,s?I,s?s}", "id", &jid, "branch", &branch,
-						"version", &version, "canonical", &canonical, "dev", &dev, "ino", &ino,
-						"etag", &etag) != 0)
-			;					/* empty: finalize had not begun */
-		else if (etag == NULL)
-			fprintf(stderr, "%s: a gateway died while it made %s: --sweep removes it if no "
-					"version committed it\n", GW_PROGRAM, canonical);
-		else
+		/* a gateway that lives holds its files' locks */
+		if ((fd = open(path, O_RDWR | O_CLOEXEC)) >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+			f = fdopen(fd, "r");
+		while (answered && f != NULL && getline(&line, &cap, f) > 0 && line[0] != '#')
 		{
-			GwWritten	written = {true, (uint64_t) dev, (uint64_t) ino, ""};
+			json_t	   *jid;
+			const char *branch = NULL;
+			const char *canonical;
+			const char *etag = NULL;
+			json_int_t	version;
+			json_int_t	dev;
+			json_int_t	ino;
 
-			snprintf(written.etag, sizeof(written.etag), "%s", etag);
-			answered = (id = json_dumps(jid, JSON_COMPACT)) != NULL &&
-				(conn != NULL || (conn = gw_pool_connect(&err)) != NULL) &&
-				settle_entry(conn, id, branch, version, canonical, &written,
-							 "did not end before its gateway died");
+			json_decref(rec);
+			rec = json_loads(line, JSON_DISABLE_EOF_CHECK, NULL);
+			if (json_unpack(rec, "{s:o,s?s,s:I,s:s,s:I,s:I,s:s}", "id", &jid, "branch", &branch,
+							"version", &version, "canonical", &canonical, "dev", &dev,
+							"ino", &ino, "etag", &etag) == 0)
+			{
+				GwWritten	written = {true, (uint64_t) dev, (uint64_t) ino, ""};
+				char	   *id = json_dumps(jid, JSON_COMPACT);
+
+				snprintf(written.etag, sizeof(written.etag), "%s", etag);
+				answered = id != NULL &&
+					(conn != NULL || (conn = gw_pool_connect(&err)) != NULL) &&
+					settle_entry(conn, id, branch, version, canonical, &written,
+								 "did not end before its gateway died");
+				free(id);
+				json_decref(rec);
+				rec = NULL;
+			}
 		}
-		if (answered)
+		/* the last text written before a finalize: it died inside */
+		if (answered && json_object_get(rec, "created") == NULL &&
+			json_is_string(json_object_get(rec, "canonical")))
+			fprintf(stderr, "%s: a gateway died while it made %s: --sweep removes it if no "
+					"version committed it\n", GW_PROGRAM,
+					json_string_value(json_object_get(rec, "canonical")));
+		if (answered && f != NULL)
 			unlink(path);
-		free(id);
-		free(path);
+		if (f != NULL)
+			fclose(f);
+		else if (fd >= 0)
+			close(fd);
 		json_decref(rec);
+		free(path);
 	}
 	if (d != NULL)
 		closedir(d);
+	free(line);
 	PQfinish(conn);
 }
