@@ -842,7 +842,7 @@ gw_commit_replay(const char *root)
 			json_int_t	ino;
 
 			json_decref(rec);
-			rec = json_loads(line, JSON_DISABLE_EOF_CHECK, NULL);
+			rec = json_loads(line, 0, NULL);
 			if (json_unpack(rec, "{s:o,s?s,s:I,s:s,s:I,s:I,s:s}", "id", &jid, "branch", &branch,
 							"version", &version, "canonical", &canonical, "dev", &dev,
 							"ino", &ino, "etag", &etag) == 0)
