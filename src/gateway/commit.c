@@ -61,13 +61,11 @@
 	" AND v.branch = COALESCE($3::pg_catalog.text, 'main')"
 
 /*
- * The intents directory (NULL: none), this process's prefix there, and its
- * intent files free for a request (each kept open, and locked while this
- * process lives).
+ * The intents directory (NULL: none), and this process's intent files free
+ * for a request (kept open, and locked while this process lives).
  */
-static char *intents_dir;
-static char intents_tag[48];
 #define INTENTS_MAX_FREE 1024	/* a request in flight has one: --pool's maximum */
+static char *intents_dir;
 static pthread_mutex_t intents_lock = PTHREAD_MUTEX_INITIALIZER;
 static int	intents_free[INTENTS_MAX_FREE];
 static int	intents_nfree;
@@ -102,7 +100,7 @@ typedef struct CommitCtx
 	bool		ops;			/* BatchCommitTables: e[i] is operations[i] */
 	size_t		held;			/* bytes sent to the catalog so far */
 	int			intent_fd;		/* its intent file, -1 if none */
-	off_t		intent_end;		/* where the file's "#" is */
+	off_t		intent_end;		/* where that file's "#" is */
 } CommitCtx;
 
 /*
@@ -329,39 +327,50 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 }
 
 /*
+ * entry_record
+ *		What an intent file and settle_entry know of a finalized entry:
+ *		after finalize, whether it made a file, and which.
+ */
+static json_t *
+entry_record(CommitEntry *ce, bool after)
+{
+	bool		c = after && ce->written.created;
+
+	return json_pack("{s:O,s:s*,s:I,s:s,s:o*,s:o*,s:o*,s:s*}", "id", ce->id,
+					 "branch", json_string_value(ce->branch), "version", (json_int_t) ce->version,
+					 "canonical", ce->canonical, "created", after ? json_boolean(c) : NULL,
+					 "dev", c ? json_integer((json_int_t) ce->written.dev) : NULL,
+					 "ino", c ? json_integer((json_int_t) ce->written.ino) : NULL,
+					 "etag", c ? ce->written.etag : NULL);
+}
+
+/*
  * intent_write
- *		Add the entry to its request's intent file, for a start after this
- *		process died to settle (gw_commit_replay): before finalize makes the
- *		canonical name, then with what it wrote.  A file has a line per
- *		text, up to a "#" (the next text goes over it).  No flush: a
- *		process's death keeps the page cache.  Without one (said once),
+ *		Add the entry's record to its request's intent file, for a start
+ *		after this process died to settle (gw_commit_replay): before
+ *		finalize makes the canonical name, then after.  The records are
+ *		JSON texts up to a "#", which the next one overwrites.  No flush: a
+ *		process's death keeps the page cache.  Without a file (said once),
  *		creates go on.
  */
 static void
 intent_write(CommitCtx *ctx, CommitEntry *ce, bool after)
 {
-	static unsigned long n;
 	static bool warned;
-	bool		c = after && ce->written.created;
-	json_t	   *rec = json_pack("{s:O,s:s*,s:I,s:s,s:o*,s:o*,s:o*,s:s*}", "id", ce->id, "branch",
-								json_string_value(ce->branch), "version", (json_int_t) ce->version,
-								"canonical", ce->canonical,
-								"created", after ? json_boolean(c) : NULL,
-								"dev", c ? json_integer((json_int_t) ce->written.dev) : NULL,
-								"ino", c ? json_integer((json_int_t) ce->written.ino) : NULL,
-								"etag", c ? ce->written.etag : NULL);
+	json_t	   *rec = entry_record(ce, after);
 	struct iovec iov[2] = {{json_dumps(rec, JSON_COMPACT), 0}, {"\n#", 2}};
-	char	   *path = NULL;
+	char	   *path;
 
 	pthread_mutex_lock(&intents_lock);
 	if (ctx->intent_fd < 0 && intents_nfree > 0)
 		ctx->intent_fd = intents_free[--intents_nfree];
 	pthread_mutex_unlock(&intents_lock);
-	if (ctx->intent_fd < 0 && asprintf(&path, "%s/%s-%lu.intent", intents_dir, intents_tag,
-									   __atomic_fetch_add(&n, 1, __ATOMIC_RELAXED)) < 0)
-		path = NULL;
-	if (path != NULL && (ctx->intent_fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) >= 0)
-		flock(ctx->intent_fd, LOCK_EX);
+	if (ctx->intent_fd < 0 && asprintf(&path, "%s/%d-XXXXXX.intent", intents_dir, (int) getpid()) >= 0)
+	{
+		if ((ctx->intent_fd = mkostemps(path, 7, O_CLOEXEC)) >= 0)
+			flock(ctx->intent_fd, LOCK_EX);
+		free(path);
+	}
 	iov[0].iov_len = iov[0].iov_base ? strlen(iov[0].iov_base) : 0;
 	if (ctx->intent_fd >= 0 && iov[0].iov_len > 0 &&
 		pwritev(ctx->intent_fd, iov, 2, ctx->intent_end) == (ssize_t) iov[0].iov_len + 2)
@@ -369,7 +378,6 @@ intent_write(CommitCtx *ctx, CommitEntry *ce, bool after)
 	else if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
 		fprintf(stderr, "%s: cannot write an intent file in %s (%s): creates go on without\n",
 				GW_PROGRAM, intents_dir, strerror(errno));
-	free(path);
 	free(iov[0].iov_base);
 	json_decref(rec);
 }
@@ -598,40 +606,53 @@ after_abort(void *arg)
 
 /*
  * settle_entry
- *		On conn, for a create whose COMMIT ended unseen (why says how):
- *		with the table's catalog row locked, remove the canonical file
- *		written describes unless the version is in the catalog, for a
- *		Lance writer takes any file at the next manifest's name as
+ *		On conn, for an entry (rec, entry_record's) whose COMMIT ended
+ *		unseen (why says how): with the table's catalog row locked, remove
+ *		the canonical file it made unless the version is in the catalog,
+ *		for a Lance writer takes any file at the next manifest's name as
  *		committed (RELIABILITY.md, "Windows where a file can be orphaned",
- *		cases 1 and 2).  Returns whether the catalog answered.
+ *		cases 1 and 2).  Returns whether the catalog answered (or the entry
+ *		made no file).
  */
 static bool
-settle_entry(PGconn *conn, const char *id, const char *branch, int64_t version,
-			 const char *canonical, const GwWritten *written, const char *why)
+settle_entry(PGconn *conn, json_t *rec, const char *why)
 {
 	GwError		err;
-	GwStorage  *cst = gw_storage_for(canonical, &err);
+	GwStorage  *cst;
+	json_int_t	n[3];			/* version, dev, ino */
+	const char *canonical;
+	const char *etag;
+	char	   *id;
 	char		v[32];
-	const char *params[3] = {id, v, branch};
+	const char *params[3] = {NULL, v, NULL};
 	PGresult   *lock = NULL;
 	PGresult   *row = NULL;
 	bool		answered;
 
-	snprintf(v, sizeof(v), "%lld", (long long) version);
-	answered = gw_db_exec(conn, "BEGIN", 0, NULL, NULL, NULL, &err) &&
+	if (json_unpack(rec, "{s:I,s:s,s?s,s:I,s:I,s:s}", "version", &n[0], "canonical", &canonical,
+					"branch", &params[2], "dev", &n[1], "ino", &n[2], "etag", &etag) != 0)
+		return true;
+	params[0] = id = json_dumps(json_object_get(rec, "id"), JSON_COMPACT);
+	snprintf(v, sizeof(v), "%lld", (long long) n[0]);
+	answered = id != NULL && conn != NULL &&
+		gw_db_exec(conn, "BEGIN", 0, NULL, NULL, NULL, &err) &&
 		gw_db_exec(conn, SQL_LOCK_WAIT, 0, NULL, NULL, NULL, &err) &&
 		gw_db_exec(conn, SQL_LOCK_TABLE, 1, params, &lock, NULL, &err) &&
 		(PQntuples(lock) == 0 || ((params[0] = PQgetvalue(lock, 0, 0)) != NULL &&
 								  gw_db_exec(conn, SQL_VERSION_ROW, 3, params, &row, NULL, &err)));
-	if (answered && row != NULL && PQntuples(row) == 0 && cst != NULL)
+	if (answered && row != NULL && PQntuples(row) == 0 && (cst = gw_storage_for(canonical, &err)))
 	{
-		cst->discard(cst, canonical, written);
+		GwWritten	written = {true, (uint64_t) n[1], (uint64_t) n[2], ""};
+
+		snprintf(written.etag, sizeof(written.etag), "%s", etag);
+		cst->discard(cst, canonical, &written);
 		fprintf(stderr, "%s: the COMMIT of version %s of %s %s and it is not in the "
 				"catalog: %s removed\n", GW_PROGRAM, v, id, why, canonical);
 	}
 	else if (!answered)
-		fprintf(stderr, "%s: the catalog did not tell whether version %s of %s committed (%s): "
-				"%s stays\n", GW_PROGRAM, v, id, err.message, canonical);
+		fprintf(stderr, "%s: the catalog did not tell whether version %s of %s committed: "
+				"%s stays\n", GW_PROGRAM, v, id, canonical);
+	free(id);
 	PQclear(lock);
 	PQclear(row);
 	PQclear(PQexec(conn, "ROLLBACK"));
@@ -641,7 +662,8 @@ settle_entry(PGconn *conn, const char *id, const char *branch, int64_t version,
 /*
  * after_unknown
  *		GwTxHooks.after_unknown: settle each canonical file this attempt
- *		linked (settle_entry).  Unanswered, files and intents stay.
+ *		linked (settle_entry), on a new session.  Unanswered, the files and
+ *		the request's intent file stay.
  */
 static void
 after_unknown(void *arg)
@@ -653,16 +675,14 @@ after_unknown(void *arg)
 
 	for (int i = 0; settled && i < ctx->n; i++)
 	{
-		CommitEntry *ce = &ctx->e[i];
-		char	   *id;
+		json_t	   *rec;
 
-		if (!ce->written.created || ce->id == NULL)
+		if (!ctx->e[i].written.created || ctx->e[i].id == NULL)
 			continue;
-		id = json_dumps(ce->id, JSON_COMPACT);
-		settled = id != NULL && (conn != NULL || (conn = gw_pool_connect(&err)) != NULL) &&
-			settle_entry(conn, id, json_string_value(ce->branch), ce->version,
-						 ce->canonical, &ce->written, "was lost");
-		free(id);
+		if (conn == NULL)
+			conn = gw_pool_connect(&err);
+		settled = settle_entry(conn, rec = entry_record(&ctx->e[i], true), "was lost");
+		json_decref(rec);
 	}
 	intent_done(ctx, settled);
 	PQfinish(conn);
@@ -780,89 +800,61 @@ gw_commit_operations(const char *function, json_t *request, const GwRequestInfo 
  *		Start-up: make the intents directory (--intents-dir, else
  *		<root>/.lance-gateway/intents under a local root, mode 0700; none
  *		under a bucket root), then settle each create whose gateway died
- *		before its COMMIT ended, as after_unknown does; an intent without
- *		what finalize wrote proves no file ours (--sweep's).  The files of
- *		a live gateway sharing the directory are locked: left alone.  Stops
- *		at the first the catalog does not answer (10 s at most); the rest
- *		wait for the next start.
+ *		before its COMMIT ended, as after_unknown does; a last record
+ *		written before a finalize proves no file ours (--sweep's).  The
+ *		files of a live gateway sharing the directory are locked: left
+ *		alone.  Stops at the first the catalog does not answer (10 s at
+ *		most); the rest wait for the next start.
  */
 void
 gw_commit_replay(const char *root)
 {
 	char	   *dir = gw_config.intents_dir;
-	char	   *slash;
-	DIR		   *d;
+	DIR		   *d = NULL;
 	struct dirent *de;
 	PGconn	   *conn = NULL;
 	GwError		err;
 	bool		answered = true;
-	char	   *line = NULL;
-	size_t		cap = 0;
 
 	if (dir == NULL && strncmp(root, "s3://", 5) == 0)
 		fprintf(stderr, "%s: a bucket root and no --intents-dir: the manifests of creates "
 				"that a crash cuts short wait for --sweep\n", GW_PROGRAM);
-	else if (dir != NULL || asprintf(&dir, "%s/.lance-gateway/intents", root) >= 0)
+	else if (dir == NULL && asprintf(&dir, "%s/.lance-gateway", root) >= 0)
 	{
-		if ((slash = strrchr(dir, '/')) != NULL && slash > dir)
-		{
-			*slash = '\0';
-			mkdir(dir, 0700);
-			*slash = '/';
-		}
-		if ((mkdir(dir, 0700) == 0 || errno == EEXIST) && access(dir, W_OK | X_OK) == 0)
-			intents_dir = dir;
-		else
-			fprintf(stderr, "%s: cannot use the intents directory %s (%s): creates go on "
-					"without\n", GW_PROGRAM, dir, strerror(errno));
+		mkdir(dir, 0700);
+		free(dir);
+		if (asprintf(&dir, "%s/.lance-gateway/intents", root) < 0)
+			dir = NULL;
 	}
-	snprintf(intents_tag, sizeof(intents_tag), "%d-%lx", (int) getpid(), (long) time(NULL));
-	d = intents_dir ? opendir(intents_dir) : NULL;
+	if (dir != NULL && (mkdir(dir, 0700) == 0 || errno == EEXIST) && (d = opendir(dir)) != NULL)
+		intents_dir = dir;
+	else if (dir != NULL)
+		fprintf(stderr, "%s: cannot use the intents directory %s (%s): creates go on "
+				"without\n", GW_PROGRAM, dir, strerror(errno));
 	while (answered && d != NULL && (de = readdir(d)) != NULL)
 	{
-		char	   *path = NULL;
-		int			fd = -1;
+		char	   *path;
+		int			fd;
 		FILE	   *f = NULL;
 		json_t	   *rec = NULL;
+		json_t	   *next;
 
 		if (fnmatch("*.intent", de->d_name, 0) != 0 ||
 			asprintf(&path, "%s/%s", intents_dir, de->d_name) < 0)
 			continue;
 		/* a gateway that lives holds its files' locks */
-		if ((fd = open(path, O_RDWR | O_CLOEXEC)) >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
-			f = fdopen(fd, "r");
-		while (answered && f != NULL && getline(&line, &cap, f) > 0 && line[0] != '#')
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0 &&
+			(flock(fd, LOCK_EX | LOCK_NB) != 0 || (f = fdopen(fd, "r")) == NULL))
+			close(fd);
+		while (answered && f != NULL && (next = json_loadf(f, JSON_DISABLE_EOF_CHECK, NULL)) != NULL)
 		{
-			json_t	   *jid;
-			const char *branch = NULL;
-			const char *canonical;
-			const char *etag = NULL;
-			json_int_t	version;
-			json_int_t	dev;
-			json_int_t	ino;
-
 			json_decref(rec);
-			rec = json_loads(line, 0, NULL);
-			if (json_unpack(rec, "{s:o,s?s,s:I,s:s,s:I,s:I,s:s}", "id", &jid, "branch", &branch,
-							"version", &version, "canonical", &canonical, "dev", &dev,
-							"ino", &ino, "etag", &etag) == 0)
-			{
-				GwWritten	written = {true, (uint64_t) dev, (uint64_t) ino, ""};
-				char	   *id = json_dumps(jid, JSON_COMPACT);
-
-				snprintf(written.etag, sizeof(written.etag), "%s", etag);
-				answered = id != NULL &&
-					(conn != NULL || (conn = gw_pool_connect(&err)) != NULL) &&
-					settle_entry(conn, id, branch, version, canonical, &written,
-								 "did not end before its gateway died");
-				free(id);
-				json_decref(rec);
-				rec = NULL;
-			}
+			rec = next;
+			if (conn == NULL && json_object_get(rec, "etag") != NULL)
+				conn = gw_pool_connect(&err);
+			answered = settle_entry(conn, rec, "did not end before its gateway died");
 		}
-		/* the last text written before a finalize: it died inside */
-		if (answered && json_object_get(rec, "created") == NULL &&
-			json_is_string(json_object_get(rec, "canonical")))
+		if (answered && json_object_get(rec, "created") == NULL && json_object_get(rec, "id"))
 			fprintf(stderr, "%s: a gateway died while it made %s: --sweep removes it if no "
 					"version committed it\n", GW_PROGRAM,
 					json_string_value(json_object_get(rec, "canonical")));
@@ -870,13 +862,10 @@ gw_commit_replay(const char *root)
 			unlink(path);
 		if (f != NULL)
 			fclose(f);
-		else if (fd >= 0)
-			close(fd);
 		json_decref(rec);
 		free(path);
 	}
 	if (d != NULL)
 		closedir(d);
-	free(line);
 	PQfinish(conn);
 }

@@ -5,7 +5,8 @@
 # A deferred constraint trigger makes chosen versions' COMMIT sleep 2 s
 # (and for some then fail); the gateway is killed with SIGKILL while it
 # waits there, after it linked the canonical name.  Expected:
-#  - a normal create leaves no intent behind;
+#  - a normal create leaves no intent behind, and a second gateway's start
+#    leaves the files of a live one alone;
 #  - a COMMIT that then rolls back: the next start removes the canonical
 #    file (it waits on the table's catalog row for the transaction to end)
 #    and says so, and the dead gateway's intent files;
@@ -112,6 +113,12 @@ ok(-d $intents, 'the intents directory is made under the root');
 is((stat($intents))[2] & 07777, 0700, '... mode 0700');
 is(scalar(intent_files()), 1, '... where a create leaves one file');
 is_deeply([ pending_intents() ], [], '... which holds no record');
+# a second gateway starting on the same root leaves the live one's files
+my @live = intent_files();
+my $gw2 = LanceGatewayTest::Gateway->start(bin => $bin, db => $db, root => $root,
+	log => $log, args => ['--quiet'], owner => $$);
+is_deeply([ intent_files() ], \@live, "a second gateway's start leaves the live gateway's intent file alone");
+$gw2->stop;
 is(create(2)->{status}, 200, 'create 2: 200');
 is(create(3)->{status}, 200, 'create 3: 200');
 
