@@ -13,7 +13,9 @@
 #  - a COMMIT that then commits: the file stays, the version is in the
 #    catalog, the intents directory is empty;
 #  - the same on a branch whose version number main also has: only the
-#    branch's row counts.
+#    branch's row counts;
+#  - a record with nothing after it (a death inside finalize): the file
+#    stays, start-up says --sweep handles it.
 use strict;
 use warnings;
 
@@ -163,6 +165,23 @@ ok(!-e canonical(3, 'b'), 'start-up removed the file of version 3 of branch b, w
 is(in_catalog(3, 'b') . in_catalog(3), '01', '... main has a version 3, branch b none');
 like($text, qr/the COMMIT of version 3 of \["load","t1"\] did not end/, '... as the gateway says');
 is_deeply([ intent_files() ], [], '... and the intents directory is empty');
+
+# 5. A record written before a finalize and nothing after (a death inside
+# it): nothing proves the file the dead gateway's, so it stays; said.
+$gw->stop;
+open(my $fh, '>', "$intents/0-dead.intent") or die;
+print $fh encode_json({ id => [ 'load', 't1' ], version => 9, canonical => canonical(9) }) . "\n#";
+close($fh);
+open($fh, '>', canonical(9)) or die;
+close($fh);
+my $size_before = -s $log;
+$gw->restart;
+like(substr(LanceGatewayTest::slurp($log), $size_before),
+	qr/a gateway died while it made \S+\Q${\ canonical_name(9)}\E: --sweep removes it/,
+	'a record without what finalize made: start-up says --sweep handles it');
+ok(-e canonical(9), '... and leaves the file');
+is_deeply([ intent_files() ], [], '... and removes the record');
+unlink(canonical(9));
 
 # the gateway serves as usual after its repairs
 $node->safe_psql('postgres', 'DROP TRIGGER slow_commit ON lance_namespace.versions');
