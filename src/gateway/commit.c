@@ -23,10 +23,18 @@
  *-------------------------------------------------------------------------
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <sys/file.h>
+#include <sys/uio.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
@@ -40,7 +48,7 @@
  * After a lost COMMIT, on a new session: lock the table's catalog row,
  * waiting 10 s at most (a commit in flight on the table holds a key share
  * of it until it ends); then, in a statement of its own (a snapshot taken
- * after the lock), look for the version on any branch.
+ * after the lock), look for the version on its branch (NULL: main).
  */
 #define SQL_LOCK_TABLE \
 	"SELECT e.id::pg_catalog.text FROM lance_namespace.entries e" \
@@ -50,7 +58,18 @@
 #define SQL_LOCK_WAIT "SELECT pg_catalog.set_config('lock_timeout', '10s', true)"
 #define SQL_VERSION_ROW \
 	"SELECT 1 FROM lance_namespace.versions v" \
-	" WHERE v.table_id = $1::pg_catalog.int8 AND v.version = $2::pg_catalog.int8"
+	" WHERE v.table_id = $1::pg_catalog.int8 AND v.version = $2::pg_catalog.int8" \
+	" AND v.branch = COALESCE($3::pg_catalog.text, 'main')"
+
+/*
+ * The intents directory (NULL: none), and this process's intent files free
+ * for a request (kept open, and locked while this process lives).
+ */
+#define INTENTS_MAX_FREE 1024	/* a request in flight has one: --pool's maximum */
+static char *intents_dir;
+static pthread_mutex_t intents_lock = PTHREAD_MUTEX_INITIALIZER;
+static int	intents_free[INTENTS_MAX_FREE];
+static int	intents_nfree;
 
 typedef struct CommitEntry
 {
@@ -70,6 +89,7 @@ typedef struct CommitEntry
 	char	   *b64;			/* held: their base64 text (see with_held) */
 	bool		reserved;		/* room in the backlog for them (publish.c) */
 	json_t	   *id;				/* the entry's id array (the request's), if any */
+	json_t	   *branch;			/* and its branch, if any */
 	int64_t		version;		/* the catalog's version, once finalized */
 } CommitEntry;
 
@@ -80,6 +100,8 @@ typedef struct CommitCtx
 	CommitEntry *e;
 	bool		ops;			/* BatchCommitTables: e[i] is operations[i] */
 	size_t		held;			/* bytes sent to the catalog so far */
+	int			intent_fd;		/* its intent file, -1 if none */
+	off_t		intent_end;		/* where that file's "#" is */
 } CommitCtx;
 
 /*
@@ -232,6 +254,7 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 	json_object_del(entry, "manifest_base64");	/* the gateway's alone */
 	if (json_is_array(json_object_get(entry, "id")))
 		ce->id = json_object_get(entry, "id");
+	ce->branch = json_object_get(entry, "branch");
 	gw_error_clear(&ce->error);
 	st = ce->st = gw_storage_for(ce->staging, &ce->error);
 	errno = EINVAL;
@@ -305,12 +328,92 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 }
 
 /*
+ * entry_record
+ *		What an intent file and settle_entry know of a finalized entry:
+ *		after finalize, whether it made a file, and which.
+ */
+static json_t *
+entry_record(CommitEntry *ce, bool after)
+{
+	bool		c = after && ce->written.created;
+
+	return json_pack("{s:O,s:s*,s:I,s:s,s:o*,s:o*,s:o*,s:s*}", "id", ce->id,
+					 "branch", json_string_value(ce->branch), "version", (json_int_t) ce->version,
+					 "canonical", ce->canonical, "created", after ? json_boolean(c) : NULL,
+					 "dev", c ? json_integer((json_int_t) ce->written.dev) : NULL,
+					 "ino", c ? json_integer((json_int_t) ce->written.ino) : NULL,
+					 "etag", c ? ce->written.etag : NULL);
+}
+
+/*
+ * intent_write
+ *		Add the entry's record to its request's intent file, for a start
+ *		after this process died to settle (gw_commit_replay): before
+ *		finalize makes the canonical name, then after.  The records are
+ *		JSON texts up to a "#", which the next one overwrites.  No flush: a
+ *		process's death keeps the page cache.  Without a file (said once),
+ *		creates go on.
+ */
+static void
+intent_write(CommitCtx *ctx, CommitEntry *ce, bool after)
+{
+	static bool warned;
+	json_t	   *rec = entry_record(ce, after);
+	struct iovec iov[2] = {{json_dumps(rec, JSON_COMPACT), 0}, {"\n#", 2}};
+	char	   *path;
+
+	pthread_mutex_lock(&intents_lock);
+	if (ctx->intent_fd < 0 && intents_nfree > 0)
+		ctx->intent_fd = intents_free[--intents_nfree];
+	pthread_mutex_unlock(&intents_lock);
+	if (ctx->intent_fd < 0 && asprintf(&path, "%s/%d-XXXXXX.intent", intents_dir, (int) getpid()) >= 0)
+	{
+		if ((ctx->intent_fd = mkostemps(path, 7, O_CLOEXEC)) >= 0)
+			flock(ctx->intent_fd, LOCK_EX);
+		free(path);
+	}
+	iov[0].iov_len = iov[0].iov_base ? strlen(iov[0].iov_base) : 0;
+	if (ctx->intent_fd >= 0 && iov[0].iov_len > 0 &&
+		pwritev(ctx->intent_fd, iov, 2, ctx->intent_end) == (ssize_t) iov[0].iov_len + 2)
+		ctx->intent_end += iov[0].iov_len + 1;
+	else if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
+		fprintf(stderr, "%s: cannot write an intent file in %s (%s): creates go on without\n",
+				GW_PROGRAM, intents_dir, strerror(errno));
+	free(iov[0].iov_base);
+	json_decref(rec);
+}
+
+/*
+ * intent_done
+ *		The request's outcome is settled: its intent file, emptied, is free
+ *		for another.  Else the file stays as it is, for the next start.
+ */
+static void
+intent_done(CommitCtx *ctx, bool settled)
+{
+	if (ctx->intent_fd >= 0 && settled && pwrite(ctx->intent_fd, "#", 1, 0) == 1)
+	{
+		pthread_mutex_lock(&intents_lock);
+		if (intents_nfree < INTENTS_MAX_FREE)
+		{
+			intents_free[intents_nfree++] = ctx->intent_fd;
+			ctx->intent_fd = -1;
+		}
+		pthread_mutex_unlock(&intents_lock);
+	}
+	if (ctx->intent_fd >= 0)
+		close(ctx->intent_fd);
+	ctx->intent_fd = -1;
+	ctx->intent_end = 0;
+}
+
+/*
  * finalize_entry
  *		Copy one staging manifest to the canonical path of the version
  *		object the catalog returned, and rewrite that object for the client.
  */
 static bool
-finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
+finalize_entry(CommitCtx *ctx, CommitEntry *ce, json_t *version, GwError *err)
 {
 	json_t	   *jcanon = json_object_get(version, "manifest_path");
 	json_t	   *jetag = json_object_get(version, "e_tag");
@@ -366,11 +469,18 @@ finalize_entry(CommitEntry *ce, json_t *version, GwError *err)
 		}
 		ce->size = csize;
 	}
-	else if (!st->finalize(st, ce->staging, ce->canonical, ce->size, &ce->synced,
-						   ce->staged.bytes ? &ce->staged : NULL,
-						   json_is_string(jetag) ? json_string_value(jetag) : NULL,
-						   &ce->written, err))
-		return false;
+	else
+	{
+		if (intents_dir && ce->id)
+			intent_write(ctx, ce, false);
+		if (!st->finalize(st, ce->staging, ce->canonical, ce->size, &ce->synced,
+						  ce->staged.bytes ? &ce->staged : NULL,
+						  json_is_string(jetag) ? json_string_value(jetag) : NULL,
+						  &ce->written, err))
+			return false;
+		if (intents_dir && ce->id)
+			intent_write(ctx, ce, true);
+	}
 	json_object_set_new(version, "manifest_path",
 						json_string(lance_manifest_client_path(ce->canonical)));
 	if (json_object_get(version, "manifest_size") == NULL)
@@ -425,7 +535,7 @@ after_call(void *arg, char **result, GwError *err)
 	}
 	for (int i = 0; ok && i < ctx->n; i++)
 		if (!ctx->e[i].skip)
-			ok = finalize_entry(&ctx->e[i], !ctx->batch ? json_object_get(res, "version") :
+			ok = finalize_entry(ctx, &ctx->e[i], !ctx->batch ? json_object_get(res, "version") :
 								!ctx->ops ? json_array_get(list, i) :
 								json_object_get(json_object_get(json_array_get(list, i),
 																"create_table_version"),
@@ -452,8 +562,8 @@ after_call(void *arg, char **result, GwError *err)
 
 /*
  * after_commit
- *		GwTxHooks.after_commit: the staging files are no longer needed, and
- *		held publications are the publisher's to make durable.
+ *		GwTxHooks.after_commit: the staging and intent files are no longer
+ *		needed, and held publications are the publisher's to make durable.
  */
 static void
 after_commit(void *arg)
@@ -469,13 +579,15 @@ after_commit(void *arg)
 		if (ce->st && ce->canonical && strcmp(ce->staging, ce->canonical) != 0)
 			ce->st->remove(ce->st, ce->staging);
 	}
+	intent_done(ctx, true);
 	if (held)
 		gw_publish_notify();
 }
 
 /*
  * after_abort
- *		GwTxHooks.after_abort: remove canonical files this attempt wrote.
+ *		GwTxHooks.after_abort: remove canonical files this attempt wrote
+ *		(and their intents).
  */
 static void
 after_abort(void *arg)
@@ -490,15 +602,69 @@ after_abort(void *arg)
 			ce->cst->discard(ce->cst, ce->canonical, &ce->written);
 		memset(&ce->written, 0, sizeof(ce->written));
 	}
+	intent_done(ctx, true);
+}
+
+/*
+ * settle_entry
+ *		On conn, for an entry (rec, entry_record's) whose COMMIT ended
+ *		unseen (why says how): with the table's catalog row locked, remove
+ *		the canonical file it made unless the version is in the catalog,
+ *		for a Lance writer takes any file at the next manifest's name as
+ *		committed (RELIABILITY.md, "Windows where a file can be orphaned",
+ *		cases 1 and 2).  Returns whether the catalog answered (or the entry
+ *		made no file).
+ */
+static bool
+settle_entry(PGconn *conn, json_t *rec, const char *why)
+{
+	GwError		err;
+	GwStorage  *cst;
+	json_int_t	n[3];			/* version, dev, ino */
+	const char *canonical;
+	const char *etag;
+	char	   *id;
+	char		v[32];
+	const char *params[3] = {NULL, v, NULL};
+	PGresult   *lock = NULL;
+	PGresult   *row = NULL;
+	bool		answered;
+
+	if (json_unpack(rec, "{s:I,s:s,s?s,s:I,s:I,s:s}", "version", &n[0], "canonical", &canonical,
+					"branch", &params[2], "dev", &n[1], "ino", &n[2], "etag", &etag) != 0)
+		return true;
+	params[0] = id = json_dumps(json_object_get(rec, "id"), JSON_COMPACT);
+	snprintf(v, sizeof(v), "%lld", (long long) n[0]);
+	answered = id != NULL && conn != NULL &&
+		gw_db_exec(conn, "BEGIN", 0, NULL, NULL, NULL, &err) &&
+		gw_db_exec(conn, SQL_LOCK_WAIT, 0, NULL, NULL, NULL, &err) &&
+		gw_db_exec(conn, SQL_LOCK_TABLE, 1, params, &lock, NULL, &err) &&
+		(PQntuples(lock) == 0 || ((params[0] = PQgetvalue(lock, 0, 0)) != NULL &&
+								  gw_db_exec(conn, SQL_VERSION_ROW, 3, params, &row, NULL, &err)));
+	if (answered && row != NULL && PQntuples(row) == 0 && (cst = gw_storage_for(canonical, &err)))
+	{
+		GwWritten	written = {true, (uint64_t) n[1], (uint64_t) n[2], ""};
+
+		snprintf(written.etag, sizeof(written.etag), "%s", etag);
+		cst->discard(cst, canonical, &written);
+		fprintf(stderr, "%s: the COMMIT of version %s of %s %s and it is not in the "
+				"catalog: %s removed\n", GW_PROGRAM, v, id, why, canonical);
+	}
+	else if (!answered)
+		fprintf(stderr, "%s: the catalog did not tell whether version %s of %s committed: "
+				"%s stays\n", GW_PROGRAM, v, id, canonical);
+	free(id);
+	PQclear(lock);
+	PQclear(row);
+	PQclear(PQexec(conn, "ROLLBACK"));
+	return answered;
 }
 
 /*
  * after_unknown
- *		GwTxHooks.after_unknown: a Lance writer takes any file at the next
- *		manifest's name as committed, so each canonical file this attempt
- *		linked goes unless the catalog, asked on a new session once the
- *		table's row is locked, has the version (RELIABILITY.md, "Windows
- *		where a file can be orphaned", case 2).  Unanswered, files stay.
+ *		GwTxHooks.after_unknown: settle each canonical file this attempt
+ *		linked (settle_entry), on a new session.  Unanswered, the files and
+ *		the request's intent file stay.
  */
 static void
 after_unknown(void *arg)
@@ -506,38 +672,20 @@ after_unknown(void *arg)
 	CommitCtx  *ctx = arg;
 	GwError		err;
 	PGconn	   *conn = NULL;
+	bool		settled = true;
 
-	for (int i = 0; i < ctx->n; i++)
+	for (int i = 0; settled && i < ctx->n; i++)
 	{
-		CommitEntry *ce = &ctx->e[i];
-		char		version[32];
-		char	   *id;
-		const char *params[2];
-		PGresult   *lock = NULL;
-		PGresult   *row = NULL;
+		json_t	   *rec;
 
-		if (!ce->written.created || ce->id == NULL)
+		if (!ctx->e[i].written.created || ctx->e[i].id == NULL)
 			continue;
-		if (conn == NULL && (conn = gw_pool_connect(&err)) == NULL)
-			break;				/* unanswered: the files stay */
-		snprintf(version, sizeof(version), "%lld", (long long) ce->version);
-		params[0] = id = json_dumps(ce->id, JSON_COMPACT);
-		params[1] = version;
-		if (gw_db_exec(conn, "BEGIN", 0, NULL, NULL, NULL, &err) &&
-			gw_db_exec(conn, SQL_LOCK_WAIT, 0, NULL, NULL, NULL, &err) &&
-			gw_db_exec(conn, SQL_LOCK_TABLE, 1, params, &lock, NULL, &err) &&
-			PQntuples(lock) == 1 && (params[0] = PQgetvalue(lock, 0, 0)) != NULL &&
-			gw_db_exec(conn, SQL_VERSION_ROW, 2, params, &row, NULL, &err) && PQntuples(row) == 0)
-		{
-			ce->cst->discard(ce->cst, ce->canonical, &ce->written);
-			fprintf(stderr, "%s: the COMMIT of version %s of %s was lost and it is not in the "
-					"catalog: %s removed\n", GW_PROGRAM, version, id, ce->canonical);
-		}
-		free(id);
-		PQclear(lock);
-		PQclear(row);
-		PQclear(PQexec(conn, "ROLLBACK"));
+		if (conn == NULL)
+			conn = gw_pool_connect(&err);
+		settled = settle_entry(conn, rec = entry_record(&ctx->e[i], true), "was lost");
+		json_decref(rec);
 	}
+	intent_done(ctx, settled);
 	PQfinish(conn);
 }
 
@@ -616,7 +764,7 @@ char *
 gw_commit_versions(const char *function, json_t *request, bool batch,
 				   const GwRequestInfo *info, GwError *err)
 {
-	CommitCtx	ctx = {batch, 0, NULL, false, 0};
+	CommitCtx	ctx = {batch, 0, NULL, false, 0, -1, 0};
 	json_t	   *entries = json_object_get(request, "entries");
 
 	if (batch && !json_is_array(entries))
@@ -637,7 +785,7 @@ char *
 gw_commit_operations(const char *function, json_t *request, const GwRequestInfo *info,
 					 GwError *err)
 {
-	CommitCtx	ctx = {true, 0, NULL, true, 0};
+	CommitCtx	ctx = {true, 0, NULL, true, 0, -1, 0};
 	json_t	   *ops = json_object_get(request, "operations");
 
 	if (!json_is_array(ops))
@@ -646,4 +794,79 @@ gw_commit_operations(const char *function, json_t *request, const GwRequestInfo 
 		return NULL;
 	}
 	return commit_entries(function, request, info, &ctx, ops, "create_table_version", err);
+}
+
+/*
+ * gw_commit_replay
+ *		Start-up: make the intents directory (--intents-dir, else
+ *		<root>/.lance-gateway/intents under a local root, mode 0700; none
+ *		under a bucket root), then settle each create whose gateway died
+ *		before its COMMIT ended, as after_unknown does; a last record
+ *		written before a finalize proves no file ours (--sweep's).  The
+ *		files of a live gateway sharing the directory are locked: left
+ *		alone.  Stops at the first the catalog does not answer (10 s at
+ *		most); the rest wait for the next start.
+ */
+void
+gw_commit_replay(const char *root)
+{
+	char	   *dir = gw_config.intents_dir;
+	DIR		   *d = NULL;
+	struct dirent *de;
+	PGconn	   *conn = NULL;
+	GwError		err;
+	bool		answered = true;
+
+	if (dir == NULL && strncmp(root, "s3://", 5) == 0)
+		fprintf(stderr, "%s: a bucket root and no --intents-dir: the manifests of creates "
+				"that a crash cuts short wait for --sweep\n", GW_PROGRAM);
+	else if (dir == NULL && asprintf(&dir, "%s/.lance-gateway", root) >= 0)
+	{
+		mkdir(dir, 0700);
+		free(dir);
+		if (asprintf(&dir, "%s/.lance-gateway/intents", root) < 0)
+			dir = NULL;
+	}
+	if (dir != NULL && (mkdir(dir, 0700) == 0 || errno == EEXIST) && (d = opendir(dir)) != NULL)
+		intents_dir = dir;
+	else if (dir != NULL)
+		fprintf(stderr, "%s: cannot use the intents directory %s (%s): creates go on "
+				"without\n", GW_PROGRAM, dir, strerror(errno));
+	while (answered && d != NULL && (de = readdir(d)) != NULL)
+	{
+		char	   *path;
+		int			fd;
+		FILE	   *f = NULL;
+		json_t	   *rec = NULL;
+		json_t	   *next;
+
+		if (fnmatch("*.intent", de->d_name, 0) != 0 ||
+			asprintf(&path, "%s/%s", intents_dir, de->d_name) < 0)
+			continue;
+		/* a gateway that lives holds its files' locks */
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0 &&
+			(flock(fd, LOCK_EX | LOCK_NB) != 0 || (f = fdopen(fd, "r")) == NULL))
+			close(fd);
+		while (answered && f != NULL && (next = json_loadf(f, JSON_DISABLE_EOF_CHECK, NULL)) != NULL)
+		{
+			json_decref(rec);
+			rec = next;
+			if (conn == NULL && json_object_get(rec, "etag") != NULL)
+				conn = gw_pool_connect(&err);
+			answered = settle_entry(conn, rec, "did not end before its gateway died");
+		}
+		if (answered && json_object_get(rec, "created") == NULL && json_object_get(rec, "id"))
+			fprintf(stderr, "%s: a gateway died while it made %s: --sweep removes it if no "
+					"version committed it\n", GW_PROGRAM,
+					json_string_value(json_object_get(rec, "canonical")));
+		if (answered && f != NULL)
+			unlink(path);
+		if (f != NULL)
+			fclose(f);
+		json_decref(rec);
+		free(path);
+	}
+	if (d != NULL)
+		closedir(d);
+	PQfinish(conn);
 }

@@ -18,5 +18,6 @@ extern char *gw_commit_versions(const char *function, json_t *request, bool batc
 								const GwRequestInfo *info, GwError *err);
 extern char *gw_commit_operations(const char *function, json_t *request,
 								  const GwRequestInfo *info, GwError *err);
+extern void gw_commit_replay(const char *root);
 
 #endif							/* LANCE_GATEWAY_COMMIT_H */

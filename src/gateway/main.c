@@ -22,6 +22,7 @@
 
 #include <jansson.h>
 
+#include "commit.h"
 #include "db.h"
 #include "feed.h"
 #include "pool.h"
@@ -198,6 +199,7 @@ main(int argc, char **argv)
 	/* publications a crash left unfinished are repaired before listening */
 	if (!gw_publish_start())
 		die("cannot publish the manifests the catalog holds");
+	gw_commit_replay(root);
 
 	if (!gw_server_start(addr->ai_addr))
 		die("cannot listen on %s:%s", gw_config.listen_host, gw_config.listen_port);
