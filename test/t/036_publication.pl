@@ -302,7 +302,7 @@ $gw = LanceGatewayTest::Gateway->start(bin => $bin, db => $db, root => $root,
 $node->safe_psql('postgres',
 	q{SELECT pg_catalog.pg_stat_reset_single_table_counters('lance_namespace.versions'::regclass)});
 is(create(47)->{status}, 200, 'create 47 with 20,000 versions of another table: 200');
-my $deadline = time + 20;
+$deadline = time + 20;
 sleep 0.1 while pending() ne '0' && time < $deadline;
 is(pending(), '0', '... published by the publisher');
 $gw->stop;
