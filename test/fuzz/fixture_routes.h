@@ -6,7 +6,8 @@
  *	  lance_namespace.rest_routes and rest_query_parameters at start
  *	  (db.c); a target has no database, so it adds routes of each shape
  *	  those views have (with and without {id}, GET and POST, reads,
- *	  writes, commits and an existence check) and a parameter of each
+ *	  writes, commits, an existence check and answers of table versions)
+ *	  and a parameter of each
  *	  type, through the same functions (router.c).
  *
  *-------------------------------------------------------------------------
@@ -56,7 +57,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 						  (strstr(routes[i][1], "POST") ? GW_POST : 0), routes[i][2], routes[i][3],
 						  strstr(routes[i][0], "list") != NULL || strstr(routes[i][0], "describe") != NULL ||
 						  strstr(routes[i][0], "exists") != NULL,
-						  strstr(routes[i][0], "exists") != NULL, &err))
+						  strstr(routes[i][0], "exists") != NULL,
+						  strstr(routes[i][0], "version/list") != NULL, &err))
 			abort();
 	for (size_t i = 0; i < sizeof(parameters) / sizeof(parameters[0]); i++)
 		if (!gw_query_parameter_add(parameters[i][0], parameters[i][1], &err))

@@ -70,8 +70,10 @@ if [ "${LANCE_SANITIZE:-}" = 1 ]; then
 	# shellcheck disable=SC2046
 	"$_san_cc" -std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -DFRONTEND \
 		-I"$("$PG_CONFIG" --includedir-server)" -c -o "$GW_TMP/name_rules.o" "$REPO_ROOT"/src/name_rules.c >&2
+	# the extension version the gateway needs, as gateway.mk passes it
+	_san_ver="$(sed -n "s/^default_version = '\(.*\)'$/\1/p" "$REPO_ROOT/lance_namespace.control")"
 	"$_san_cc" -std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
-		-fno-sanitize-recover=undefined -pthread -I"$("$PG_CONFIG" --includedir)" -I"$REPO_ROOT/src" "$GW_TMP/name_rules.o" \
+		-DLANCE_EXTVERSION="\"$_san_ver\"" -fno-sanitize-recover=undefined -pthread -I"$("$PG_CONFIG" --includedir)" -I"$REPO_ROOT/src" "$GW_TMP/name_rules.o" \
 		$(pkg-config --cflags jansson libcurl libcrypto libmicrohttpd) "$REPO_ROOT"/src/error_rules.c "$REPO_ROOT"/src/manifest_rules.c "$REPO_ROOT"/src/gateway/*.c \
 		-o "$GW_TMP/lance-namespace-gateway-asan" -L"$("$PG_CONFIG" --libdir)" -lpq -L"$("$PG_CONFIG" --pkglibdir)" -lpgcommon -lpgport \
 		$(pkg-config --libs jansson libcurl libcrypto libmicrohttpd) >&2
