@@ -39,6 +39,7 @@
 #include <openssl/evp.h>
 
 #include "commit.h"
+#include "feed.h"
 #include "manifest_rules.h"
 #include "publish.h"
 #include "router.h"
@@ -330,16 +331,18 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 /*
  * entry_record
  *		What an intent file and settle_entry know of a finalized entry:
- *		after finalize, whether it made a file, and which.
+ *		which version and file (names), and, after finalize, whether it
+ *		made that file and which it is (made).
  */
 static json_t *
-entry_record(CommitEntry *ce, bool after)
+entry_record(CommitEntry *ce, bool names, bool made)
 {
-	bool		c = after && ce->written.created;
+	bool		c = made && ce->written.created;
 
-	return json_pack("{s:O,s:s*,s:I,s:s,s:o*,s:o*,s:o*,s:s*}", "id", ce->id,
-					 "branch", json_string_value(ce->branch), "version", (json_int_t) ce->version,
-					 "canonical", ce->canonical, "created", after ? json_boolean(c) : NULL,
+	return json_pack("{s:O*,s:s*,s:o*,s:s*,s:o*,s:o*,s:o*,s:s*}", "id", names ? ce->id : NULL,
+					 "branch", names ? json_string_value(ce->branch) : NULL,
+					 "version", names ? json_integer((json_int_t) ce->version) : NULL,
+					 "canonical", names ? ce->canonical : NULL, "created", made ? json_boolean(c) : NULL,
 					 "dev", c ? json_integer((json_int_t) ce->written.dev) : NULL,
 					 "ino", c ? json_integer((json_int_t) ce->written.ino) : NULL,
 					 "etag", c ? ce->written.etag : NULL);
@@ -349,7 +352,8 @@ entry_record(CommitEntry *ce, bool after)
  * intent_write
  *		Add the entry's record to its request's intent file, for a start
  *		after this process died to settle (gw_commit_replay): before
- *		finalize makes the canonical name, then after.  The records are
+ *		finalize makes the canonical name, which, then after, what it made
+ *		(entry_record's two halves).  The records are
  *		JSON texts up to a "#", which the next one overwrites.  No flush: a
  *		process's death keeps the page cache.  Without a file (said once),
  *		creates go on.
@@ -358,10 +362,13 @@ static void
 intent_write(CommitCtx *ctx, CommitEntry *ce, bool after)
 {
 	static bool warned;
-	json_t	   *rec = entry_record(ce, after);
-	struct iovec iov[2] = {{json_dumps(rec, JSON_COMPACT), 0}, {"\n#", 2}};
+	json_t	   *rec = entry_record(ce, !after, after);
+	char	   *text = json_dumps(rec, JSON_COMPACT);	/* NULL: out of memory */
+	struct iovec iov[2] = {{text, text ? strlen(text) : 0}, {"\n#", 2}};
+	ssize_t		n = -1;
 	char	   *path;
 
+	json_decref(rec);
 	pthread_mutex_lock(&intents_lock);
 	if (ctx->intent_fd < 0 && intents_nfree > 0)
 		ctx->intent_fd = intents_free[--intents_nfree];
@@ -372,15 +379,14 @@ intent_write(CommitCtx *ctx, CommitEntry *ce, bool after)
 			flock(ctx->intent_fd, LOCK_EX);
 		free(path);
 	}
-	iov[0].iov_len = iov[0].iov_base ? strlen(iov[0].iov_base) : 0;
-	if (ctx->intent_fd >= 0 && iov[0].iov_len > 0 &&
-		pwritev(ctx->intent_fd, iov, 2, ctx->intent_end) == (ssize_t) iov[0].iov_len + 2)
-		ctx->intent_end += iov[0].iov_len + 1;
+	if (ctx->intent_fd >= 0 && text != NULL)
+		n = pwritev(ctx->intent_fd, iov, 2, ctx->intent_end);
+	if (n == (ssize_t) iov[0].iov_len + 2)
+		ctx->intent_end += n - 1;
 	else if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
 		fprintf(stderr, "%s: cannot write an intent file in %s (%s): creates go on without\n",
-				GW_PROGRAM, intents_dir, strerror(errno));
-	free(iov[0].iov_base);
-	json_decref(rec);
+				GW_PROGRAM, intents_dir, n >= 0 ? "a short write" : strerror(errno));
+	free(text);
 }
 
 /*
@@ -563,7 +569,8 @@ after_call(void *arg, char **result, GwError *err)
 /*
  * after_commit
  *		GwTxHooks.after_commit: the staging and intent files are no longer
- *		needed, and held publications are the publisher's to make durable.
+ *		needed, held publications are the publisher's to make durable, and
+ *		the change feed is told.
  */
 static void
 after_commit(void *arg)
@@ -582,6 +589,7 @@ after_commit(void *arg)
 	intent_done(ctx, true);
 	if (held)
 		gw_publish_notify();
+	gw_feed_poke();				/* subscribers need not wait for the poll */
 }
 
 /*
@@ -682,7 +690,7 @@ after_unknown(void *arg)
 			continue;
 		if (conn == NULL)
 			conn = gw_pool_connect(&err);
-		settled = settle_entry(conn, rec = entry_record(&ctx->e[i], true), "was lost");
+		settled = settle_entry(conn, rec = entry_record(&ctx->e[i], true, true), "was lost");
 		json_decref(rec);
 	}
 	intent_done(ctx, settled);
@@ -690,110 +698,61 @@ after_unknown(void *arg)
 }
 
 /*
- * call_and_release
- *		When every entry was prepared, call the catalog function with
- *		finalization hooks over ctx; in any case free the entries.  Returns
- *		the response text, or NULL with err set.
+ * gw_commit
+ *		Run the binding of a CreateTableVersion, BatchCreateTableVersions
+ *		or BatchCommitTables (kind) request with manifest finalization of
+ *		the versions it creates: all or nothing for files as for rows (a
+ *		failure removes the canonical files this attempt wrote).  Consumes
+ *		nothing; returns the response text, or NULL with err set.
  */
-static char *
-call_and_release(const char *function, json_t *request, const GwRequestInfo *info,
-				 CommitCtx *ctx, bool prepared, GwError *err)
+char *
+gw_commit(const char *function, json_t *request, GwRouteKind kind,
+		  const GwRequestInfo *info, GwError *err)
 {
-	GwTxHooks	hooks = {during_call, after_call, after_commit, after_abort, ctx, after_unknown};
-	char	   *request_text = NULL;
+	CommitCtx	ctx = {.batch = kind != GW_ROUTE_VERSION_CREATE,
+	.ops = kind == GW_ROUTE_BATCH_COMMIT, .intent_fd = -1};
+	GwTxHooks	hooks = {during_call, after_call, after_commit, after_abort, &ctx, after_unknown};
+	const char *field = ctx.ops ? "operations" : "entries";
+	json_t	   *list = json_object_get(request, field);
+	bool		prepared = true;
+	char	   *text = NULL;
 	char	   *result = NULL;
 
-	if (prepared)
+	if (ctx.batch && !json_is_array(list))
 	{
-		request_text = with_held(json_dumps(request, JSON_COMPACT), ctx, err);
-		if (request_text != NULL)
-			result = gw_db_call(function, request_text, info, &hooks, err);
+		gw_error_set(err, LANCE_INVALID_INPUT, "%s must be an array", field);
+		return NULL;
 	}
-	for (int i = 0; i < ctx->n; i++)
-	{
-		if (ctx->e[i].reserved)
-			gw_publish_release(ctx->e[i].staged.len);
-		free(ctx->e[i].staging);
-		free(ctx->e[i].canonical);
-		free(ctx->e[i].staged.bytes);
-		free(ctx->e[i].b64);
-	}
-	free(ctx->e);
-	free(request_text);
-	return result;
-}
-
-/*
- * commit_entries
- *		Prepare each entry of list (each element's member key when key is
- *		not NULL; request itself when list is NULL), then call function
- *		with manifest finalization.  Returns the response text.
- */
-static char *
-commit_entries(const char *function, json_t *request, const GwRequestInfo *info,
-			   CommitCtx *ctx, json_t *list, const char *key, GwError *err)
-{
-	ctx->n = list != NULL ? (int) json_array_size(list) : 1;
-	ctx->e = calloc(ctx->n > 0 ? ctx->n : 1, sizeof(CommitEntry));
-	if (ctx->e == NULL)
+	ctx.n = ctx.batch ? (int) json_array_size(list) : 1;
+	if ((ctx.e = calloc(ctx.n > 0 ? ctx.n : 1, sizeof(CommitEntry))) == NULL)
 	{
 		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 		return NULL;
 	}
-	for (int i = 0; i < ctx->n; i++)
+	for (int i = 0; prepared && i < ctx.n; i++)
 	{
-		json_t	   *entry = list != NULL ? json_array_get(list, i) : request;
+		json_t	   *entry = ctx.batch ? json_array_get(list, i) : request;
 
-		if (key != NULL)
-			entry = json_object_get(entry, key);
+		if (ctx.ops)
+			entry = json_object_get(entry, "create_table_version");
 		/* other operations, and malformed entries, are the catalog's to judge */
-		ctx->e[i].skip = !json_is_object(entry);
-		if (!ctx->e[i].skip && !prepare_entry(entry, ctx, &ctx->e[i], err))
-			return call_and_release(function, request, info, ctx, false, err);
+		ctx.e[i].skip = !json_is_object(entry);
+		prepared = ctx.e[i].skip || prepare_entry(entry, &ctx, &ctx.e[i], err);
 	}
-	return call_and_release(function, request, info, ctx, true, err);
-}
-
-/*
- * gw_commit_versions
- *		Run rest_create_table_version (batch = false) or
- *		rest_batch_create_table_versions (batch = true) with manifest
- *		finalization.  Consumes nothing; returns the response text.
- */
-char *
-gw_commit_versions(const char *function, json_t *request, bool batch,
-				   const GwRequestInfo *info, GwError *err)
-{
-	CommitCtx	ctx = {batch, 0, NULL, false, 0, -1, 0};
-	json_t	   *entries = json_object_get(request, "entries");
-
-	if (batch && !json_is_array(entries))
+	if (prepared && (text = with_held(json_dumps(request, JSON_COMPACT), &ctx, err)) != NULL)
+		result = gw_db_call(function, text, info, &hooks, err);
+	for (int i = 0; i < ctx.n; i++)
 	{
-		gw_error_set(err, LANCE_INVALID_INPUT, "entries must be an array");
-		return NULL;
+		if (ctx.e[i].reserved)
+			gw_publish_release(ctx.e[i].staged.len);
+		free(ctx.e[i].staging);
+		free(ctx.e[i].canonical);
+		free(ctx.e[i].staged.bytes);
+		free(ctx.e[i].b64);
 	}
-	return commit_entries(function, request, info, &ctx, batch ? entries : NULL, NULL, err);
-}
-
-/*
- * gw_commit_operations
- *		Run rest_batch_commit_tables with manifest finalization of its
- *		create_table_version operations: all or nothing for files as for
- *		rows (a failure removes the canonical files this attempt wrote).
- */
-char *
-gw_commit_operations(const char *function, json_t *request, const GwRequestInfo *info,
-					 GwError *err)
-{
-	CommitCtx	ctx = {true, 0, NULL, true, 0, -1, 0};
-	json_t	   *ops = json_object_get(request, "operations");
-
-	if (!json_is_array(ops))
-	{
-		gw_error_set(err, LANCE_INVALID_INPUT, "operations must be an array");
-		return NULL;
-	}
-	return commit_entries(function, request, info, &ctx, ops, "create_table_version", err);
+	free(ctx.e);
+	free(text);
+	return result;
 }
 
 /*
@@ -830,8 +789,12 @@ gw_commit_replay(const char *root)
 	if (dir != NULL && (mkdir(dir, 0700) == 0 || errno == EEXIST) && (d = opendir(dir)) != NULL)
 		intents_dir = dir;
 	else if (dir != NULL)
+	{
 		fprintf(stderr, "%s: cannot use the intents directory %s (%s): creates go on "
 				"without\n", GW_PROGRAM, dir, strerror(errno));
+		if (dir != gw_config.intents_dir)
+			free(dir);
+	}
 	while (answered && d != NULL && (de = readdir(d)) != NULL)
 	{
 		char	   *path;
@@ -849,6 +812,9 @@ gw_commit_replay(const char *root)
 			close(fd);
 		while (answered && f != NULL && (next = json_loadf(f, JSON_DISABLE_EOF_CHECK, NULL)) != NULL)
 		{
+			/* what finalize made of the entry of the record before, or an entry */
+			if (json_object_get(next, "id") == NULL)
+				json_object_update_missing(next, rec);
 			json_decref(rec);
 			rec = next;
 			if (conn == NULL && json_object_get(rec, "etag") != NULL)

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * commit.h
- *	  Manifest finalization around CreateTableVersion and
- *	  BatchCreateTableVersions.
+ *	  Manifest finalization around CreateTableVersion,
+ *	  BatchCreateTableVersions and BatchCommitTables.
  *
  *-------------------------------------------------------------------------
  */
@@ -11,13 +11,11 @@
 
 #include <jansson.h>
 
-#include "db.h"
+#include "router.h"
 #include "storage.h"
 
-extern char *gw_commit_versions(const char *function, json_t *request, bool batch,
-								const GwRequestInfo *info, GwError *err);
-extern char *gw_commit_operations(const char *function, json_t *request,
-								  const GwRequestInfo *info, GwError *err);
+extern char *gw_commit(const char *function, json_t *request, GwRouteKind kind,
+					   const GwRequestInfo *info, GwError *err);
 extern void gw_commit_replay(const char *root);
 
 #endif							/* LANCE_GATEWAY_COMMIT_H */

@@ -249,19 +249,14 @@ gw_dispatch_run(GwCall *call, const GwHttpRequest *req, GwResponse *resp)
 		gw_feed_subscribe(req, &call->info, resp);
 	if (kind == GW_ROUTE_READY || kind == GW_ROUTE_EVENTS)
 		return;
-	if (kind == GW_ROUTE_BATCH_COMMIT)
-		result = gw_commit_operations(function, call->request, &call->info, &err);
-	else if (kind == GW_ROUTE_VERSION_CREATE || kind == GW_ROUTE_BATCH_CREATE)
-		result = gw_commit_versions(function, call->request,
-									kind == GW_ROUTE_BATCH_CREATE, &call->info, &err);
+	if (kind == GW_ROUTE_VERSION_CREATE || kind == GW_ROUTE_BATCH_CREATE ||
+		kind == GW_ROUTE_BATCH_COMMIT)
+		result = gw_commit(function, call->request, kind, &call->info, &err);
 	else if (kind == GW_ROUTE_TABLE_DROP)
 		result = gw_drop_table(function, call->request, &call->info, &err);
 	else if (kind == GW_ROUTE_TABLE_REGISTER)
 		result = gw_register_table(function, call->request, &call->info, &err);
 	else if ((text = gw_call_text(call, &err)) != NULL)
 		result = gw_db_call(function, text, &call->info, NULL, &err);
-	if (result != NULL && (kind == GW_ROUTE_BATCH_COMMIT || kind == GW_ROUTE_VERSION_CREATE ||
-						   kind == GW_ROUTE_BATCH_CREATE))
-		gw_feed_poke();			/* subscribers need not wait for the poll */
 	gw_dispatch_finish(call, result, &err, resp);
 }
