@@ -161,6 +161,7 @@ main(int argc, char **argv)
 	char	   *root;
 	GwError		err;
 	int			sig;
+	int			port;
 
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	json_object_seed(0);		/* before any thread creates JSON objects */
@@ -201,10 +202,10 @@ main(int argc, char **argv)
 		die("cannot publish the manifests the catalog holds");
 	gw_commit_replay(root);
 
-	if (!gw_server_start(addr->ai_addr))
+	if ((port = gw_server_start(addr->ai_addr)) < 0)
 		die("cannot listen on %s:%s", gw_config.listen_host, gw_config.listen_port);
 	fprintf(stderr, "%s %s: listening on %s:%d, root %s, pool %d\n", GW_PROGRAM, GW_VERSION,
-			gw_config.listen_host, gw_server_port(), root, gw_config.pool_size);
+			gw_config.listen_host, port, root, gw_config.pool_size);
 	freeaddrinfo(addr);
 
 	while (sigwait(&sigs, &sig) != 0)	/* then sig is SIGTERM or SIGINT */

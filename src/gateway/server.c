@@ -220,36 +220,6 @@ start(GwReq *r, GwLoop *L, struct MHD_Connection *conn, const char *method)
 }
 
 /*
- * take_body
- *		Keep a piece of the body: past --max-body-bytes drop the rest, past
- *		--request-timeout end the connection (README, "Limits and slow clients").
- */
-static enum MHD_Result
-take_body(GwReq *r, const char *data, size_t len)
-{
-	if (gw_ms_since(&r->start) >= gw_config.request_timeout_s * 1000L)
-		return MHD_NO;
-	if (r->too_large || r->req.body_len + len > (size_t) gw_config.max_body_bytes)
-	{
-		r->too_large = true;
-		return MHD_YES;
-	}
-	if (r->req.body_len + len > r->body_cap)
-	{
-		size_t		cap = 2 * (r->req.body_len + len);
-		char	   *nb = realloc(r->body, cap);
-
-		if (nb == NULL)
-			return MHD_NO;
-		r->body = nb;
-		r->body_cap = cap;
-	}
-	memcpy(r->body + r->req.body_len, data, len);
-	r->req.body_len += len;
-	return MHD_YES;
-}
-
-/*
  * dispatch
  *		Route a complete request; answer it, or send its call on its way.
  */
@@ -288,7 +258,9 @@ dispatch(GwReq *r)
 /*
  * on_request
  *		libmicrohttpd's access handler: for the head, each piece of the
- *		body, the complete request, and after each resume.
+ *		body (kept; past --max-body-bytes the rest is dropped, past
+ *		--request-timeout the connection ends: README, "Limits and slow
+ *		clients"), the complete request, and after each resume.
  */
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
@@ -307,7 +279,23 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 		size_t		len = *upload_size;
 
 		*upload_size = 0;
-		return take_body(r, upload, len);
+		if (gw_ms_since(&r->start) >= gw_config.request_timeout_s * 1000L)
+			return MHD_NO;
+		r->too_large = r->too_large || r->req.body_len + len > (size_t) gw_config.max_body_bytes;
+		if (r->too_large)
+			return MHD_YES;
+		if (r->req.body_len + len > r->body_cap)
+		{
+			char	   *nb = realloc(r->body, 2 * (r->req.body_len + len));
+
+			if (nb == NULL)
+				return MHD_NO;
+			r->body = nb;
+			r->body_cap = 2 * (r->req.body_len + len);
+		}
+		memcpy(r->body + r->req.body_len, upload, len);
+		r->req.body_len += len;
+		return MHD_YES;
 	}
 	if (r->ready)
 	{
@@ -459,9 +447,10 @@ loop_start(GwLoop *L, unsigned int limit)
 
 /*
  * gw_server_start
- *		Listen on addr and start the loops.
+ *		Listen on addr and start the loops: the port bound (port 0 picks
+ *		one), or -1.
  */
-bool
+int
 gw_server_start(const struct sockaddr *addr)
 {
 	unsigned int limit = (unsigned int) ((gw_config.max_connections + gw_config.loops - 1) /
@@ -473,18 +462,8 @@ gw_server_start(const struct sockaddr *addr)
 		if (!loop_start(&loops[nloops], limit))
 		{
 			fprintf(stderr, "%s: cannot start the HTTP server\n", GW_PROGRAM);
-			return false;
+			return -1;
 		}
-	return true;
-}
-
-/*
- * gw_server_port
- *		The port actually bound (useful with port 0).
- */
-int
-gw_server_port(void)
-{
 	return port;
 }
 

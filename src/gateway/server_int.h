@@ -79,8 +79,7 @@ typedef struct GwReq
 } GwReq;
 
 /* server.c */
-extern bool gw_server_start(const struct sockaddr *addr);
-extern int	gw_server_port(void);
+extern int	gw_server_start(const struct sockaddr *addr);
 extern void gw_server_stop(void);
 extern void gw_server_answer(GwReq *r);
 extern void gw_server_fail(GwReq *r, int code, int status, const char *message);
