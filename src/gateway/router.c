@@ -301,40 +301,35 @@ gw_percent_decode(const char *s, size_t len, bool plus_is_space, GwError *err)
 {
 	char	   *out = malloc(len + 1);
 	size_t		o = 0;
+	const char *bad = out == NULL ? "out of memory" : NULL;
 
-	if (out == NULL)
-	{
-		gw_error_set(err, LANCE_INTERNAL, "out of memory");
-		return NULL;
-	}
-	for (size_t i = 0; i < len; i++)
+	for (size_t i = 0; i < len && bad == NULL; i++)
 	{
 		char		hex[3] = {0};
 
-		if (s[i] != '%')
-		{
-			out[o++] = s[i] == '+' && plus_is_space ? ' ' : s[i];
-			continue;
-		}
 		/* the gateway never calls setlocale: isxdigit is [0-9a-fA-F] */
-		if (i + 2 >= len || !isxdigit((unsigned char) s[i + 1]) || !isxdigit((unsigned char) s[i + 2]))
+		if (s[i] == '%' && (i + 2 >= len || !isxdigit((unsigned char) s[i + 1]) ||
+							!isxdigit((unsigned char) s[i + 2])))
+			bad = "malformed percent-encoding in request target";
+		else if (s[i] != '%')
+			out[o++] = s[i] == '+' && plus_is_space ? ' ' : s[i];
+		else
 		{
-			free(out);
-			gw_error_set(err, LANCE_INVALID_INPUT, "malformed percent-encoding in request target");
-			return NULL;
+			memcpy(hex, s + i + 1, 2);
+			out[o++] = (char) strtol(hex, NULL, 16);
+			i += 2;
 		}
-		memcpy(hex, s + i + 1, 2);
-		out[o++] = (char) strtol(hex, NULL, 16);
-		i += 2;
 	}
-	out[o] = '\0';
-	if (!gw_valid_utf8(out, o))
+	if (bad == NULL && !gw_valid_utf8(out, o))
+		bad = "request target is not valid UTF-8 or contains a NUL byte";
+	if (bad == NULL)
 	{
-		free(out);
-		gw_error_set(err, LANCE_INVALID_INPUT, "request target is not valid UTF-8 or contains a NUL byte");
-		return NULL;
+		out[o] = '\0';
+		return out;
 	}
-	return out;
+	gw_error_set(err, out == NULL ? LANCE_INTERNAL : LANCE_INVALID_INPUT, "%s", bad);
+	free(out);
+	return NULL;
 }
 
 /*
