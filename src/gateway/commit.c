@@ -106,32 +106,6 @@ typedef struct CommitCtx
 } CommitCtx;
 
 /*
- * hold_entry
- *		Send the staged bytes with the version, as base64, for the catalog
- *		to hold (publish.c); a placeholder until with_held.
- */
-static bool
-hold_entry(json_t *entry, CommitEntry *ce, int index, GwError *err)
-{
-	size_t		cap = 4 * ((ce->staged.len + 2) / 3) + 1;
-	char		mark[16];
-	int			len = snprintf(mark, sizeof(mark), "%c%d", '\0', index);
-
-	free(ce->b64);
-	ce->b64 = malloc(cap);
-	if (ce->b64 == NULL)
-	{
-		gw_error_set(err, LANCE_INTERNAL, "out of memory");
-		return false;
-	}
-	EVP_EncodeBlock((unsigned char *) ce->b64, ce->staged.bytes, (int) ce->staged.len);
-	json_object_set_new(entry, "manifest_base64", json_stringn_nocheck(mark, (size_t) len));
-	ce->held = true;
-	ce->size = (int64_t) ce->staged.len;
-	return true;
-}
-
-/*
  * with_held
  *		The request's text (text, json_dumps' output, freed here) with each
  *		held manifest's placeholder replaced by its base64 text, or NULL
@@ -236,6 +210,7 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 	const char *path;
 	int64_t		claimed;
 	GwStorage  *st;
+	char		mark[16];
 
 	if (!json_is_string(jpath))
 		return true;			/* the catalog reports the bad field */
@@ -271,9 +246,19 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 		{
 			if (gw_publish_reserve(ce->staged.len))
 			{
+				/* sent as base64, a placeholder until with_held */
+				int			len = snprintf(mark, sizeof(mark), "%c%d", '\0', (int) (ce - ctx->e));
+
 				ce->reserved = true;
-				if (!hold_entry(entry, ce, (int) (ce - ctx->e), err))
+				if ((ce->b64 = malloc(4 * ((ce->staged.len + 2) / 3) + 1)) == NULL)
+				{
+					gw_error_set(err, LANCE_INTERNAL, "out of memory");
 					return false;
+				}
+				EVP_EncodeBlock((unsigned char *) ce->b64, ce->staged.bytes, (int) ce->staged.len);
+				json_object_set_new(entry, "manifest_base64", json_stringn_nocheck(mark, (size_t) len));
+				ce->held = true;
+				ce->size = (int64_t) ce->staged.len;
 				ctx->held += ce->staged.len;
 			}
 			else
