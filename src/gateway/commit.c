@@ -407,7 +407,6 @@ static bool
 finalize_entry(CommitCtx *ctx, CommitEntry *ce, json_t *version, GwError *err)
 {
 	json_t	   *jcanon = json_object_get(version, "manifest_path");
-	json_t	   *jetag = json_object_get(version, "e_tag");
 	const char *canon;
 	GwStorage  *st;
 
@@ -466,7 +465,7 @@ finalize_entry(CommitCtx *ctx, CommitEntry *ce, json_t *version, GwError *err)
 			intent_write(ctx, ce, false);
 		if (!st->finalize(st, ce->staging, ce->canonical, ce->size, &ce->synced,
 						  ce->staged.bytes ? &ce->staged : NULL,
-						  json_is_string(jetag) ? json_string_value(jetag) : NULL,
+						  json_string_value(json_object_get(version, "e_tag")),
 						  &ce->written, err))
 			return false;
 		if (intents_dir && ce->id)

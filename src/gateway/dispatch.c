@@ -57,22 +57,6 @@ is_api_key(const char *given)
 }
 
 /*
- * credentials
- *		The x-api-key header and the Authorization Bearer token, or NULL.
- */
-static void
-credentials(json_t *headers, const char **api_key, const char **bearer)
-{
-	json_t	   *k = json_object_get(headers, "x-api-key");
-	json_t	   *a = json_object_get(headers, "authorization");
-
-	*api_key = json_is_string(k) ? json_string_value(k) : NULL;
-	*bearer = NULL;
-	if (json_is_string(a) && strncasecmp(json_string_value(a), "Bearer ", 7) == 0)
-		*bearer = json_string_value(a) + 7;
-}
-
-/*
  * build_call
  *		A route's call; false with err set for a malformed request.
  */
@@ -168,6 +152,7 @@ gw_dispatch_finish(GwCall *call, char *result, const GwError *err, GwResponse *r
 GwDispatchStep
 gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 {
+	const char *auth = json_string_value(json_object_get(req->headers, "authorization"));
 	const GwRoute *route;
 	char	   *raw_id = NULL;
 	GwError		err;
@@ -178,7 +163,9 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 	gw_error_clear(&err);
 	memset(resp, 0, sizeof(*resp));
 	memset(call, 0, sizeof(*call));
-	credentials(req->headers, &call->info.api_key, &call->info.bearer);
+	/* the credentials: the x-api-key header and the Authorization Bearer token */
+	call->info.api_key = json_string_value(json_object_get(req->headers, "x-api-key"));
+	call->info.bearer = auth && strncasecmp(auth, "Bearer ", 7) == 0 ? auth + 7 : NULL;
 	m = gw_route_match(req->path, gw_method_bit(req->method), &route, &raw_id);
 	resp->route = call->route = route;
 	kind = m == GW_MATCH_OK ? route->kind : GW_ROUTE_CATALOG;

@@ -202,18 +202,6 @@ commit_frame(const char *payload)
 }
 
 /*
- * wake
- *		Resume the stream of s if it waits (feed_lock held).
- */
-static void
-wake(FeedSub *s)
-{
-	if (s->suspended)
-		gw_loop_resume(s->loop, s->conn);
-	s->suspended = false;
-}
-
-/*
  * close_sub
  *		Make s end its stream after the comment bye (feed_lock held); false
  *		if it was closing already.
@@ -225,7 +213,9 @@ close_sub(FeedSub *s, const char *bye)
 		return false;
 	s->closing = true;
 	s->bye = bye;
-	wake(s);
+	if (s->suspended)
+		gw_loop_resume(s->loop, s->conn);
+	s->suspended = false;
 	return true;
 }
 
@@ -643,11 +633,15 @@ serve_subscribers(PGconn *conn)
 		}
 	}
 	for (s = subs; s; s = s->next)
-		if (s->closing || s->first ||
-			(!s->started && connected && log_cursor && !s->resume) ||
-			(s->started && s->pos < log_head) ||
-			gw_ms_since(&s->last_look) >= TICK_MS)
-			wake(s);
+		if (s->suspended &&
+			(s->closing || s->first ||
+			 (!s->started && connected && log_cursor && !s->resume) ||
+			 (s->started && s->pos < log_head) ||
+			 gw_ms_since(&s->last_look) >= TICK_MS))
+		{
+			s->suspended = false;
+			gw_loop_resume(s->loop, s->conn);
+		}
 	pthread_mutex_unlock(&feed_lock);
 }
 

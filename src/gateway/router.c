@@ -157,19 +157,6 @@ match_one(const char *pattern, const char *path, size_t len, const char **id, si
 }
 
 /*
- * last_may_match
- *		Whether pattern's last segment can match last[0..len), the request
- *		path's: a cheap test that spares match_one most routes.
- */
-static bool
-last_may_match(const char *pattern, const char *last, size_t len)
-{
-	const char *p = strrchr(pattern, '/') + 1;
-
-	return strcmp(p, "{id}") == 0 || (strlen(p) == len && memcmp(p, last, len) == 0);
-}
-
-/*
  * gw_route_match
  *		Find the route of a raw request path (one trailing slash ignored).
  *		On GW_MATCH_OK, *route is set and *raw_id is a malloc'd copy of the
@@ -192,8 +179,11 @@ gw_route_match(const char *path, int method, const GwRoute **route, char **raw_i
 	{
 		const char *id = NULL;
 		size_t		idlen = 0;
+		const char *p = strrchr(gw_routes[i].pattern, '/') + 1;
 
-		if (!last_may_match(gw_routes[i].pattern, last, path + len - last) ||
+		/* a cheap test of the last segment spares match_one most routes */
+		if ((strcmp(p, "{id}") != 0 && (strlen(p) != (size_t) (path + len - last) ||
+										 memcmp(p, last, path + len - last) != 0)) ||
 			!match_one(gw_routes[i].pattern, path, len, &id, &idlen))
 			continue;
 		*route = &gw_routes[i];
