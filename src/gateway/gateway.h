@@ -155,15 +155,15 @@ extern GwConfig gw_config;
 
 /*
  * gw_ms_since
- *		Milliseconds from t to now (CLOCK_MONOTONIC).
+ *		Milliseconds from t to now (CLOCK_MONOTONIC), with their fraction.
  */
-static inline long
+static inline double
 gw_ms_since(const struct timespec *t)
 {
 	struct timespec now;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t->tv_sec) * 1000L + (now.tv_nsec - t->tv_nsec) / 1000000L;
+	return (now.tv_sec - t->tv_sec) * 1000.0 + (now.tv_nsec - t->tv_nsec) / 1e6;
 }
 
 /* config.c */

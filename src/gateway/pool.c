@@ -157,12 +157,8 @@ gw_pool_acquire(int wait_ms, GwError *err)
 
 	if (waited)
 	{
-		struct timespec now;
-
-		clock_gettime(CLOCK_MONOTONIC, &now);
 		gw_metrics_add(GW_M_POOL_WAITS, 1);
-		gw_metrics_add(GW_M_POOL_WAIT_US, (now.tv_sec - started.tv_sec) * 1000000L +
-					   (now.tv_nsec - started.tv_nsec) / 1000L);
+		gw_metrics_add(GW_M_POOL_WAIT_US, (long) (gw_ms_since(&started) * 1000));
 		gw_metrics_add(GW_M_POOL_TIMEOUTS, c == NULL);
 	}
 	if (c == NULL)

@@ -326,12 +326,9 @@ on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 	*ctx = NULL;
 	if (r->started)
 	{
-		struct timespec now;
-		double		ms;
+		double		ms = gw_ms_since(&r->start);
 		bool		aborted = toe != MHD_REQUEST_TERMINATED_COMPLETED_OK;
 
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		ms = (now.tv_sec - r->start.tv_sec) * 1000.0 + (now.tv_nsec - r->start.tv_nsec) / 1e6;
 		if (!gw_config.quiet)
 			fprintf(stderr, "%s %s %d %.1fms%s\n", r->req.method ? r->req.method : "-",
 					r->req.path, r->status, ms, aborted ? " (aborted)" : "");
