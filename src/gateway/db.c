@@ -166,11 +166,12 @@ pooled_query(const char *sql, int nparams, const char *const *params, GwError *e
 }
 
 /*
- * pooled_value
- *		The first value of a pooled_query (malloc'd), or NULL.
+ * gw_db_value
+ *		The first value of a statement on a pooled connection (malloc'd),
+ *		or NULL with err set.
  */
-static char *
-pooled_value(const char *sql, int nparams, const char *const *params, GwError *err)
+char *
+gw_db_value(const char *sql, int nparams, const char *const *params, GwError *err)
 {
 	PGresult   *res = pooled_query(sql, nparams, params, err);
 	char	   *value = res ? strdup(PQgetvalue(res, 0, 0)) : NULL;
@@ -343,7 +344,7 @@ gw_db_role(const char *api_key, const char *bearer, GwError *err)
 {
 	const char *params[3] = {api_key, bearer, gw_config.anon_role};
 
-	return pooled_value("SELECT " SQL_WHO, 3, params, err);
+	return gw_db_value("SELECT " SQL_WHO, 3, params, err);
 }
 
 /*
@@ -473,19 +474,6 @@ gw_db_ping(GwError *err)
 	ok = res != NULL;
 	PQclear(res);
 	return ok;
-}
-
-/*
- * gw_db_check_root
- *		The catalog's root location (malloc'd), set to root if it had none.
- */
-bool
-gw_db_check_root(const char *root, char **catalog_root, GwError *err)
-{
-	*catalog_root = pooled_value("SELECT COALESCE(lance_namespace.lance_root_location(),"
-								 " lance_namespace.lance_set_root_location($1), $1)",
-								 1, &root, err);
-	return *catalog_root != NULL;
 }
 
 /*

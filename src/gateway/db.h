@@ -83,7 +83,8 @@ extern bool gw_db_exec(PGconn *conn, const char *sql, int nparams,
 					   const char *const *params, PGresult **resp,
 					   char *sqlstate, GwError *err);
 extern char *gw_db_role(const char *api_key, const char *bearer, GwError *err);
-extern bool gw_db_check_root(const char *root, char **catalog_root, GwError *err);
+extern char *gw_db_value(const char *sql, int nparams, const char *const *params,
+						GwError *err);
 extern bool gw_db_load_routes(GwError *err);
 
 extern bool gw_db_queue_call(GwPipe *p, const char *request_json, const GwRequestInfo *info);

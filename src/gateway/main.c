@@ -126,8 +126,12 @@ check_catalog(const char *root)
 
 	for (;;)
 	{
+		/* the catalog's root location, set to root if it had none */
 		gw_error_clear(&err);
-		if (gw_db_check_root(root, &catalog_root, &err))
+		catalog_root = gw_db_value("SELECT COALESCE(lance_namespace.lance_root_location(),"
+								   " lance_namespace.lance_set_root_location($1), $1)",
+								   1, &root, &err);
+		if (catalog_root != NULL)
 			break;
 		if (err.code != LANCE_SERVICE_UNAVAILABLE || time(NULL) >= deadline)
 		{

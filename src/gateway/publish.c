@@ -150,19 +150,26 @@ recount(PGconn *conn)
 /*
  * own_pass
  *		A pass on the publisher's connection (opened when needed), then a
- *		recount after a full one.
+ *		recount after a full one.  A failure is logged: what, the
+ *		manifest_path if any, the error, then.
  */
 static bool
-own_pass(const char *manifest_path, GwPublishCounts *counts, GwError *err)
+own_pass(const char *manifest_path, GwPublishCounts *counts, const char *what,
+		 const char *then)
 {
+	GwError		err;
 	bool		ok;
 
-	gw_error_clear(err);
+	gw_error_clear(&err);
 	pthread_mutex_lock(&conn_mu);
-	ok = ensure_conn(err) != NULL && gw_publish_pass(pconn, manifest_path, false, counts, err);
+	ok = ensure_conn(&err) != NULL && gw_publish_pass(pconn, manifest_path, false, counts, &err);
 	if (ok && manifest_path == NULL)
 		recount(pconn);
 	pthread_mutex_unlock(&conn_mu);
+	if (!ok)
+		fprintf(stderr, "%s: %s%s%s: %s%s%s%s\n", GW_PROGRAM, what, manifest_path ? " " : "",
+				manifest_path ? manifest_path : "", err.message, err.detail[0] ? ": " : "",
+				err.detail, then);
 	return ok;
 }
 
@@ -342,7 +349,6 @@ publisher_main(void *arg)
 	{
 		bool		last;
 		GwPublishCounts counts = {0};
-		GwError		err;
 		struct timespec until;
 		long		ns;
 
@@ -360,12 +366,8 @@ publisher_main(void *arg)
 		commits = 0;
 		pthread_mutex_unlock(&mu);
 
-		if (!own_pass(NULL, &counts, &err))
-		{
-			fprintf(stderr, "%s: publication pass: %s%s%s (retried)\n", GW_PROGRAM,
-					err.message, err.detail[0] ? ": " : "", err.detail);
+		if (!own_pass(NULL, &counts, "publication pass", " (retried)"))
 			gw_publish_notify();	/* try again after an interval */
-		}
 		if (last)
 			return NULL;
 	}
@@ -405,13 +407,9 @@ gw_publish_start(void)
 		return true;
 	}
 	privileged = true;
-	if (!own_pass(NULL, &counts, &err))
-	{
-		/* the publisher tries again; describe repairs one file on demand */
-		fprintf(stderr, "%s: publications at start-up: %s%s%s (retried)\n", GW_PROGRAM,
-				err.message, err.detail[0] ? ": " : "", err.detail);
+	/* the publisher tries again; describe repairs one file on demand */
+	if (!own_pass(NULL, &counts, "publications at start-up", " (retried)"))
 		commits = 1;
-	}
 	if (counts.pending > 0)
 		fprintf(stderr, "%s: publications at start-up: %ld pending, %ld republished, "
 				"%ld made durable, %ld left\n", GW_PROGRAM, counts.pending, counts.rewritten,
@@ -532,13 +530,6 @@ bool
 gw_publish_repair(const char *manifest_path)
 {
 	GwPublishCounts counts = {0};
-	GwError		err;
-	bool		ok;
 
-	if (!privileged)
-		return false;
-	if (!(ok = own_pass(manifest_path, &counts, &err)))
-		fprintf(stderr, "%s: publication of %s: %s%s%s\n", GW_PROGRAM, manifest_path,
-				err.message, err.detail[0] ? ": " : "", err.detail);
-	return ok && counts.pruned > 0;
+	return privileged && own_pass(manifest_path, &counts, "publication of", "") && counts.pruned > 0;
 }
