@@ -122,25 +122,6 @@ run(Sweep *sw, const char *context, const char *sql, int nparams,
 }
 
 /*
- * classify
- *		What a file name of a _versions directory is to the sweep, and the
- *		version a canonical name names (manifest_rules.c).
- */
-static NameKind
-classify(const char *name, int64_t *version)
-{
-	int			n = -1;
-
-	if (strncmp(name, GW_TMP_PREFIX, strlen(GW_TMP_PREFIX)) == 0)
-	{
-		name += strlen(GW_TMP_PREFIX);
-		sscanf(name, "%*[0-9]-%*[0-9]%n", &n);
-		return n > 0 && strcmp(name + n, GW_TMP_SUFFIX) == 0 ? NAME_TEMPORARY : NAME_OTHER;
-	}
-	return lance_manifest_version(name, version, NULL) ? NAME_CANONICAL : NAME_OTHER;
-}
-
-/*
  * table_dir
  *		gw_table_location_dir of a location under --root; NULL for any other.
  */
@@ -207,10 +188,17 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 	for (int i = 0; i < nfiles; i++)
 	{
 		const GwFileInfo *f = &files[i];
+		const char *tmp = f->name + strlen(GW_TMP_PREFIX);
 		int64_t		version = -1;
-		NameKind	kind = classify(f->name, &version);
+		int			n = -1;
+		NameKind	kind;
 		int			rc = 1;
 
+		/* what the name is to the sweep: .gw-<pid>-<n>.tmp, a manifest's (manifest_rules.c) */
+		if (strncmp(f->name, GW_TMP_PREFIX, strlen(GW_TMP_PREFIX)) == 0)
+			sscanf(tmp, "%*[0-9]-%*[0-9]%n", &n);
+		kind = n > 0 && strcmp(tmp + n, GW_TMP_SUFFIX) == 0 ? NAME_TEMPORARY :
+			lance_manifest_version(f->name, &version, NULL) ? NAME_CANONICAL : NAME_OTHER;
 		if (kind == NAME_OTHER)
 			continue;
 		/* a canonical file goes only above the branch's latest row */
