@@ -42,7 +42,6 @@
 #include "feed.h"
 #include "manifest_rules.h"
 #include "publish.h"
-#include "router.h"
 #include "s3.h"
 
 /*

@@ -175,32 +175,24 @@ own_pass(const char *manifest_path, GwPublishCounts *counts, const char *what,
 
 /*
  * prune
- *		Delete the publications of rows[i] where ok[i] (their canonical
- *		files are durable).  Returns the number deleted, -1 on an error.
+ *		Delete the publications of keys (their canonical files are durable
+ *		or gone), adding the number deleted to *pruned.  False on an error.
  */
-static long
-prune(PGconn *conn, PGresult *rows, const bool *ok, GwError *err)
+static bool
+prune(PGconn *conn, json_t *keys, long *pruned, GwError *err)
 {
-	json_t	   *keys = json_array();
-	char	   *text;
+	char	   *text = json_dumps(keys, JSON_COMPACT);
 	PGresult   *res;
-	long		n = -1;
+	bool		ok;
 
-	for (int i = 0; keys != NULL && i < PQntuples(rows); i++)
-		if (ok[i] && json_array_append_new(keys, json_pack("{ssssss}", "t", PQgetvalue(rows, i, 0),
-															 "b", PQgetvalue(rows, i, 1),
-															 "v", PQgetvalue(rows, i, 2))) != 0)
-			break;
-	text = keys ? json_dumps(keys, JSON_COMPACT) : NULL;
-	json_decref(keys);
 	if (text == NULL)
 	{
 		gw_error_set(err, LANCE_INTERNAL, "out of memory");
-		return -1;
+		return false;
 	}
 	res = PQexecParams(conn, SQL_PRUNE, 1, NULL, (const char *const *) &text, NULL, NULL, 0);
-	if (PQresultStatus(res) == PGRES_COMMAND_OK)
-		n = atol(PQcmdTuples(res));
+	if ((ok = PQresultStatus(res) == PGRES_COMMAND_OK))
+		*pruned += atol(PQcmdTuples(res));
 	else
 	{
 		gw_error_set(err, LANCE_SERVICE_UNAVAILABLE, "cannot prune the catalog's publications");
@@ -208,31 +200,32 @@ prune(PGconn *conn, PGresult *rows, const bool *ok, GwError *err)
 	}
 	PQclear(res);
 	free(text);
-	return n;
+	return ok;
 }
 
 /*
  * publish_rows
- *		Make the canonical file of each pending row in res hold its bytes
- *		(ok[i] when it does, or when a cleanup removed it), flush them
- *		together and delete their rows.  False on a database or flush
- *		error (err set).
+ *		Make the canonical file of each pending row in res hold its bytes,
+ *		flush them together (paths: room for one per row) and delete the
+ *		rows of those and of the files a cleanup removed.  False on a
+ *		database or flush error (err set).
  */
 static bool
-publish_rows(PGconn *conn, PGresult *res, bool *ok, const char **paths,
-			 GwPublishCounts *counts, GwError *err)
+publish_rows(PGconn *conn, PGresult *res, const char **paths, GwPublishCounts *counts,
+			 GwError *err)
 {
+	json_t	   *keys = json_array();	/* the rows to delete */
 	GwStorage  *st = NULL;
 	int			nok = 0;		/* files to flush */
-	int			nprune = 0;		/* rows to delete: those and cleanups */
-	long		k;
+	bool		ok;
 
 	for (int i = 0; i < PQntuples(res); i++)
 	{
 		const char *canon = PQgetvalue(res, i, 3);
 		GwStorage  *s;
 		GwError		e;
-		int			r;
+		int			r = 0;
+		bool		cleaned;
 
 		if (strncmp(canon, "file://", 7) == 0)
 			canon += 7;
@@ -243,15 +236,9 @@ publish_rows(PGconn *conn, PGresult *res, bool *ok, const char **paths,
 			counts->failed++;
 			continue;			/* not a local manifest under --root */
 		}
-		if (gw_manifest_missing(s, canon, atoll(PQgetvalue(res, i, 2))) == GW_MANIFEST_CLEANED)
-		{
-			ok[i] = true;
-			nprune++;
-			continue;
-		}
-		r = s->republish(s, canon, (const unsigned char *) PQgetvalue(res, i, 4),
-						 (size_t) PQgetlength(res, i, 4), false, &e);
-		if (r < 0)
+		cleaned = gw_manifest_missing(s, canon, atoll(PQgetvalue(res, i, 2))) == GW_MANIFEST_CLEANED;
+		if (!cleaned && (r = s->republish(s, canon, (const unsigned char *) PQgetvalue(res, i, 4),
+										  (size_t) PQgetlength(res, i, 4), false, &e)) < 0)
 		{
 			fprintf(stderr, "%s: publication of %s: %s%s%s\n", GW_PROGRAM, canon,
 					e.message, e.detail[0] ? ": " : "", e.detail);
@@ -263,17 +250,18 @@ publish_rows(PGconn *conn, PGresult *res, bool *ok, const char **paths,
 			counts->rewritten++;
 			fprintf(stderr, "%s: republished %s from the catalog's bytes\n", GW_PROGRAM, canon);
 		}
-		st = s;
-		ok[i] = true;
-		paths[nok++] = canon;
-		nprune++;
+		if (!cleaned)
+		{
+			st = s;
+			paths[nok++] = canon;
+		}
+		json_array_append_new(keys, json_pack("{ssssss}", "t", PQgetvalue(res, i, 0),
+											  "b", PQgetvalue(res, i, 1), "v", PQgetvalue(res, i, 2)));
 	}
-	if (nok > 0 && !st->sync_published(st, paths, nok, err))
-		return false;
-	if (nprune > 0 && (k = prune(conn, res, ok, err)) < 0)
-		return false;
-	counts->pruned += nprune > 0 ? k : 0;
-	return true;
+	ok = (nok == 0 || st->sync_published(st, paths, nok, err)) &&
+		(json_array_size(keys) == 0 || prune(conn, keys, &counts->pruned, err));
+	json_decref(keys);
+	return ok;
 }
 
 /*
@@ -302,7 +290,6 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 			PQexecParams(conn, SQL_PENDING_ONE, 1, NULL, &manifest_path, NULL, NULL, 1) :
 			PQexecParams(conn, SQL_PENDING, 3, NULL, params, NULL, NULL, 1);
 		int			n = PQntuples(res);
-		bool	   *done = calloc(n + 1, sizeof(bool));
 		const char **paths = calloc(n + 1, sizeof(char *));
 
 		if (PQresultStatus(res) != PGRES_TUPLES_OK)
@@ -311,7 +298,7 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 			gw_error_detail(err, "%s", PQresultErrorMessage(res));
 			ok = false;
 		}
-		else if (done == NULL || paths == NULL)
+		else if (paths == NULL)
 		{
 			gw_error_set(err, LANCE_INTERNAL, "out of memory");
 			ok = false;
@@ -319,7 +306,7 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 		else
 		{
 			counts->pending += n;
-			ok = dry_run || publish_rows(conn, res, done, paths, counts, err);
+			ok = dry_run || publish_rows(conn, res, paths, counts, err);
 		}
 		if (ok && n > 0)
 		{
@@ -329,7 +316,6 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 		}
 		more = n == PASS_ROWS && manifest_path == NULL &&
 			strlen(after_branch) < sizeof(after_branch) - 1;
-		free(done);
 		free(paths);
 		PQclear(res);
 	}
