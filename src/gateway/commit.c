@@ -241,48 +241,39 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 
 		if (max > LANCE_MAX_HELD_MANIFEST_BYTES)
 			max = LANCE_MAX_HELD_MANIFEST_BYTES;
-		if (st->read_staging(st, ce->staging, max, &ce->staged, &ce->error))
+		if (!st->read_staging(st, ce->staging, max, &ce->staged, &ce->error))
 		{
-			if (gw_publish_reserve(ce->staged.len))
-			{
-				/* sent as base64, a placeholder until with_held */
-				int			len = snprintf(mark, sizeof(mark), "%c%d", '\0', (int) (ce - ctx->e));
-
-				ce->reserved = true;
-				if ((ce->b64 = malloc(4 * ((ce->staged.len + 2) / 3) + 1)) == NULL)
-				{
-					gw_error_set(err, LANCE_INTERNAL, "out of memory");
-					return false;
-				}
-				EVP_EncodeBlock((unsigned char *) ce->b64, ce->staged.bytes, (int) ce->staged.len);
-				json_object_set_new(entry, "manifest_base64", json_stringn_nocheck(mark, (size_t) len));
-				ce->held = true;
-				ce->size = (int64_t) ce->staged.len;
-				ctx->held += ce->staged.len;
-			}
-			else
-			{
-				free(ce->staged.bytes);
-				memset(&ce->staged, 0, sizeof(ce->staged));
-			}
+			if (errno != E2BIG)
+				goto deferred;
+			gw_error_clear(&ce->error);
 		}
-		else if (errno != E2BIG)
+		else if (gw_publish_reserve(ce->staged.len))
 		{
-			ce->staging_absent = errno == ENOENT;
-			ce->deferred = true;
-			return true;
+			/* sent as base64, a placeholder until with_held */
+			int			len = snprintf(mark, sizeof(mark), "%c%d", '\0', (int) (ce - ctx->e));
+
+			ce->reserved = true;
+			if ((ce->b64 = malloc(4 * ((ce->staged.len + 2) / 3) + 1)) == NULL)
+			{
+				gw_error_set(err, LANCE_INTERNAL, "out of memory");
+				return false;
+			}
+			EVP_EncodeBlock((unsigned char *) ce->b64, ce->staged.bytes, (int) ce->staged.len);
+			json_object_set_new(entry, "manifest_base64", json_stringn_nocheck(mark, (size_t) len));
+			ce->held = true;
+			ce->size = (int64_t) ce->staged.len;
+			ctx->held += ce->staged.len;
 		}
 		else
-			gw_error_clear(&ce->error);
+		{
+			free(ce->staged.bytes);
+			memset(&ce->staged, 0, sizeof(ce->staged));
+		}
 	}
 	if (!ce->held && (st == NULL ||
 					  !(st->load_staging ? st->load_staging(st, ce->staging, &ce->staged, &ce->error) :
 						st->stat_staging(st, ce->staging, &ce->size, &ce->error))))
-	{
-		ce->staging_absent = (st != NULL && errno == ENOENT);
-		ce->deferred = true;
-		return true;
-	}
+		goto deferred;
 	if (st->load_staging)
 	{
 		/* the catalog records the ETag of the bytes the canonical will get */
@@ -310,6 +301,11 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 		json_object_del(entry, "manifest_base64");
 	}
 	return true;
+
+deferred:
+	ce->staging_absent = st != NULL && errno == ENOENT;
+	ce->deferred = true;
+	return true;
 }
 
 /*
@@ -336,11 +332,10 @@ entry_record(CommitEntry *ce, bool names, bool made)
  * intent_write
  *		Add the entry's record to its request's intent file, for a start
  *		after this process died to settle (gw_commit_replay): before
- *		finalize makes the canonical name, which, then after, what it made
- *		(entry_record's two halves).  The records are
- *		JSON texts up to a "#", which the next one overwrites.  No flush: a
- *		process's death keeps the page cache.  Without a file (said once),
- *		creates go on.
+ *		finalize makes the canonical name, which; then after, what it made
+ *		(entry_record's halves).  The records are JSON texts up to a "#",
+ *		which the next one overwrites.  No flush: a process's death keeps
+ *		the page cache.  Without a file (said once), creates go on.
  */
 static void
 intent_write(CommitCtx *ctx, CommitEntry *ce, bool after)

@@ -41,20 +41,13 @@
 static bool
 is_loopback(const struct sockaddr *sa)
 {
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) sa;
+
 	if (sa->sa_family == AF_INET)
-	{
-		const struct sockaddr_in *in = (const struct sockaddr_in *) sa;
-
-		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-	}
-	if (sa->sa_family == AF_INET6)
-	{
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) sa;
-
-		return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
-			(IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127);
-	}
-	return false;
+		return (ntohl(((const struct sockaddr_in *) sa)->sin_addr.s_addr) >> 24) == 127;
+	return sa->sa_family == AF_INET6 && (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
+										 (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) &&
+										  in6->sin6_addr.s6_addr[12] == 127));
 }
 
 /*
