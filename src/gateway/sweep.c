@@ -64,13 +64,6 @@
 	"SELECT b.name FROM lance_namespace.branches b" \
 	" WHERE b.table_id = $1::bigint ORDER BY b.name"
 
-typedef enum NameKind
-{
-	NAME_OTHER,					/* not ours: never touched */
-	NAME_TEMPORARY,				/* .gw-<pid>-<n>.tmp */
-	NAME_CANONICAL				/* V1 or V2 manifest name */
-} NameKind;
-
 typedef struct Sweep
 {
 	PGconn	   *conn;
@@ -191,18 +184,17 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 		const char *tmp = f->name + strlen(GW_TMP_PREFIX);
 		int64_t		version = -1;
 		int			n = -1;
-		NameKind	kind;
+		bool		temporary;
 		int			rc = 1;
 
-		/* what the name is to the sweep: .gw-<pid>-<n>.tmp, a manifest's (manifest_rules.c) */
+		/* ours: a temporary file (.gw-<pid>-<n>.tmp) or a V1 or V2 manifest name */
 		if (strncmp(f->name, GW_TMP_PREFIX, strlen(GW_TMP_PREFIX)) == 0)
 			sscanf(tmp, "%*[0-9]-%*[0-9]%n", &n);
-		kind = n > 0 && strcmp(tmp + n, GW_TMP_SUFFIX) == 0 ? NAME_TEMPORARY :
-			lance_manifest_version(f->name, &version, NULL) ? NAME_CANONICAL : NAME_OTHER;
-		if (kind == NAME_OTHER)
-			continue;
+		temporary = n > 0 && strcmp(tmp + n, GW_TMP_SUFFIX) == 0;
+		if (!temporary && !lance_manifest_version(f->name, &version, NULL))
+			continue;			/* not ours: never touched */
 		/* a canonical file goes only above the branch's latest row */
-		if (kind == NAME_CANONICAL &&
+		if (!temporary &&
 			(latest_row < 0 || version <= latest_row || f->age_ms < sw->min_age_ms))
 		{
 			latest_on_disk = version > latest_on_disk ? version : latest_on_disk;
@@ -219,7 +211,7 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 		}
 		if (rc <= 0)
 			continue;			/* an error, or the file changed: kept */
-		if (kind == NAME_TEMPORARY)
+		if (temporary)
 		{
 			sw->ntemporary++;
 			printf("%s temporary file %s/%s\n", verb, dir, f->name);
