@@ -41,9 +41,7 @@ static struct sockaddr_storage bind_addr;	/* --listen; its port once bound */
 void
 gw_loop_wake(GwLoop *L)
 {
-	uint64_t	one = 1;
-
-	if (write(L->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+	if (eventfd_write(L->wake_fd, 1) < 0 && errno != EAGAIN)
 		fprintf(stderr, "%s: cannot wake a loop: %s\n", GW_PROGRAM, strerror(errno));
 }
 
@@ -372,9 +370,9 @@ loop_main(void *arg)
 		{
 			if (evs[i].data.u64 == GW_EV_WAKE)
 			{
-				uint64_t	v;
+				eventfd_t	v;
 
-				if (read(L->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				if (eventfd_read(L->wake_fd, &v) < 0 && errno != EAGAIN)
 					fprintf(stderr, "%s: wake-up: %s\n", GW_PROGRAM, strerror(errno));
 				gw_pipe_take_connection(L);
 			}
