@@ -169,29 +169,33 @@ with_held(char *text, CommitCtx *ctx, GwError *err)
 }
 
 /*
- * s3_staging
- *		Whether a relative staging path lies under the key prefix of an
- *		s3:// --root, then in --root's bucket: its URI in *out (NULL when
- *		out of memory).
+ * staging_path
+ *		The absolute form of a staging manifest_path (malloc'd; NULL when
+ *		out of memory): a file:// URI's path; a relative (object-store)
+ *		path in the bucket of an s3:// --root if under its key prefix, else
+ *		under "/".
  */
-static bool
-s3_staging(const char *path, char **out)
+static char *
+staging_path(const char *path)
 {
 	const char *root = gw_storage_s3_root();
 	char		bucket[64];
 	const char *key;
 	size_t		n;
+	char	   *out;
 
-	if (root == NULL || !gw_s3_split(root, bucket, sizeof(bucket), &key))
-		return false;
-	n = strlen(key);
-	while (n > 0 && key[n - 1] == '/')
-		n--;
-	if (n > 0 && (strncmp(path, key, n) != 0 || path[n] != '/'))
-		return false;
-	if (asprintf(out, "s3://%s/%s", bucket, path) < 0)
-		*out = NULL;
-	return true;
+	if (strncmp(path, "file://", 7) == 0)
+		return strdup(path + 7);
+	if (path[0] == '/' || strncmp(path, "s3://", 5) == 0)
+		return strdup(path);
+	if (root != NULL && gw_s3_split(root, bucket, sizeof(bucket), &key))
+	{
+		for (n = strlen(key); n > 0 && key[n - 1] == '/'; n--)
+			;
+		if (n == 0 || (strncmp(path, key, n) == 0 && path[n] == '/'))
+			return asprintf(&out, "s3://%s/%s", bucket, path) < 0 ? NULL : out;
+	}
+	return asprintf(&out, "/%s", path) < 0 ? NULL : out;
 }
 
 /*
@@ -204,23 +208,15 @@ s3_staging(const char *path, char **out)
 static bool
 prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 {
-	json_t	   *jpath = json_object_get(entry, "manifest_path");
+	const char *path = json_string_value(json_object_get(entry, "manifest_path"));
 	json_t	   *jsize = json_object_get(entry, "manifest_size");
-	const char *path;
 	int64_t		claimed;
 	GwStorage  *st;
 	char		mark[16];
 
-	if (!json_is_string(jpath))
+	if (path == NULL)
 		return true;			/* the catalog reports the bad field */
-	path = json_string_value(jpath);
-	if (strncmp(path, "file://", 7) == 0)
-		ce->staging = strdup(path + 7);
-	else if (path[0] == '/' || strncmp(path, "s3://", 5) == 0)
-		ce->staging = strdup(path);
-	else if (!s3_staging(path, &ce->staging) && asprintf(&ce->staging, "/%s", path) < 0)
-		ce->staging = NULL;		/* an object-store path: the absolute path */
-	if (ce->staging == NULL)
+	if ((ce->staging = staging_path(path)) == NULL)
 	{
 		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 		return false;
