@@ -179,4 +179,7 @@ extern void gw_error_clear(GwError *err);
 extern void gw_fatal(int status, const char *fmt,...)
 			__attribute__((format(printf, 2, 3), noreturn));
 
+/* sweep.c: --sweep; the exit status */
+extern int	gw_sweep_run(void);
+
 #endif							/* LANCE_GATEWAY_H */

@@ -28,7 +28,6 @@
 #include "pool.h"
 #include "server_int.h"
 #include "publish.h"
-#include "sweep.h"
 #include "table_files.h"
 
 /* a failed start: exit with status 1 */

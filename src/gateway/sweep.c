@@ -20,7 +20,6 @@
 #include "manifest_rules.h"
 #include "pool.h"
 #include "publish.h"
-#include "sweep.h"
 #include "table_files.h"
 
 /* How long the sweep waits for the transactions in flight on a table. */
