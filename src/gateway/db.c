@@ -81,9 +81,9 @@ void
 gw_db_error(PGconn *conn, PGresult *res, const char *function,
 			char *sqlstate_out, GwError *err)
 {
-	const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
-	const char *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
+	const char *sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);	/* NULL if res is */
+	const char *primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+	const char *detail = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
 	bool		own = sqlstate && primary && strcmp(sqlstate, "42704") == 0;
 
 	/* no SQLSTATE: libpq's own error, a connection lost but not marked bad yet */
@@ -131,7 +131,7 @@ gw_db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params
 		   PGresult **resp, char *sqlstate_out, GwError *err)
 {
 	PGresult   *res = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
-	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+	ExecStatusType st = PQresultStatus(res);	/* PGRES_FATAL_ERROR if NULL */
 	char		buf[6];
 	char	   *sqlstate = sqlstate_out ? sqlstate_out : buf;
 

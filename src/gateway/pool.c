@@ -95,7 +95,7 @@ idle_ok(PGconn *conn)
 {
 	struct pollfd pfd = {PQsocket(conn), POLLIN, 0};
 
-	if (PQstatus(conn) != CONNECTION_OK || PQtransactionStatus(conn) != PQTRANS_IDLE || pfd.fd < 0)
+	if (PQtransactionStatus(conn) != PQTRANS_IDLE || pfd.fd < 0)	/* UNKNOWN if bad */
 		return false;
 	/* read it: a FATAL message, then end of file, marks it bad */
 	for (int i = 0; i < 4 && poll(&pfd, 1, 0) > 0; i++)
@@ -184,9 +184,8 @@ gw_pool_acquire(int wait_ms, GwError *err)
 void
 gw_pool_release(GwConn *c)
 {
-	if (c->conn != NULL &&
-		(PQstatus(c->conn) != CONNECTION_OK || PQtransactionStatus(c->conn) != PQTRANS_IDLE ||
-		 PQpipelineStatus(c->conn) != PQ_PIPELINE_OFF))
+	if (c->conn != NULL && (PQtransactionStatus(c->conn) != PQTRANS_IDLE ||
+							PQpipelineStatus(c->conn) != PQ_PIPELINE_OFF))
 		drop(c);
 	pthread_mutex_lock(&pool_lock);
 	c->busy = false;
