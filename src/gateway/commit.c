@@ -479,13 +479,9 @@ during_call(void *arg)
 {
 	CommitCtx  *ctx = arg;
 
-	for (int i = 0; i < ctx->n; i++)
-	{
-		CommitEntry *ce = &ctx->e[i];
-
+	for (CommitEntry *ce = ctx->e; ce < ctx->e + ctx->n; ce++)
 		if (ce->st && !ce->deferred && !ce->skip && !ce->held)
 			ce->st->sync_staging(ce->st, ce->staging, &ce->synced);
-	}
 }
 
 /*
@@ -552,10 +548,8 @@ after_commit(void *arg)
 	CommitCtx  *ctx = arg;
 	bool		held = false;
 
-	for (int i = 0; i < ctx->n; i++)
+	for (CommitEntry *ce = ctx->e; ce < ctx->e + ctx->n; ce++)
 	{
-		CommitEntry *ce = &ctx->e[i];
-
 		held |= ce->held && !ce->deferred;
 		if (ce->st && ce->canonical && strcmp(ce->staging, ce->canonical) != 0)
 			ce->st->remove(ce->st, ce->staging);
@@ -576,10 +570,8 @@ after_abort(void *arg)
 {
 	CommitCtx  *ctx = arg;
 
-	for (int i = 0; i < ctx->n; i++)
+	for (CommitEntry *ce = ctx->e; ce < ctx->e + ctx->n; ce++)
 	{
-		CommitEntry *ce = &ctx->e[i];
-
 		if (ce->cst && ce->written.created)
 			ce->cst->discard(ce->cst, ce->canonical, &ce->written);
 		memset(&ce->written, 0, sizeof(ce->written));
@@ -715,14 +707,14 @@ gw_commit(const char *function, json_t *request, GwRouteKind kind,
 	}
 	if (prepared && (text = with_held(json_dumps(request, JSON_COMPACT), &ctx, err)) != NULL)
 		result = gw_db_call(function, text, info, &hooks, err);
-	for (int i = 0; i < ctx.n; i++)
+	for (CommitEntry *ce = ctx.e; ce < ctx.e + ctx.n; ce++)
 	{
-		if (ctx.e[i].reserved)
-			gw_publish_release(ctx.e[i].staged.len);
-		free(ctx.e[i].staging);
-		free(ctx.e[i].canonical);
-		free(ctx.e[i].staged.bytes);
-		free(ctx.e[i].b64);
+		if (ce->reserved)
+			gw_publish_release(ce->staged.len);
+		free(ce->staging);
+		free(ce->canonical);
+		free(ce->staged.bytes);
+		free(ce->b64);
 	}
 	free(ctx.e);
 	free(text);
