@@ -482,10 +482,8 @@ gw_server_stop(void)
 	if (left > 0)
 		fprintf(stderr, "%s: %d requests still running at shutdown\n", GW_PROGRAM, left);
 	atomic_store(&ending, true);
-	for (int i = 0; i < nloops; i++)
+	for (GwLoop *L = loops; L < loops + nloops; L++)
 	{
-		GwLoop	   *L = &loops[i];
-
 		gw_loop_wake(L);
 		pthread_join(L->thread, NULL);
 		/* suspended connections must not meet MHD_stop_daemon */

@@ -177,9 +177,8 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 	}
 	if (PQntuples(res) > 0)
 		latest_row = strtoll(PQgetvalue(res, PQntuples(res) - 1, 0), NULL, 10);
-	for (int i = 0; i < nfiles; i++)
+	for (const GwFileInfo *f = files; f < files + nfiles; f++)
 	{
-		const GwFileInfo *f = &files[i];
 		const char *tmp = f->name + strlen(GW_TMP_PREFIX);
 		int64_t		version = -1;
 		int			n = -1;
