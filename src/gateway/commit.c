@@ -493,17 +493,14 @@ after_call(void *arg, char **result, GwError *err)
 {
 	CommitCtx  *ctx = arg;
 	json_t	   *res = json_loads(*result, 0, NULL);
-	json_t	   *list;
-	bool		ok = true;
+	/* BatchCommitTables: results[i] = {"create_table_version": {"version": ...}} */
+	json_t	   *list = json_object_get(res, ctx->ops ? "results" : "versions");
+	char	   *text = NULL;
+	bool		ok = res != NULL;
 
 	if (res == NULL)
-	{
 		gw_error_set(err, LANCE_INTERNAL, "the catalog returned malformed JSON");
-		return false;
-	}
-	/* BatchCommitTables: results[i] = {"create_table_version": {"version": ...}} */
-	list = json_object_get(res, ctx->ops ? "results" : "versions");
-	if (ctx->batch && (!json_is_array(list) || (int) json_array_size(list) != ctx->n))
+	else if (ctx->batch && (!json_is_array(list) || (int) json_array_size(list) != ctx->n))
 	{
 		gw_error_set(err, LANCE_INTERNAL, "the catalog returned %d results for %d entries",
 					 json_is_array(list) ? (int) json_array_size(list) : -1, ctx->n);
@@ -517,23 +514,15 @@ after_call(void *arg, char **result, GwError *err)
 																"create_table_version"),
 												"version"),
 								err);
-	if (ok)
+	if (ok && (text = json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER)) == NULL)
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
+	if (text != NULL)
 	{
-		char	   *text = json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER);
-
-		if (text == NULL)
-		{
-			gw_error_set(err, LANCE_INTERNAL, "out of memory");
-			ok = false;
-		}
-		else
-		{
-			free(*result);
-			*result = text;
-		}
+		free(*result);
+		*result = text;
 	}
 	json_decref(res);
-	return ok;
+	return text != NULL;
 }
 
 /*

@@ -233,7 +233,6 @@ gw_config_load(int argc, char **argv)
 	int			index = 0;		/* getopt_long sets it to a valid one */
 	int			opt_result;
 
-	memset(&gw_config, 0, sizeof(gw_config));
 	gw_config.s3_virtual_hosted = -1;
 	for (size_t i = 0; i < NOPTIONS; i++)
 	{
