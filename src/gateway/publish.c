@@ -206,20 +206,19 @@ prune(PGconn *conn, json_t *keys, long *pruned, GwError *err)
 /*
  * publish_rows
  *		Make the canonical file of each pending row in res hold its bytes,
- *		flush them together (paths: room for one per row) and delete the
- *		rows of those and of the files a cleanup removed.  False on a
- *		database or flush error (err set).
+ *		flush them together and delete the rows of those and of the files
+ *		a cleanup removed.  False on a database or flush error (err set).
  */
 static bool
-publish_rows(PGconn *conn, PGresult *res, const char **paths, GwPublishCounts *counts,
-			 GwError *err)
+publish_rows(PGconn *conn, PGresult *res, GwPublishCounts *counts, GwError *err)
 {
 	json_t	   *keys = json_array();	/* the rows to delete */
+	const char **paths = calloc(PQntuples(res) + 1, sizeof(char *));
 	GwStorage  *st = NULL;
 	int			nok = 0;		/* files to flush */
 	bool		ok;
 
-	for (int i = 0; i < PQntuples(res); i++)
+	for (int i = 0; paths != NULL && i < PQntuples(res); i++)
 	{
 		const char *canon = PQgetvalue(res, i, 3);
 		GwStorage  *s;
@@ -258,9 +257,12 @@ publish_rows(PGconn *conn, PGresult *res, const char **paths, GwPublishCounts *c
 		json_array_append_new(keys, json_pack("{ssssss}", "t", PQgetvalue(res, i, 0),
 											  "b", PQgetvalue(res, i, 1), "v", PQgetvalue(res, i, 2)));
 	}
-	ok = (nok == 0 || st->sync_published(st, paths, nok, err)) &&
+	if (paths == NULL)
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
+	ok = paths != NULL && (nok == 0 || st->sync_published(st, paths, nok, err)) &&
 		(json_array_size(keys) == 0 || prune(conn, keys, &counts->pruned, err));
 	json_decref(keys);
+	free(paths);
 	return ok;
 }
 
@@ -290,7 +292,6 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 			PQexecParams(conn, SQL_PENDING_ONE, 1, NULL, &manifest_path, NULL, NULL, 1) :
 			PQexecParams(conn, SQL_PENDING, 3, NULL, params, NULL, NULL, 1);
 		int			n = PQntuples(res);
-		const char **paths = calloc(n + 1, sizeof(char *));
 
 		if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		{
@@ -298,15 +299,10 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 			gw_error_detail(err, "%s", PQresultErrorMessage(res));
 			ok = false;
 		}
-		else if (paths == NULL)
-		{
-			gw_error_set(err, LANCE_INTERNAL, "out of memory");
-			ok = false;
-		}
 		else
 		{
 			counts->pending += n;
-			ok = dry_run || publish_rows(conn, res, paths, counts, err);
+			ok = dry_run || publish_rows(conn, res, counts, err);
 		}
 		if (ok && n > 0)
 		{
@@ -316,7 +312,6 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
 		}
 		more = n == PASS_ROWS && manifest_path == NULL &&
 			strlen(after_branch) < sizeof(after_branch) - 1;
-		free(paths);
 		PQclear(res);
 	}
 	return ok;
