@@ -198,27 +198,24 @@ gw_describe_version_check(json_t *request, const GwRequestInfo *info, const char
 	return false;
 }
 
-/* One listed manifest */
-typedef struct Listed
-{
-	int64_t		version;
-	LanceNamingScheme scheme;
-	const GwFileInfo *file;
-} Listed;
-
 /*
- * listed_cmp
- *		By version, the V2 name first.
+ * manifest_cmp
+ *		Listed files by the version their manifest name names, the V2 name
+ *		first; other names last.
  */
 static int
-listed_cmp(const void *a, const void *b)
+manifest_cmp(const void *a, const void *b)
 {
-	const Listed *la = a;
-	const Listed *lb = b;
+	int64_t		va = INT64_MAX;
+	int64_t		vb = INT64_MAX;
+	LanceNamingScheme sa = LANCE_NAMING_V1;
+	LanceNamingScheme sb = LANCE_NAMING_V1;
 
-	if (la->version != lb->version)
-		return la->version < lb->version ? -1 : 1;
-	return (int) lb->scheme - (int) la->scheme;
+	lance_manifest_version(((const GwFileInfo *) a)->name, &va, &sa);
+	lance_manifest_version(((const GwFileInfo *) b)->name, &vb, &sb);
+	if (va != vb)
+		return va < vb ? -1 : 1;
+	return (int) sb - (int) sa;
 }
 
 /*
@@ -236,10 +233,9 @@ list_versions(const char *location, GwError *err)
 	GwStorage  *st = dir ? storage_at(dir, dir, &own, err) : NULL;
 	json_t	   *out = json_array();
 	GwFileInfo *files = NULL;
-	Listed	   *listed = NULL;
 	char	   *vdir = NULL;
 	int			nfiles = 0;
-	int			n = 0;
+	int64_t		last = -1;
 	int			loclen = (int) strlen(location);
 
 	while (loclen > 1 && location[loclen - 1] == '/')
@@ -250,22 +246,20 @@ list_versions(const char *location, GwError *err)
 						!st->list(st, vdir, &files, &nfiles, err))))
 		goto fail;
 	gw_error_clear(err);		/* a missing directory lists nothing */
-	if ((listed = calloc(nfiles + 1, sizeof(Listed))) == NULL)
-		goto fail;
-	for (int i = 0; i < nfiles; i++)
-		if (lance_manifest_version(files[i].name, &listed[n].version, &listed[n].scheme))
-			listed[n++].file = &files[i];
-	qsort(listed, n, sizeof(Listed), listed_cmp);
-	for (int i = 0; i < n; i++)
+	if (nfiles > 0)
+		qsort(files, nfiles, sizeof(GwFileInfo), manifest_cmp);
+	for (const GwFileInfo *f = files; f < files + nfiles; f++)
 	{
-		const GwFileInfo *f = listed[i].file;
+		int64_t		version;
+		LanceNamingScheme scheme;
 		json_t	   *e;
 
-		if (i > 0 && listed[i].version == listed[i - 1].version)
-			continue;
-		e = json_pack("{sIss#++ssso*ss*}", "version", (json_int_t) listed[i].version,
+		if (!lance_manifest_version(f->name, &version, &scheme) || version == last)
+			continue;			/* not a manifest, or the V1 name of a version listed */
+		last = version;
+		e = json_pack("{sIss#++ssso*ss*}", "version", (json_int_t) version,
 					  "manifest_path", location, loclen, "/" LANCE_VERSIONS_DIR "/", f->name,
-					  "naming_scheme", listed[i].scheme == LANCE_NAMING_V2 ? "V2" : "V1",
+					  "naming_scheme", scheme == LANCE_NAMING_V2 ? "V2" : "V1",
 					  "manifest_size", f->size >= 0 ? json_integer(f->size) : NULL,
 					  "e_tag", f->etag[0] ? f->etag : NULL);
 		if (json_array_append_new(out, e) != 0)
@@ -278,7 +272,6 @@ fail:
 	json_decref(out);
 	out = NULL;
 done:
-	free(listed);
 	free(files);
 	free(vdir);
 	free(dir);
