@@ -63,8 +63,7 @@ typedef struct GwPipe
 	bool		failed;			/* the first failure is in *err and sqlstate */
 	char		sqlstate[6];	/* its SQLSTATE ("08006": connection lost) */
 	GwError    *err;
-	char	   *value;			/* the call's result text (malloc'd; db.c's
-								 * call_value) */
+	char	   *value;			/* the call's result (call_value, malloc'd) */
 } GwPipe;
 
 typedef enum GwPipeStep
