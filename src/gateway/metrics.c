@@ -92,12 +92,6 @@ gw_metrics_db_error(const char *sqlstate)
 								  1, memory_order_relaxed);
 }
 
-static unsigned long
-load(atomic_ulong *v)
-{
-	return atomic_load_explicit(v, memory_order_relaxed);
-}
-
 /*
  * gw_metrics_render
  *		The whole exposition text (malloc'd), or NULL when out of memory.
@@ -122,7 +116,7 @@ gw_metrics_render(void)
 	for (int r = 0; r <= UNMATCHED; r++)
 		for (int s = 0; s < N_STATUS; s++)
 		{
-			unsigned long v = load(&requests[r][s]);
+			unsigned long v = atomic_load(&requests[r][s]);
 			char		status[8] = "none";
 
 			if (v == 0)
@@ -139,31 +133,31 @@ gw_metrics_render(void)
 	{
 		RouteStats *ls = &latency[r];
 		unsigned long cum = 0;
-		unsigned long count = load(&ls->count);
+		unsigned long count = atomic_load(&ls->count);
 
 		if (count == 0)
 			continue;
 		for (size_t i = 0; i < N_BUCKETS; i++)
 		{
-			cum += load(&ls->bucket[i]);
+			cum += atomic_load(&ls->bucket[i]);
 			fprintf(b, "lance_gateway_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %lu\n",
 					ROUTE_LABEL(r), buckets[i], cum);
 		}
-		cum += load(&ls->bucket[N_BUCKETS]);
+		cum += atomic_load(&ls->bucket[N_BUCKETS]);
 		/* +Inf must equal _count; increments are not atomic as a group */
 		if (cum < count)
 			cum = count;
 		fprintf(b, "lance_gateway_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %lu\n"
 				"lance_gateway_request_duration_seconds_sum{route=\"%s\"} %.6f\n"
 				"lance_gateway_request_duration_seconds_count{route=\"%s\"} %lu\n",
-				ROUTE_LABEL(r), cum, ROUTE_LABEL(r), load(&ls->sum_us) / 1e6, ROUTE_LABEL(r), cum);
+				ROUTE_LABEL(r), cum, ROUTE_LABEL(r), atomic_load(&ls->sum_us) / 1e6, ROUTE_LABEL(r), cum);
 	}
 
 	fprintf(b, "# HELP lance_gateway_db_errors_total Failed database commands, by SQLSTATE class (LN = catalog errors).\n"
 			"# TYPE lance_gateway_db_errors_total counter\n");
 	for (int i = 0; i < N_SQLCLASS; i++)
 	{
-		unsigned long v = load(&db_errors[i]);
+		unsigned long v = atomic_load(&db_errors[i]);
 
 		if (v > 0)
 			fprintf(b, "lance_gateway_db_errors_total{class=\"%c%c\"} %lu\n",
@@ -172,7 +166,7 @@ gw_metrics_render(void)
 
 	for (int m = 0; m < GW_M__COUNT; m++)
 	{
-		long		v = atomic_load_explicit(&scalars[m], memory_order_relaxed);
+		long		v = atomic_load(&scalars[m]);
 
 		if (m == GW_M_POOL_WAIT_US)
 			fprintf(b, "%s%.6f\n", scalar_text[m], v / 1e6);
