@@ -126,20 +126,15 @@ with_held(char *text, CommitCtx *ctx, GwError *err)
 	const char *p;
 	const char *m;
 
-	if (text == NULL)
-	{
-		gw_error_set(err, LANCE_INTERNAL, "out of memory");
-		return NULL;
-	}
 	for (int i = 0; i < ctx->n; i++)
 		if (ctx->e[i].held)
 		{
 			extra += strlen(ctx->e[i].b64);
 			expected++;
 		}
-	if (expected == 0)
+	if (expected == 0 && text != NULL)
 		return text;
-	out = o = malloc(strlen(text) + extra + 1);
+	out = o = text ? malloc(strlen(text) + extra + 1) : NULL;	/* NULL: out of memory */
 	for (p = text; out != NULL && (m = strstr(p, mark)) != NULL; p = m)
 	{
 		char	   *end;
@@ -396,8 +391,7 @@ intent_done(CommitCtx *ctx, bool settled)
 static bool
 finalize_entry(CommitCtx *ctx, CommitEntry *ce, json_t *version, GwError *err)
 {
-	json_t	   *jcanon = json_object_get(version, "manifest_path");
-	const char *canon;
+	const char *canon = json_string_value(json_object_get(version, "manifest_path"));
 	GwStorage  *st;
 
 	if (ce->staging == NULL)
@@ -410,24 +404,21 @@ finalize_entry(CommitCtx *ctx, CommitEntry *ce, json_t *version, GwError *err)
 		*err = ce->error;
 		return false;
 	}
-	if (!json_is_string(jcanon))
+	if (canon == NULL)
 	{
 		gw_error_set(err, LANCE_INTERNAL, "the catalog returned no manifest_path");
 		return false;
 	}
-	canon = json_string_value(jcanon);
 	if (strncmp(canon, "file://", 7) == 0)
 		canon += 7;
 	ce->version = json_integer_value(json_object_get(version, "version"));
 	free(ce->canonical);
-	ce->canonical = strdup(canon);
-	if (ce->canonical == NULL)
+	if ((ce->canonical = strdup(canon)) == NULL)
 	{
 		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 		return false;
 	}
-	st = ce->cst = gw_storage_for(ce->canonical, err);
-	if (st == NULL)
+	if ((st = ce->cst = gw_storage_for(ce->canonical, err)) == NULL)
 		return false;
 	if (ce->deferred)
 	{
