@@ -400,7 +400,7 @@ gw_build_request(json_t *body, const char *raw_id, json_t *query, GwError *err)
 {
 	json_t	   *jdelim = json_object_get(query, "delimiter");
 	const char *delimiter = json_is_string(jdelim) ? json_string_value(jdelim) : "$";
-	json_t	   *identity;
+	json_t	   *identity = json_object_get(body, "identity");
 	const char *name;
 	json_t	   *qv;
 
@@ -423,7 +423,6 @@ gw_build_request(json_t *body, const char *raw_id, json_t *query, GwError *err)
 		json_object_set_new(body, "id", id);
 	}
 	/* the spec's Identity travels in headers on REST: one in the body is refused, not ignored */
-	identity = json_object_get(body, "identity");
 	if (identity != NULL && !json_is_null(identity))
 	{
 		gw_error_set(err, LANCE_INVALID_INPUT,
@@ -440,8 +439,7 @@ gw_build_request(json_t *body, const char *raw_id, json_t *query, GwError *err)
 
 		if (type == NULL || (bv != NULL && !json_is_null(bv)))
 			continue;
-		typed = typed_query_value(name, json_string_value(type), qv, err);
-		if (typed == NULL)
+		if ((typed = typed_query_value(name, json_string_value(type), qv, err)) == NULL)
 			goto fail;
 		json_object_set_new(body, name, typed);
 	}
