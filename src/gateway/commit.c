@@ -70,6 +70,7 @@ static char *intents_dir;
 static pthread_mutex_t intents_lock = PTHREAD_MUTEX_INITIALIZER;
 static int	intents_free[INTENTS_MAX_FREE];
 static int	intents_nfree;
+static bool intents_unsettled;	/* an intent file waits for the catalog */
 
 typedef struct CommitEntry
 {
@@ -641,6 +642,8 @@ after_unknown(void *arg)
 	}
 	intent_done(ctx, settled);
 	PQfinish(conn);
+	if (!settled)
+		__atomic_store_n(&intents_unsettled, true, __ATOMIC_RELEASE);
 }
 
 /*
@@ -702,46 +705,27 @@ gw_commit(const char *function, json_t *request, GwRouteKind kind,
 }
 
 /*
- * gw_commit_replay
- *		Start-up: make the intents directory (--intents-dir, else
- *		<root>/.lance-gateway/intents under a local root, mode 0700; none
- *		under a bucket root), then settle each create whose gateway died
- *		before its COMMIT ended, as after_unknown does; a last record
- *		written before a finalize proves no file ours (--sweep's).  The
- *		files of a live gateway sharing the directory are locked: left
- *		alone.  Stops at the first the catalog does not answer (10 s at
- *		most); the rest wait for the next start.
+ * gw_commit_resettle
+ *		Settle each create of an intent file that no live gateway holds (a
+ *		gateway that lives holds its files' locks): a dead one's, or one of
+ *		this process's that after_unknown could not settle; a last record
+ *		written before a finalize proves no file ours (--sweep's).  Stops
+ *		at the first the catalog does not answer (10 s at most): main calls
+ *		this every few seconds, and then it tries again.
  */
 void
-gw_commit_replay(const char *root)
+gw_commit_resettle(void)
 {
-	char	   *dir = gw_config.intents_dir;
-	DIR		   *d = NULL;
+	DIR		   *d;
 	struct dirent *de;
 	PGconn	   *conn = NULL;
 	GwError		err;
-	bool		answered = true;
+	bool		answered;
 
-	if (dir == NULL && strncmp(root, "s3://", 5) == 0)
-		fprintf(stderr, "%s: a bucket root and no --intents-dir: the manifests of creates "
-				"that a crash cuts short wait for --sweep\n", GW_PROGRAM);
-	else if (dir == NULL && asprintf(&dir, "%s/.lance-gateway", root) >= 0)
-	{
-		mkdir(dir, 0700);
-		free(dir);
-		if (asprintf(&dir, "%s/.lance-gateway/intents", root) < 0)
-			dir = NULL;
-	}
-	if (dir != NULL && (mkdir(dir, 0700) == 0 || errno == EEXIST) && (d = opendir(dir)) != NULL)
-		intents_dir = dir;
-	else if (dir != NULL)
-	{
-		fprintf(stderr, "%s: cannot use the intents directory %s (%s): creates go on "
-				"without\n", GW_PROGRAM, dir, strerror(errno));
-		if (dir != gw_config.intents_dir)
-			free(dir);
-	}
-	while (answered && d != NULL && (de = readdir(d)) != NULL)
+	if (intents_dir == NULL || !__atomic_exchange_n(&intents_unsettled, false, __ATOMIC_ACQ_REL))
+		return;
+	answered = (d = opendir(intents_dir)) != NULL;
+	while (answered && (de = readdir(d)) != NULL)
 	{
 		char	   *path;
 		int			fd;
@@ -752,7 +736,6 @@ gw_commit_replay(const char *root)
 		if (fnmatch("*.intent", de->d_name, 0) != 0 ||
 			asprintf(&path, "%s/%s", intents_dir, de->d_name) < 0)
 			continue;
-		/* a gateway that lives holds its files' locks */
 		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0 &&
 			(flock(fd, LOCK_EX | LOCK_NB) != 0 || (f = fdopen(fd, "r")) == NULL))
 			close(fd);
@@ -765,7 +748,8 @@ gw_commit_replay(const char *root)
 			rec = next;
 			if (conn == NULL && json_object_get(rec, "etag") != NULL)
 				conn = gw_pool_connect(&err);
-			answered = settle_entry(conn, rec, "did not end before its gateway died");
+			answered = settle_entry(conn, rec, strtol(de->d_name, NULL, 10) == getpid() ?
+									"was lost" : "did not end before its gateway died");
 		}
 		if (answered && json_object_get(rec, "created") == NULL && json_object_get(rec, "id"))
 			fprintf(stderr, "%s: a gateway died while it made %s: --sweep removes it if no "
@@ -778,7 +762,47 @@ gw_commit_replay(const char *root)
 		json_decref(rec);
 		free(path);
 	}
+	if (!answered)
+		__atomic_store_n(&intents_unsettled, true, __ATOMIC_RELEASE);
 	if (d != NULL)
 		closedir(d);
 	PQfinish(conn);
+}
+
+/*
+ * gw_commit_replay
+ *		Start-up: make the intents directory (--intents-dir, else
+ *		<root>/.lance-gateway/intents under a local root, mode 0700; none
+ *		under a bucket root), then settle each create whose gateway died
+ *		before its COMMIT ended (gw_commit_resettle).
+ */
+void
+gw_commit_replay(const char *root)
+{
+	char	   *dir = gw_config.intents_dir;
+
+	if (dir == NULL && strncmp(root, "s3://", 5) == 0)
+		fprintf(stderr, "%s: a bucket root and no --intents-dir: the manifests of creates "
+				"that a crash cuts short wait for --sweep\n", GW_PROGRAM);
+	else if (dir == NULL && asprintf(&dir, "%s/.lance-gateway", root) >= 0)
+	{
+		mkdir(dir, 0700);
+		free(dir);
+		if (asprintf(&dir, "%s/.lance-gateway/intents", root) < 0)
+			dir = NULL;
+	}
+	if (dir != NULL && (mkdir(dir, 0700) == 0 || errno == EEXIST) &&
+		access(dir, R_OK | W_OK | X_OK) == 0)
+	{
+		intents_dir = dir;
+		intents_unsettled = true;
+		gw_commit_resettle();
+	}
+	else if (dir != NULL)
+	{
+		fprintf(stderr, "%s: cannot use the intents directory %s (%s): creates go on "
+				"without\n", GW_PROGRAM, dir, strerror(errno));
+		if (dir != gw_config.intents_dir)
+			free(dir);
+	}
 }

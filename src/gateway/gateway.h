@@ -89,7 +89,7 @@
 	X("drop-outside-root", "LANCE_GATEWAY_DROP_OUTSIDE_ROOT", BOOL, drop_outside_root, NULL, NULL, 0, 0, NULL, NULL, \
 	  "let DropTable delete the data of a table whose location lies outside `--root` (a registered table); without it such a drop is refused with 403 code 15 and nothing changes") \
 	X("intents-dir", "LANCE_GATEWAY_INTENTS_DIR", NAME, intents_dir, "DIR", NULL, 0, 0, "`<root>/.lance-gateway/intents` under a local root, else none", NULL, \
-	  "a create records here each canonical manifest it links until its `COMMIT`'s outcome is known (a few files, one per request in flight, reused); start-up settles what a gateway that died left, removing each such manifest whose version did not commit (see \"Manifest finalization\"). None: those manifests wait for `--sweep`") \
+	  "a create records here each canonical manifest it links until its `COMMIT`'s outcome is known (a few files, one per request in flight, reused); start-up settles what a gateway that died left, removing each such manifest whose version did not commit, and so does a gateway that outlives the catalog, once it is back (see \"Manifest finalization\"). None: those manifests wait for `--sweep`") \
 	X("sweep", NULL, BOOL, sweep, NULL, NULL, 0, 0, NULL, NULL, \
 	  "do not serve: remove the manifest files that a crash can orphan under `--root`, print one line per file and a summary, and exit (see \"Orphaned files\" below)") \
 	X("dry-run", NULL, BOOL, dry_run, NULL, NULL, 0, 0, NULL, NULL, \

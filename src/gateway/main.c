@@ -204,8 +204,10 @@ main(int argc, char **argv)
 			gw_config.listen_host, port, root, gw_config.pool_size);
 	freeaddrinfo(addr);
 
-	while (sigwait(&sigs, &sig) != 0)	/* then sig is SIGTERM or SIGINT */
-		;
+	/* until SIGTERM or SIGINT; meanwhile, creates whose outcome waits */
+	while ((sig = sigtimedwait(&sigs, NULL, &(struct timespec) {GW_RESETTLE_SECONDS, 0})) != SIGTERM &&
+		   sig != SIGINT)
+		gw_commit_resettle();
 
 	fprintf(stderr, "%s: received %s, finishing in-flight requests\n", GW_PROGRAM,
 			sig == SIGTERM ? "SIGTERM" : "SIGINT");

@@ -15,7 +15,10 @@
 #  - the same on a branch whose version number main also has: only the
 #    branch's row counts;
 #  - a record with nothing after it (a death inside finalize): the file
-#    stays, start-up says --sweep handles it.
+#    stays, start-up says --sweep handles it;
+#  - a COMMIT lost with the server (stopped at once) while the gateway
+#    lives on: the gateway removes the file once the server is back,
+#    without a restart.
 use strict;
 use warnings;
 
@@ -135,7 +138,7 @@ $node->safe_psql('postgres', q{
 	END $$;
 	CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON lance_namespace.versions
 		DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
-		WHEN (NEW.version IN (5, 6) OR NEW.branch = 'b')
+		WHEN (NEW.version IN (5, 6, 8) OR NEW.branch = 'b')
 		EXECUTE FUNCTION public.slow_commit();
 });
 
@@ -182,6 +185,36 @@ like(substr(LanceGatewayTest::slurp($log), $size_before),
 ok(-e canonical(9), '... and leaves the file');
 is_deeply([ intent_files() ], [], '... and removes the record');
 unlink(canonical(9));
+
+# 6. The catalog is lost while a COMMIT runs (the server stops at once),
+# and the gateway lives on: its after_unknown cannot ask, so the file and
+# the intent stay; once the server is back, the gateway settles them by
+# itself, without a restart.
+my $pid = fork() // die "fork: $!";
+if ($pid == 0)
+{
+	POSIX::_exit(create(8)->{status} == 503 ? 0 : 1);
+}
+my $deadline = time + 20;
+sleep 0.05 while $node->safe_psql('postgres',
+	q{SELECT count(*) FROM pg_catalog.pg_stat_activity WHERE wait_event = 'PgSleep'}) eq '0'
+  && time < $deadline;
+ok(-e canonical(8), 'version 8: its canonical file exists while COMMIT runs');
+$size_before = -s $log;
+$node->stop('immediate');
+waitpid($pid, 0);
+is($? >> 8, 0, '... the server stops at once: 503');
+ok(-e canonical(8), '... the file stays while the catalog is down');
+is(scalar(pending_intents()), 1, '... and so does its intent');
+$node->start;
+$deadline = time + 30;
+sleep 0.2 while -e canonical(8) && time < $deadline;
+ok(!-e canonical(8), 'once the server is back, the live gateway removed the file of version 8');
+is(in_catalog(8), '0', '... which is not in the catalog');
+like(substr(LanceGatewayTest::slurp($log), $size_before),
+	qr/the COMMIT of version 8 of \["load","t1"\] was lost and it is not in the catalog/,
+	'... as the gateway says');
+is_deeply([ pending_intents() ], [], '... and no intent holds a record');
 
 # the gateway serves as usual after its repairs
 $node->safe_psql('postgres', 'DROP TRIGGER slow_commit ON lance_namespace.versions');
