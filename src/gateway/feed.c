@@ -873,7 +873,7 @@ gw_feed_start(void)
 	PGconn	   *conn;
 	GwError		err;
 
-	/* an idle stream must write before the HTTP server's idle timeout */
+	/* at most half of --request-timeout (libmicrohttpd times out no suspended stream) */
 	heartbeat_ms = gw_config.sse_heartbeat_ms < gw_config.request_timeout_s * 500L ?
 		gw_config.sse_heartbeat_ms : gw_config.request_timeout_s * 500L;
 	log_ring = calloc(gw_config.sse_queue, sizeof(Frame *));
