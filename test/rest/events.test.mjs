@@ -265,8 +265,13 @@ describe("change feed (GET /v1/events)", () => {
     const g = await startGateway(base, { env: { LANCE_GATEWAY_API_KEY: "k3y", LANCE_GATEWAY_SSE_HEARTBEAT_MS: "200" } });
     try {
       assertError(await subscribe("", { base: g.url }), 401, 16);
+      const t0 = Date.now();
       const sub = await subscribe("", { base: g.url, headers: { "x-api-key": "k3y" } });
-      await sub.until((s) => s.comments.filter((c) => c === "heartbeat").length >= 2, 5000, "heartbeats");
+      const beats = () => sub.comments.filter((c) => c === "heartbeat").length;
+      await sub.until(() => beats() >= 2, 5000, "heartbeats");
+      await sleep(600);
+      // one per 200 ms of silence, not a read buffer full of them each time
+      assert.ok(beats() <= (Date.now() - t0) / 200 + 1, `${beats()} heartbeats in ${Date.now() - t0} ms`);
       sub.close();
     } finally {
       assert.equal(await stop(g.proc), 0);
