@@ -17,7 +17,6 @@
 extern char *gw_commit(const char *function, json_t *request, GwRouteKind kind,
 					   const GwRequestInfo *info, GwError *err);
 extern void gw_commit_replay(const char *root);
-#define GW_RESETTLE_SECONDS 5	/* how often main calls gw_commit_resettle */
 extern void gw_commit_resettle(void);
 
 #endif							/* LANCE_GATEWAY_COMMIT_H */

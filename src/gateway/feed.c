@@ -527,12 +527,10 @@ next_frame(FeedSub *s)
 			return f;
 		}
 	}
-	if (gw_ms_since(&s->last_write) >= heartbeat_ms)
-	{
-		s->last_write = s->last_look;	/* one per interval, not a buffer full */
-		return frame_new(strdup(HEARTBEAT), 0);
-	}
-	return NULL;
+	if (gw_ms_since(&s->last_write) < heartbeat_ms)
+		return NULL;
+	s->last_write = s->last_look;	/* one per interval, not a buffer full */
+	return frame_new(strdup(HEARTBEAT), 0);
 }
 
 /*

@@ -204,8 +204,8 @@ main(int argc, char **argv)
 			gw_config.listen_host, port, root, gw_config.pool_size);
 	freeaddrinfo(addr);
 
-	/* until SIGTERM or SIGINT; meanwhile, creates whose outcome waits */
-	while ((sig = sigtimedwait(&sigs, NULL, &(struct timespec) {GW_RESETTLE_SECONDS, 0})) != SIGTERM &&
+	/* until SIGTERM or SIGINT; meanwhile, every 5 s, creates whose outcome waits */
+	while ((sig = sigtimedwait(&sigs, NULL, &(struct timespec) {5, 0})) != SIGTERM &&
 		   sig != SIGINT)
 		gw_commit_resettle();
 
