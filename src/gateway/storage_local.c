@@ -1265,7 +1265,8 @@ local_sync_published(GwStorage *st, const char *const *paths, int n, GwError *er
 {
 	int		   *fds = malloc(sizeof(int) * (2 * n + 1));
 	int		   *dfds = fds != NULL ? fds + n : NULL;
-	bool		ok = fds != NULL;
+	struct stat *dstat = malloc(sizeof(struct stat) * (n + 1));	/* dfds' */
+	bool		ok = fds != NULL && dstat != NULL;
 	int			ndirs = 0;
 	FlushGroup	g;
 	pthread_t	threads[FLUSH_THREADS];
@@ -1291,19 +1292,18 @@ local_sync_published(GwStorage *st, const char *const *paths, int n, GwError *er
 		fds[i] = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (fds[i] >= 0)
 			(void) sync_file_range(fds[i], 0, 0, SYNC_FILE_RANGE_WRITE);
-		/* one descriptor per directory (same inode) */
-		if (fstat(dfd, &sb) == 0)
-			for (int k = 0; k < ndirs && !seen; k++)
-			{
-				struct stat other;
-
-				seen = fstat(dfds[k], &other) == 0 && other.st_dev == sb.st_dev &&
-					other.st_ino == sb.st_ino;
-			}
+		/* one descriptor per directory (same inode; one fstat each) */
+		if (fstat(dfd, &sb) != 0)
+			sb.st_ino = 0;		/* unknown: kept, matched by none */
+		for (int k = 0; k < ndirs && !seen && sb.st_ino != 0; k++)
+			seen = dstat[k].st_dev == sb.st_dev && dstat[k].st_ino == sb.st_ino;
 		if (seen)
 			close(dfd);
 		else
+		{
+			dstat[ndirs] = sb;
 			dfds[ndirs++] = dfd;
+		}
 	}
 	if (ok)
 	{
@@ -1332,11 +1332,12 @@ local_sync_published(GwStorage *st, const char *const *paths, int n, GwError *er
 			ok = false;
 		}
 	}
-	if (fds == NULL)
+	if (fds == NULL || dstat == NULL)
 		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 	for (int i = 0; fds != NULL && i < n + ndirs; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	free(fds);
+	free(dstat);
 	return ok;
 }
