@@ -8,7 +8,6 @@
  */
 #include "postgres.h"
 
-#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -16,7 +15,6 @@
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/lsyscache.h"
-#include "utils/resowner.h"
 
 #include "lance_namespace.h"
 
@@ -639,51 +637,6 @@ lance_drop_table(PG_FUNCTION_ARGS)
 	return remove_table(fcinfo, "DropTable", true);
 }
 
-/*
- * rename_entry
- *		PLAN_RENAME_ENTRY (values are its parameters) in a subtransaction.
- *		Returns false, having changed nothing, when the new name is taken
- *		after all: a concurrent rename or declaration of it, not yet
- *		committed when the caller looked the name up, makes the update wait
- *		for it and then violate the unique constraint.  A rename is rare
- *		enough to afford the subtransaction; the caller then reports what
- *		holds the name, as it would have had that come first.
- */
-static bool
-rename_entry(Datum *values)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	volatile bool renamed = true;
-
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		lance_exec(PLAN_RENAME_ENTRY, values, NULL, false, 0);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
-			ReThrowError(edata);
-		FreeErrorData(edata);
-		renamed = false;
-	}
-	PG_END_TRY();
-	return renamed;
-}
-
 PG_FUNCTION_INFO_V1(lance_rename_table);
 
 /*
@@ -733,8 +686,7 @@ lance_rename_table(PG_FUNCTION_ARGS)
 	values[1] = Int64GetDatum(new_parent);
 	values[2] = CStringGetTextDatum(new_name);
 	values[3] = PointerGetDatum(new_id);
-	if (!rename_entry(values))
-		lance_raise_name_taken(op, new_id, new_parent, new_name, 't');
+	lance_exec(PLAN_RENAME_ENTRY, values, NULL, false, 0);
 	{
 		StringInfoData buf;
 
