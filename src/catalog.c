@@ -50,7 +50,21 @@ lance_lookup_entry(ArrayType *path, LanceLock lock, LanceEntry *entry)
 		lock == LANCE_LOCK_FOR_UPDATE ? PLAN_RESOLVE_ENTRY_FOR_UPDATE :
 		PLAN_RESOLVE_ENTRY;
 	if (lance_exec(plan, values, NULL, lock == LANCE_LOCK_NONE, 1) == 0)
-		return false;
+	{
+		/*
+		 * A locking lookup that waited for a transaction which deleted the
+		 * entry and created another at the same path (CreateNamespace
+		 * Overwrite) finds nothing: the new row is not in the snapshot the
+		 * lookup started with.  Look once more; a non-read-only execution
+		 * takes a new snapshot (in READ COMMITTED), which holds the new
+		 * row.  Without this the caller reported the namespace not found,
+		 * or, since lance_check_lock_denied then sees the new row,
+		 * permission denied.
+		 */
+		if ((lock != LANCE_LOCK_KEY_SHARE && lock != LANCE_LOCK_FOR_UPDATE) ||
+			lance_exec(plan, values, NULL, false, 1) == 0)
+			return false;
+	}
 	entry->id = DatumGetInt64(lance_spi_value(0, 1, &isnull));
 	entry->kind = DatumGetChar(lance_spi_value(0, 2, &isnull));
 	d = lance_spi_value(0, 3, &isnull);
@@ -158,16 +172,23 @@ lance_resolve_namespace(const char *op, ArrayType *id, LanceLock lock, LanceEntr
 /*
  * lance_raise_missing_table
  *		Raise NamespaceNotFound when the table's namespace is missing, and
- *		TableNotFound otherwise.
+ *		TableNotFound otherwise.  The namespace is looked up with a fresh
+ *		snapshot: a lookup of the table that waited for a DropNamespace
+ *		Cascade to commit found the table gone, and the statement's own
+ *		snapshot would still show its namespace.
  */
 void
 lance_raise_missing_table(const char *op, ArrayType *id)
 {
-	LanceEntry	parent;
 	ArrayType  *parent_id = lance_id_parent(id);
+	Datum		values[1];
+	bool		isnull;
 
+	/* not read-only: a new snapshot (not the probe: row level security) */
+	values[0] = PointerGetDatum(parent_id);
 	if (lance_id_depth(parent_id) > 0 &&
-		(!lance_lookup_entry(parent_id, LANCE_LOCK_NONE, &parent) || parent.kind == 't'))
+		(lance_exec(PLAN_RESOLVE_ENTRY, values, NULL, false, 1) == 0 ||
+		 DatumGetChar(lance_spi_value(0, 2, &isnull)) == 't'))
 		lance_error(LANCE_NAMESPACE_NOT_FOUND,
 					errmsg("%s: namespace \"%s\" not found", op,
 						   lance_id_to_cstring(parent_id, "$")));

@@ -340,6 +340,12 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		" SET value = EXCLUDED.value, set_at = pg_catalog.now(), set_by = EXCLUDED.set_by",
 		4, {TEXTOID, TEXTOID, TEXTOID, NAMEOID}
 	},
+	[PLAN_ADD_TRANSACTION_PROPERTY] = {
+		"INSERT INTO lance_namespace.transaction_properties (transaction_id, key, value, set_by)"
+		" VALUES ($1::text::xid8, $2, $3, $4)"
+		" ON CONFLICT (transaction_id, key) DO NOTHING",
+		4, {TEXTOID, TEXTOID, TEXTOID, NAMEOID}
+	},
 	[PLAN_UNSET_TRANSACTION_PROPERTY] = {
 		"DELETE FROM lance_namespace.transaction_properties"
 		" WHERE transaction_id = $1::text::xid8 AND key = $2",

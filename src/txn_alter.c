@@ -18,7 +18,11 @@
  * table is the owner's alone; it is written as the owner after that check,
  * the way history rows are (audit.c), and each alteration is itself
  * recorded in the history.  Every action is checked and applied within the
- * one statement, so an action that fails leaves no other applied.
+ * one statement, so an action that fails leaves no other applied.  The
+ * modes Fail and Skip are checked by the write itself, with the property's
+ * key as the guard: of two requests that race on one property, the second
+ * waits for the first and is answered as if it came after it
+ * (test/specs/alter_transaction_race.spec).
  *
  *-------------------------------------------------------------------------
  */
@@ -208,29 +212,6 @@ parse_actions(const char *op, Jsonb *actions, int *n)
 }
 
 /*
- * property_exists
- *		Whether transaction xid has property key (read as the owner).
- */
-static bool
-property_exists(Oid owner, const char *xid, const char *key)
-{
-	Datum		args[1];
-	int			n;
-	bool		found = false;
-
-	args[0] = CStringGetTextDatum(xid);
-	/* not read-only: the statement must see this request's earlier actions */
-	n = lance_exec_as(owner, PLAN_TRANSACTION_PROPERTIES, args, NULL, false, 0);
-	for (int i = 0; i < n && !found; i++)
-	{
-		bool		isnull;
-
-		found = strcmp(TextDatumGetCString(lance_spi_value(i, 1, &isnull)), key) == 0;
-	}
-	return found;
-}
-
-/*
  * authorize
  *		Refuse (PermissionDenied) unless the current user is the catalog's
  *		owner or a member of every role in the transaction's n history rows
@@ -301,7 +282,6 @@ lance_alter_transaction(PG_FUNCTION_ARGS)
 	for (int i = 0; i < nactions; i++)
 	{
 		TxnAction  *a = &actions[i];
-		bool		exists;
 
 		if (a->kind == TXN_SET_STATUS)
 		{
@@ -313,30 +293,33 @@ lance_alter_transaction(PG_FUNCTION_ARGS)
 									  "its status is a fact, which setStatusAction can only confirm."));
 			continue;
 		}
-		exists = property_exists(owner, xid, a->key);
+		args[1] = CStringGetTextDatum(a->key);
 		if (a->kind == TXN_SET_PROPERTY)
 		{
-			if (exists && a->mode == TXN_MODE_FAIL)
-				lance_error(LANCE_INVALID_INPUT,
-							errmsg("%s: property \"%s\" of transaction \"%s\" already exists",
-								   op, a->key, xid));
-			if (exists && a->mode == TXN_MODE_SKIP)
-				continue;
-			args[1] = CStringGetTextDatum(a->key);
 			args[2] = CStringGetTextDatum(a->value);
 			args[3] = DirectFunctionCall1(namein,
 										  CStringGetDatum(GetUserNameFromId(GetOuterUserId(), false)));
-			lance_exec_as(owner, PLAN_SET_TRANSACTION_PROPERTY, args, NULL, false, 0);
-		}
-		else
-		{
-			if (!exists && a->mode == TXN_MODE_FAIL)
+
+			/*
+			 * Fail and Skip write the property only where it is absent, in
+			 * the one insert: a check before the write would miss a
+			 * concurrent request's uncommitted property, and then
+			 * overwrite it.  The key is the guard instead: this insert
+			 * waits for that request, and then finds its property.
+			 */
+			if (a->mode == TXN_MODE_OVERWRITE)
+				lance_exec_as(owner, PLAN_SET_TRANSACTION_PROPERTY, args, NULL, false, 0);
+			else if (lance_exec_as(owner, PLAN_ADD_TRANSACTION_PROPERTY, args, NULL, false, 0) == 0 &&
+					 a->mode == TXN_MODE_FAIL)
 				lance_error(LANCE_INVALID_INPUT,
-							errmsg("%s: property \"%s\" of transaction \"%s\" does not exist",
+							errmsg("%s: property \"%s\" of transaction \"%s\" already exists",
 								   op, a->key, xid));
-			args[1] = CStringGetTextDatum(a->key);
-			lance_exec_as(owner, PLAN_UNSET_TRANSACTION_PROPERTY, args, NULL, false, 0);
 		}
+		else if (lance_exec_as(owner, PLAN_UNSET_TRANSACTION_PROPERTY, args, NULL, false, 0) == 0 &&
+				 a->mode == TXN_MODE_FAIL)
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: property \"%s\" of transaction \"%s\" does not exist",
+							   op, a->key, xid));
 	}
 
 	initStringInfo(&detail);

@@ -91,6 +91,31 @@ lance_append_transaction_properties(StringInfo buf, const char *xid, bool first)
 	}
 }
 
+/*
+ * xact_status
+ *		pg_xact_status of transaction xid (args[0] is its id as text):
+ *		"in progress", "committed" or "aborted"; NULL when unknown.
+ *		pg_xact_status raises an error for an id not yet assigned.  The next
+ *		id to assign only grows, so an id below it stays valid; the
+ *		snapshot's xmax would not do, as it can be at or below an id that
+ *		is still running (our own, or another session's newest).
+ */
+static const char *
+xact_status(uint64 xid, Datum *args)
+{
+	Oid			types[1] = {TEXTOID};
+	bool		isnull;
+	Datum		d;
+
+	if (xid >= U64FromFullTransactionId(ReadNextFullTransactionId()))
+		return NULL;
+	if (SPI_execute_with_args("SELECT pg_catalog.pg_xact_status($1::text::xid8)",
+							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up transaction status");
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? NULL : TextDatumGetCString(d);
+}
+
 PG_FUNCTION_INFO_V1(lance_describe_transaction);
 
 /*
@@ -123,6 +148,24 @@ lance_describe_transaction(PG_FUNCTION_ARGS)
 	SPI_connect();
 	args[0] = CStringGetTextDatum(id);
 	n = lance_exec(PLAN_TRANSACTION_HISTORY, args, NULL, true, 0);
+	if (n == 0)
+	{
+		const char *xstatus = xact_status(xid, args);
+
+		if (xstatus != NULL && strcmp(xstatus, "in progress") == 0)
+			status = "Running";
+		else if (xstatus != NULL && strcmp(xstatus, "aborted") == 0)
+			status = "Failed";
+
+		/*
+		 * Committed since this statement's snapshot was taken: its rows
+		 * are there for a new snapshot (a non-read-only execution).
+		 */
+		else if (xstatus == NULL || strcmp(xstatus, "committed") != 0 ||
+				 (n = lance_exec(PLAN_TRANSACTION_HISTORY, args, NULL, false, 0)) == 0)
+			lance_error(LANCE_TRANSACTION_NOT_FOUND,
+						errmsg("%s: transaction \"%s\" not found", op, id));
+	}
 	initStringInfo(&buf);
 	appendStringInfoChar(&buf, '{');
 	if (n > 0)
@@ -152,34 +195,6 @@ lance_describe_transaction(PG_FUNCTION_ARGS)
 		appendStringInfoString(&buf, ",\"interface\":");
 		escape_json(&buf, TextDatumGetCString(lance_spi_value(0, 4, &isnull)));
 		appendStringInfo(&buf, ",\"operation_count\":\"%d\"", n);
-	}
-	else
-	{
-		Oid			types[1] = {TEXTOID};
-		bool		isnull;
-		Datum		d = (Datum) 0;
-
-		/*
-		 * pg_xact_status raises an error for an id not yet assigned.  The
-		 * next id to assign only grows, so an id below it stays valid; the
-		 * snapshot's xmax would not do, as it can be at or below an id that
-		 * is still running (our own, or another session's newest).
-		 */
-		isnull = true;
-		if (xid < U64FromFullTransactionId(ReadNextFullTransactionId()))
-		{
-			if (SPI_execute_with_args("SELECT pg_catalog.pg_xact_status($1::text::xid8)",
-									  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
-				elog(ERROR, "could not look up transaction status");
-			d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		}
-		if (!isnull && strcmp(TextDatumGetCString(d), "in progress") == 0)
-			status = "Running";
-		else if (!isnull && strcmp(TextDatumGetCString(d), "aborted") == 0)
-			status = "Failed";
-		else
-			lance_error(LANCE_TRANSACTION_NOT_FOUND,
-						errmsg("%s: transaction \"%s\" not found", op, id));
 	}
 	lance_append_transaction_properties(&buf, id, n == 0);
 	appendStringInfoChar(&buf, '}');
