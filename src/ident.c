@@ -22,6 +22,25 @@
 #include "name_rules.h"
 
 /*
+ * lance_validate_path
+ *		Raise InvalidInput unless path (a location or manifest path the
+ *		catalog records) is a non-empty string without control characters.
+ */
+void
+lance_validate_path(const char *op, const char *what, const char *path)
+{
+	const unsigned char *p;
+
+	if (path == NULL || path[0] == '\0')
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: %s must not be empty", op, what));
+	for (p = (const unsigned char *) path; *p; p++)
+		if (*p < 0x20 || *p == 0x7F)
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: %s contains a control character", op, what));
+}
+
+/*
  * lance_validate_name
  *		Raise InvalidInput unless name is a valid object name (the rules are
  *		in name_rules.c).

@@ -46,6 +46,7 @@ extern void lance_postgrest_init(void);
 
 /* ident.c */
 extern void lance_validate_name(const char *op, const char *what, const char *name, int len);
+extern void lance_validate_path(const char *op, const char *what, const char *path);
 extern ArrayType *lance_require_id(const char *op, const char *what, ArrayType *id,
 								   bool allow_root);
 extern ArrayType *lance_validate_id(const char *op, const char *what,
