@@ -23,6 +23,9 @@ SELECT version, manifest_path FROM lance_namespace.lance_create_table_version('{
 SELECT version, manifest_path FROM lance_namespace.lance_create_table_version('{vs,u}', 9223372036854775807, '/staging/umax');
 SELECT lance_try($$SELECT * FROM lance_namespace.lance_create_table_version('{vs,u}', 3, '/s', naming_scheme => 'V3')$$);
 SELECT lance_try($$SELECT * FROM lance_namespace.lance_create_table_version('{vs,u}', 3, '/s', naming_scheme => '')$$);
+-- a staging manifest_path is recorded as given: no control characters, as for locations
+SELECT lance_try($$SELECT * FROM lance_namespace.lance_create_table_version('{vs,u}', 3, E'/s/\x01x')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["vs", "u"], "version": 3, "manifest_path": "/s/\n"}')$$);
 -- the view keeps the staging path and the scheme
 SELECT name, branch, version, manifest_path, staging_manifest_path, naming_scheme, manifest_size, e_tag, metadata
   FROM lance_namespace.table_versions WHERE id[1] = 'vs' ORDER BY id, version;

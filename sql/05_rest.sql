@@ -187,6 +187,9 @@ SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1
 SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "manifest_path": "/s/x"}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": 3}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": 3, "manifest_path": "/s/3", "manifest_size": "big"}')$$);
+-- a NULL or JSON null request is a request without fields, also for its manifest_base64
+SELECT lance_try($$SELECT lance_namespace.rest_create_table_version(NULL)$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('null')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": 3, "manifest_path": "/s/3", "metadata": "m"}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "t"], "version": 3, "manifest_path": "/s/3", "branch": "dev"}')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["r1", "gone"], "version": 3, "manifest_path": "/s/3"}')$$);

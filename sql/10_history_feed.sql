@@ -318,6 +318,9 @@ SELECT lance_namespace.lance_format_id(id) AS name, branch, version
 SELECT lance_namespace.lance_commit_payload('{ns,"t\"x"}', 'dev/1', 7, '/m/"q"', 1700000000000, '18446744073709551615');
 SELECT pg_typeof(lance_namespace.lance_commit_payload('{a}', 'main', 1, '/m', 0, '1'));
 SELECT lance_namespace.lance_commit_payload('{a}', NULL, 1, '/m', 0, '1') IS NULL AS null_branch_null;
+-- an id of another shape is InvalidInput, not flattened or a PostgreSQL array error
+SELECT lance_try($$SELECT lance_namespace.lance_commit_payload('{{a,b},{c,d}}', 'main', 1, '/m', 0, '1')$$);
+SELECT lance_try($$SELECT lance_namespace.lance_commit_payload('{a,NULL}', 'main', 1, '/m', 0, '1')$$);
 -- a malformed cursor is PostgreSQL's own error (pg_snapshot input)
 SELECT * FROM lance_namespace.lance_changes('not a snapshot');
 SELECT * FROM lance_namespace.lance_changes('10:5:');

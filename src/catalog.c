@@ -310,15 +310,7 @@ lance_text_arg(FunctionCallInfo fcinfo, int argno)
 static void
 validate_root_location(const char *op, const char *root)
 {
-	const unsigned char *p;
-
-	if (root == NULL || root[0] == '\0')
-		lance_error(LANCE_INVALID_INPUT,
-					errmsg("%s: root_location must not be empty", op));
-	for (p = (const unsigned char *) root; *p; p++)
-		if (*p < 0x20 || *p == 0x7F)
-			lance_error(LANCE_INVALID_INPUT,
-						errmsg("%s: root_location contains a control character", op));
+	lance_validate_path(op, "root_location", root);
 }
 
 PG_FUNCTION_INFO_V1(lance_set_root_location);

@@ -160,6 +160,8 @@ PG_FUNCTION_INFO_V1(lance_commit_payload);
  *		manifest_path text, timestamp_millis bigint, transaction_id xid8)
  *		returns json
  *		The change feed's JSON for one table version, as NOTIFY sends it.
+ *		id must have an identifier's shape; its names are printed as given
+ *		(they come from the catalog's history).
  */
 Datum
 lance_commit_payload(PG_FUNCTION_ARGS)
@@ -168,6 +170,7 @@ lance_commit_payload(PG_FUNCTION_ARGS)
 	FullTransactionId fxid = PG_GETARG_FULLTRANSACTIONID(5);
 	char		xid[32];
 
+	lance_check_id_shape("CommitPayload", "id", PG_GETARG_ARRAYTYPE_P(0));
 	snprintf(xid, sizeof(xid), UINT64_FORMAT, U64FromFullTransactionId(fxid));
 	initStringInfo(&buf);
 	append_commit_payload(&buf, PG_GETARG_ARRAYTYPE_P(0), text_to_cstring(PG_GETARG_TEXT_PP(1)),

@@ -22,6 +22,25 @@
 #include "name_rules.h"
 
 /*
+ * lance_validate_path
+ *		Raise InvalidInput unless path (a location or manifest path the
+ *		catalog records) is a non-empty string without control characters.
+ */
+void
+lance_validate_path(const char *op, const char *what, const char *path)
+{
+	const unsigned char *p;
+
+	if (path == NULL || path[0] == '\0')
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: %s must not be empty", op, what));
+	for (p = (const unsigned char *) path; *p; p++)
+		if (*p < 0x20 || *p == 0x7F)
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: %s contains a control character", op, what));
+}
+
+/*
  * lance_validate_name
  *		Raise InvalidInput unless name is a valid object name (the rules are
  *		in name_rules.c).
@@ -62,6 +81,25 @@ lance_validate_name(const char *op, const char *what, const char *name, int len)
 }
 
 /*
+ * lance_check_id_shape
+ *		Raise InvalidInput unless id has the shape of an identifier: a
+ *		one-dimensional text[] without NULLs, whatever its names.
+ */
+void
+lance_check_id_shape(const char *op, const char *what, ArrayType *id)
+{
+	if (ARR_NDIM(id) > 1)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: %s must be a one-dimensional array", op, what));
+	if (ARR_ELEMTYPE(id) != TEXTOID)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: %s must be a text array", op, what));
+	if (array_contains_nulls(id))
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: %s must not contain NULL", op, what));
+}
+
+/*
  * lance_validate_id
  *		Check that id is a one-dimensional text[] of valid names without
  *		NULLs, and return it normalized (lower bound 1) so that it compares
@@ -72,17 +110,11 @@ ArrayType *
 lance_validate_id(const char *op, const char *what, ArrayType *id, bool allow_root)
 {
 	Datum	   *elems;
-	bool	   *nulls;
 	int			n;
 	int			i;
 
-	if (ARR_NDIM(id) > 1)
-		lance_error(LANCE_INVALID_INPUT,
-					errmsg("%s: %s must be a one-dimensional array", op, what));
-	if (ARR_ELEMTYPE(id) != TEXTOID)
-		lance_error(LANCE_INVALID_INPUT,
-					errmsg("%s: %s must be a text array", op, what));
-	deconstruct_array(id, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	lance_check_id_shape(op, what, id);
+	deconstruct_array(id, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &n);
 	if (n == 0 && !allow_root)
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("%s: %s must not be empty", op, what));
@@ -92,12 +124,8 @@ lance_validate_id(const char *op, const char *what, ArrayType *id, bool allow_ro
 						   LANCE_MAX_ID_DEPTH));
 	for (i = 0; i < n; i++)
 	{
-		text	   *t;
+		text	   *t = DatumGetTextPP(elems[i]);
 
-		if (nulls[i])
-			lance_error(LANCE_INVALID_INPUT,
-						errmsg("%s: %s must not contain NULL", op, what));
-		t = DatumGetTextPP(elems[i]);
 		lance_validate_name(op, "name", VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 	}
 	return construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT);

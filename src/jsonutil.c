@@ -450,14 +450,16 @@ lance_req_json(PG_FUNCTION_ARGS)
 
 /*
  * lance_json_field
- *		Look up key in a JSON object; false when absent or JSON null.
+ *		Look up key in a JSON object; false when absent or JSON null.  It
+ *		reads obj as lance_request_field reads a request: a SQL NULL or
+ *		JSON null obj has no fields, and any other non-object is
+ *		InvalidInput, so a missing request body never reaches the jsonb
+ *		lookup (which reads only objects).
  */
 bool
 lance_json_field(Jsonb *obj, const char *key, JsonbValue *out)
 {
-	if (!getKeyJsonValueFromContainer(&obj->root, key, strlen(key), out))
-		return false;
-	return out->type != jbvNull;
+	return lance_request_field(obj, key, out);
 }
 
 /*

@@ -46,8 +46,10 @@ extern void lance_postgrest_init(void);
 
 /* ident.c */
 extern void lance_validate_name(const char *op, const char *what, const char *name, int len);
+extern void lance_validate_path(const char *op, const char *what, const char *path);
 extern ArrayType *lance_require_id(const char *op, const char *what, ArrayType *id,
 								   bool allow_root);
+extern void lance_check_id_shape(const char *op, const char *what, ArrayType *id);
 extern ArrayType *lance_validate_id(const char *op, const char *what,
 									ArrayType *id, bool allow_root);
 extern ArrayType *lance_id_arg(FunctionCallInfo fcinfo, int argno, const char *op,

@@ -27,16 +27,9 @@ static char *
 location_arg(FunctionCallInfo fcinfo, int argno, const char *op)
 {
 	char	   *location = lance_text_arg(fcinfo, argno);
-	const unsigned char *p;
 
-	if (location == NULL)
-		return NULL;
-	if (location[0] == '\0')
-		lance_error(LANCE_INVALID_INPUT, errmsg("%s: location must not be empty", op));
-	for (p = (const unsigned char *) location; *p; p++)
-		if (*p < 0x20 || *p == 0x7F)
-			lance_error(LANCE_INVALID_INPUT,
-						errmsg("%s: location contains a control character", op));
+	if (location != NULL)
+		lance_validate_path(op, "location", location);
 	return location;
 }
 

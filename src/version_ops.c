@@ -47,7 +47,7 @@ quote_json_cstring(const char *s)
 /*
  * lance_validate_version_request
  *		InvalidInput for a NULL or negative version, a NULL or empty
- *		manifest_path, a negative manifest_size, metadata that is not a flat
+ *		manifest_path or one with a control character, a negative manifest_size, metadata that is not a flat
  *		object of strings, or an unknown naming_scheme.  Normalizes
  *		naming_scheme to "V1" or "V2" (the default).
  */
@@ -61,8 +61,7 @@ lance_validate_version_request(const char *op, LanceVersionRequest *req)
 					errmsg("%s: version must not be negative", op));
 	if (req->manifest_path == NULL)
 		lance_error(LANCE_INVALID_INPUT, errmsg("%s: manifest_path must not be NULL", op));
-	if (req->manifest_path[0] == '\0')
-		lance_error(LANCE_INVALID_INPUT, errmsg("%s: manifest_path must not be empty", op));
+	lance_validate_path(op, "manifest_path", req->manifest_path);
 	if (req->has_size && req->manifest_size < 0)
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("%s: manifest_size must not be negative", op));
