@@ -28,6 +28,11 @@ SELECT lance_namespace.lance_root_location();
 SELECT lance_try($$SELECT lance_namespace.lance_set_root_location('')$$);
 SELECT lance_try($$SELECT lance_namespace.lance_set_root_location(NULL)$$);
 SELECT lance_try($$SELECT lance_namespace.lance_set_root_location(E'/data\nx')$$);
+-- neither an absolute path nor a URI
+SELECT lance_try($$SELECT lance_namespace.lance_set_root_location('garbage')$$);
+SELECT lance_try($$SELECT lance_namespace.lance_set_root_location('..')$$);
+SELECT lance_try($$SELECT lance_namespace.lance_set_root_location('s3:/bucket')$$);
+SELECT lance_try($$SELECT lance_namespace.lance_set_root_location('://bucket')$$);
 SELECT lance_namespace.lance_root_location();
 
 -- The root namespace row exists and nothing else.

@@ -15,6 +15,8 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
+
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -305,12 +307,23 @@ lance_text_arg(FunctionCallInfo fcinfo, int argno)
 
 /*
  * validate_root_location
- *		A root location is a non-empty string without control characters.
+ *		A root location is a non-empty string without control characters,
+ *		and an absolute path or a URI ("scheme://..."): a relative one
+ *		would place every declared table relative to whoever reads it.
  */
 static void
 validate_root_location(const char *op, const char *root)
 {
+	size_t		scheme;
+
 	lance_validate_path(op, "root_location", root);
+	scheme = isalpha((unsigned char) root[0]) ?
+		strspn(root, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-") : 0;
+	if (root[0] != '/' && (scheme == 0 || strncmp(root + scheme, "://", 3) != 0))
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: root_location \"%s\" is neither an absolute path nor a URI",
+						   op, root),
+					errhint("Pass a path that begins with \"/\", or a URI such as s3://bucket/prefix."));
 }
 
 PG_FUNCTION_INFO_V1(lance_set_root_location);
