@@ -149,6 +149,9 @@ SELECT page_token AS desc_tok FROM lance_namespace.lance_list_table_versions('{v
 SELECT lance_try(format($$SELECT * FROM lance_namespace.lance_list_table_versions('{vs,many}', NULL, %L, 7, true)$$, :'asc_tok'));
 SELECT lance_try(format($$SELECT * FROM lance_namespace.lance_list_table_versions('{vs,many}', NULL, %L, 7)$$, :'desc_tok'));
 SELECT lance_try(format($$SELECT * FROM lance_namespace.lance_list_tables('{vs}', %L)$$, :'asc_tok'));
+-- a version token's position is a number within bigint
+SELECT lance_try(format($$SELECT * FROM lance_namespace.lance_list_table_versions('{vs,many}', NULL, %L, 7)$$, encode(convert_to('a:', 'UTF8'), 'base64')));
+SELECT lance_try(format($$SELECT * FROM lance_namespace.lance_list_table_versions('{vs,many}', NULL, %L, 7)$$, encode(convert_to('a:99999999999999999999', 'UTF8'), 'base64')));
 -- a version token may be used on another table's list (keyset position only)
 SELECT ARRAY(SELECT (v).version FROM unnest(versions) v) FROM lance_namespace.lance_list_table_versions('{vs,t}', NULL, :'asc_tok', 7);
 

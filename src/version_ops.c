@@ -434,8 +434,9 @@ lance_list_versions_spi(const char *op, ArrayType *id, const char *branch_name,
 	{
 		char	   *end;
 
+		errno = 0;
 		bound = strtoll(after, &end, 10);
-		if (*end != '\0')
+		if (end == after || *end != '\0' || errno == ERANGE)
 			lance_error(LANCE_INVALID_INPUT, errmsg("%s: invalid page_token", op));
 	}
 	lance_resolve_table(op, id, LANCE_LOCK_NONE, &table);
