@@ -266,6 +266,9 @@ SELECT lance_namespace.lance_table_exists('{db,t1}') AS t1_still_there;
 --
 SELECT * FROM lance_namespace.lance_deregister_table('{db,t2}');
 SELECT lance_try($$SELECT * FROM lance_namespace.lance_deregister_table('{db,t2}')$$);
+-- the id comes back normalized (lower bound 1), whatever bounds it came with
+SELECT (lance_namespace.lance_declare_table('{db,bounds}')).location IS NOT NULL AS declared;
+SELECT id FROM lance_namespace.lance_deregister_table('[0:1]={db,bounds}'::text[]);
 SELECT lance_try($$SELECT * FROM lance_namespace.lance_describe_table('{db,t2}')$$);
 SELECT lance_try($$SELECT * FROM lance_namespace.lance_deregister_table('{db,sales}')$$);
 SELECT lance_try($$SELECT * FROM lance_namespace.lance_deregister_table('{nope,t}')$$);

@@ -595,7 +595,7 @@ remove_table(FunctionCallInfo fcinfo, const char *op, bool drop)
 	}
 	lance_delete_entry(entry.id);
 	record_location(op, id, entry.location, NULL);
-	values[0] = PG_GETARG_DATUM(0);
+	values[0] = PointerGetDatum(id);	/* normalized: lower bound 1 */
 	values[1] = text_result(entry.location, outer);
 	values[2] = jsonb_result(entry.properties, outer);
 	result = lance_form_result(tupdesc, values, nulls, outer);
