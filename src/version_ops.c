@@ -47,8 +47,9 @@ quote_json_cstring(const char *s)
 /*
  * lance_validate_version_request
  *		InvalidInput for a NULL or negative version, a NULL or empty
- *		manifest_path or one with a control character, a negative manifest_size, metadata that is not a flat
- *		object of strings, or an unknown naming_scheme.  Normalizes
+ *		manifest_path or one with a control character, a negative
+ *		manifest_size, metadata that is not a flat object of strings, or an
+ *		unknown naming_scheme.  Normalizes
  *		naming_scheme to "V1" or "V2" (the default).
  */
 void

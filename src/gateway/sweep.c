@@ -179,15 +179,15 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 		latest_row = strtoll(PQgetvalue(res, PQntuples(res) - 1, 0), NULL, 10);
 	for (const GwFileInfo *f = files; f < files + nfiles; f++)
 	{
-		const char *tmp = f->name + strlen(GW_TMP_PREFIX);
+		const char *tmp = f->name;	/* past GW_TMP_PREFIX when it has one */
 		int64_t		version = -1;
 		int			n = -1;
 		bool		temporary;
 		int			rc = 1;
 
 		/* ours: a temporary file (.gw-<pid>-<n>.tmp) or a V1 or V2 manifest name */
-		if (strncmp(f->name, GW_TMP_PREFIX, strlen(GW_TMP_PREFIX)) == 0)
-			sscanf(tmp, "%*[0-9]-%*[0-9]%n", &n);
+		if (strncmp(tmp, GW_TMP_PREFIX, strlen(GW_TMP_PREFIX)) == 0)
+			sscanf(tmp += strlen(GW_TMP_PREFIX), "%*[0-9]-%*[0-9]%n", &n);
 		temporary = n > 0 && strcmp(tmp + n, GW_TMP_SUFFIX) == 0;
 		if (!temporary && !lance_manifest_version(f->name, &version, NULL))
 			continue;			/* not ours: never touched */
