@@ -74,19 +74,22 @@ sub session_start
 }
 
 # Run $sql in the session and return everything it printed since the last
-# call (stdout; stderr in $s->{last_err}).
+# call (stdout; stderr in $s->{last_err}).  The marker goes to both streams:
+# they are separate pipes, so the one on stdout alone can be read before an
+# error psql wrote to stderr just ahead of it.
 sub session_run
 {
 	my ($s, $sql) = @_;
 	my $marker = 'sync-' . ++$marker_seq;
 	$s->{out} = '';
 	$s->{err} = '';
-	$s->{in} .= "$sql\n\\echo $marker\n";
+	$s->{in} .= "$sql\n\\echo $marker\n\\warn $marker\n";
 	$s->{timer}->start($timeout);
-	$s->{h}->pump until $s->{out} =~ /^\Q$marker\E$/m;
+	$s->{h}->pump
+	  until $s->{out} =~ /^\Q$marker\E$/m && $s->{err} =~ /^\Q$marker\E$/m;
 	my $out = $s->{out};
 	$out =~ s/^\Q$marker\E\n//m;
-	$s->{last_err} = $s->{err};
+	($s->{last_err} = $s->{err}) =~ s/^\Q$marker\E\n//m;
 	return $out;
 }
 
