@@ -76,7 +76,8 @@ sub session_start
 # Run $sql in the session and return everything it printed since the last
 # call (stdout; stderr in $s->{last_err}).  The marker goes to both streams:
 # they are separate pipes, so the one on stdout alone can be read before an
-# error psql wrote to stderr just ahead of it.
+# error psql wrote to stderr just ahead of it.  Each counts once its newline
+# has come (psql may write the two apart).
 sub session_run
 {
 	my ($s, $sql) = @_;
@@ -86,7 +87,7 @@ sub session_run
 	$s->{in} .= "$sql\n\\echo $marker\n\\warn $marker\n";
 	$s->{timer}->start($timeout);
 	$s->{h}->pump
-	  until $s->{out} =~ /^\Q$marker\E$/m && $s->{err} =~ /^\Q$marker\E$/m;
+	  until $s->{out} =~ /^\Q$marker\E\n/m && $s->{err} =~ /^\Q$marker\E\n/m;
 	my $out = $s->{out};
 	$out =~ s/^\Q$marker\E\n//m;
 	($s->{last_err} = $s->{err}) =~ s/^\Q$marker\E\n//m;
