@@ -275,7 +275,7 @@ gw_db_result(GwPipe *p, PGresult *res)
 		return GW_PIPE_MORE;
 	}
 	p->got = st != PGRES_PIPELINE_SYNC;
-	if (st == PGRES_PIPELINE_SYNC && !p->failed && p->value == NULL)
+	if (st == PGRES_PIPELINE_SYNC && !p->failed && !p->aborted && p->value == NULL)
 	{
 		p->failed = true;
 		gw_error_set(p->err, LANCE_INTERNAL, "lance_namespace.%s returned no result", p->function);
@@ -296,6 +296,7 @@ gw_db_result(GwPipe *p, PGresult *res)
 				p->prep->names[i] = p->prep->names[--p->prep->n];
 				break;
 			}
+		p->aborted |= st == PGRES_PIPELINE_ABORTED && !p->failed;
 		if (st != PGRES_PIPELINE_ABORTED && !p->failed)
 		{
 			p->failed = true;

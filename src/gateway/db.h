@@ -61,6 +61,8 @@ typedef struct GwPipe
 	int			at;				/* the statement whose results are read */
 	bool		got;			/* it had a result */
 	bool		failed;			/* the first failure is in *err and sqlstate */
+	bool		aborted;		/* skipped: an earlier call of its Sync failed */
+	bool		synced;			/* a Sync follows its statements */
 	char		sqlstate[6];	/* its SQLSTATE ("08006": connection lost) */
 	GwError    *err;
 	char	   *value;			/* the call's result (call_value, malloc'd) */

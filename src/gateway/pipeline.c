@@ -23,6 +23,7 @@
 
 #define RECONNECT_GAP_MS 1000	/* between connection attempts, at least */
 #define LOCK_BYPASS_MS	1000	/* reads go to workers after a lock wait */
+#define SYNC_EVERY		4		/* calls per Sync, at most (gw_pipe_send) */
 
 /* lock_timeout $1 (such as "50ms") unless a shorter one is in effect */
 #define SQL_LOCK_WAIT \
@@ -157,6 +158,7 @@ lost(GwLoop *L)
 	epoll_ctl(L->ep, EPOLL_CTL_DEL, PQsocket(old), NULL);
 	L->pg = NULL;
 	PQfinish(old);
+	L->unsynced = 0;
 	gw_metrics_add(GW_M_LOOP_CONNECTED, -1);
 	gw_metrics_add(GW_M_DB_RECONNECTS, 1);
 	while (L->qhead != NULL)
@@ -172,7 +174,12 @@ lost(GwLoop *L)
 /*
  * gw_pipe_send
  *		Send a request's call down the pipeline; false if the loop cannot
- *		take it now (no connection, a lock wait lately).
+ *		take it now (no connection, a lock wait lately).  A Sync follows
+ *		every SYNC_EVERY calls and the last of a wake-up (gw_pipe_flush):
+ *		the calls between two Syncs are one implicit transaction, whose
+ *		end and answer the backend pays once, and the answers of the first
+ *		calls of a wake-up come while it runs the next.  A call that fails
+ *		makes the server skip the rest of its Sync's; they are sent again.
  */
 bool
 gw_pipe_send(GwReq *r)
@@ -189,13 +196,15 @@ gw_pipe_send(GwReq *r)
 		return false;
 	}
 	r->pipe = (GwPipe) {.conn = L->pg, .prep = &L->prep, .err = &L->head_err,
-		.function = r->call.route->function};
-	if (!gw_db_queue_call(&r->pipe, text, &r->call.info) || PQpipelineSync(L->pg) != 1)
+		.function = r->call.route->function, .synced = L->unsynced + 1 >= SYNC_EVERY};
+	if (!gw_db_queue_call(&r->pipe, text, &r->call.info) ||
+		(r->pipe.synced && PQpipelineSync(L->pg) != 1))
 	{
 		/* the connection is out of step: drop it, run this one elsewhere */
 		lost(L);
 		return false;
 	}
+	L->unsynced = r->pipe.synced ? 0 : L->unsynced + 1;
 	r->next = NULL;
 	if (L->qtail)
 		L->qtail->next = r;
@@ -208,9 +217,10 @@ gw_pipe_send(GwReq *r)
 
 /*
  * complete
- *		The Sync of the call at the queue's head arrived: answer it, or give it
- *		to a worker to run again (serialization failure, deadlock, a failed
- *		Prepare, the lock wait).
+ *		The results of the call at the queue's head arrived (and the Sync
+ *		after it, if one follows): answer it, send it again if the server
+ *		skipped it, or give it to a worker to run again (serialization
+ *		failure, deadlock, a failed Prepare, the lock wait).
  */
 static void
 complete(GwLoop *L)
@@ -218,6 +228,12 @@ complete(GwLoop *L)
 	GwReq	   *r = pop(L);
 	const char *state = r->pipe.sqlstate;
 
+	if (r->pipe.aborted && !r->pipe.failed)
+	{
+		if (!gw_pipe_send(r))
+			gw_worker_submit(r);
+		return;
+	}
 	if (!r->pipe.failed)
 	{
 		reply(r, r->pipe.value, NULL);
@@ -234,7 +250,8 @@ complete(GwLoop *L)
 
 /*
  * gw_pipe_read
- *		The socket is readable (or failed): answer the calls whose Sync came.
+ *		The socket is readable (or failed): answer the calls whose results
+ *		came.
  */
 void
 gw_pipe_read(GwLoop *L)
@@ -243,9 +260,10 @@ gw_pipe_read(GwLoop *L)
 		lost(L);				/* L->pg is NULL from here */
 	while (L->pg != NULL && L->qhead != NULL && PQisBusy(L->pg) == 0)
 	{
-		GwPipeStep	step = gw_db_result(&L->qhead->pipe, PQgetResult(L->pg));
+		GwPipe	   *p = &L->qhead->pipe;
+		GwPipeStep	step = gw_db_result(p, PQgetResult(L->pg));
 
-		if (step == GW_PIPE_SYNC)
+		if (step == GW_PIPE_SYNC || (step == GW_PIPE_MORE && !p->synced && p->at >= p->n))
 			complete(L);
 		else if (step == GW_PIPE_IDLE)
 			break;
@@ -256,14 +274,25 @@ gw_pipe_read(GwLoop *L)
 
 /*
  * gw_pipe_flush
- *		Send what libpq holds (EPOLLOUT while the socket cannot take it all).
+ *		End a wake-up: a Sync after its last calls, then send what libpq
+ *		holds (EPOLLOUT while the socket cannot take it all).
  */
 void
 gw_pipe_flush(GwLoop *L)
 {
-	int			rc = L->pg ? PQflush(L->pg) : 0;
-	struct epoll_event ev = {EPOLLIN | (rc == 1 ? EPOLLOUT : 0), {.u64 = GW_EV_PIPE}};
+	int			rc = 0;
+	struct epoll_event ev = {EPOLLIN, {.u64 = GW_EV_PIPE}};
 
+	if (L->unsynced > 0)
+	{
+		/* the calls sent since the last Sync end the queue */
+		L->unsynced = 0;
+		L->qtail->pipe.synced = true;
+		rc = PQpipelineSync(L->pg) == 1 ? 0 : -1;
+	}
+	if (rc == 0 && L->pg != NULL)
+		rc = PQflush(L->pg);
+	ev.events |= rc == 1 ? EPOLLOUT : 0;
 	if (rc < 0)
 		lost(L);
 	else if (L->pg != NULL && (rc == 1) != L->want_write)

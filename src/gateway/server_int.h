@@ -50,6 +50,7 @@ typedef struct GwLoop
 	GwPrepared	prep;
 	struct GwReq *qhead;		/* the calls in the pipeline, by next */
 	struct GwReq *qtail;
+	int			unsynced;		/* calls sent since the last Sync */
 	GwError		head_err;		/* the failure of the call being read */
 } GwLoop;
 
