@@ -61,7 +61,7 @@ typedef struct GwPipe
 	int			at;				/* the statement whose results are read */
 	bool		got;			/* it had a result */
 	bool		failed;			/* the first failure is in *err and sqlstate */
-	bool		aborted;		/* skipped: an earlier call of its Sync failed */
+	bool		aborted;		/* skipped: a call before it in its group failed */
 	bool		synced;			/* a Sync follows its statements */
 	char		sqlstate[6];	/* its SQLSTATE ("08006": connection lost) */
 	GwError    *err;

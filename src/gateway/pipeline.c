@@ -172,14 +172,23 @@ lost(GwLoop *L)
 }
 
 /*
+ * end_group
+ *		A Sync after the calls sent since the last one, the queue's tail.
+ */
+static bool
+end_group(GwLoop *L)
+{
+	L->unsynced = 0;
+	L->qtail->pipe.synced = true;
+	return PQpipelineSync(L->pg) == 1;
+}
+
+/*
  * gw_pipe_send
  *		Send a request's call down the pipeline; false if the loop cannot
- *		take it now (no connection, a lock wait lately).  A Sync follows
- *		every SYNC_EVERY calls and the last of a wake-up (gw_pipe_flush):
- *		the calls between two Syncs are one implicit transaction, whose
- *		end and answer the backend pays once, and the answers of the first
- *		calls of a wake-up come while it runs the next.  A call that fails
- *		makes the server skip the rest of its Sync's; they are sent again.
+ *		take it now (no connection, a lock wait lately).  A Sync ends each
+ *		SYNC_EVERY calls and a wake-up's last (the server's transaction and
+ *		flush per group; a failure skips the rest of its group: complete).
  */
 bool
 gw_pipe_send(GwReq *r)
@@ -196,15 +205,13 @@ gw_pipe_send(GwReq *r)
 		return false;
 	}
 	r->pipe = (GwPipe) {.conn = L->pg, .prep = &L->prep, .err = &L->head_err,
-		.function = r->call.route->function, .synced = L->unsynced + 1 >= SYNC_EVERY};
-	if (!gw_db_queue_call(&r->pipe, text, &r->call.info) ||
-		(r->pipe.synced && PQpipelineSync(L->pg) != 1))
+		.function = r->call.route->function};
+	if (!gw_db_queue_call(&r->pipe, text, &r->call.info))
 	{
 		/* the connection is out of step: drop it, run this one elsewhere */
 		lost(L);
 		return false;
 	}
-	L->unsynced = r->pipe.synced ? 0 : L->unsynced + 1;
 	r->next = NULL;
 	if (L->qtail)
 		L->qtail->next = r;
@@ -212,6 +219,8 @@ gw_pipe_send(GwReq *r)
 		L->qhead = r;
 	L->qtail = r;
 	gw_metrics_add(GW_M_LOOP_CALLS, 1);
+	if (++L->unsynced == SYNC_EVERY && !end_group(L))
+		lost(L);				/* r's answer too */
 	return true;
 }
 
@@ -228,8 +237,9 @@ complete(GwLoop *L)
 	GwReq	   *r = pop(L);
 	const char *state = r->pipe.sqlstate;
 
-	if (r->pipe.aborted && !r->pipe.failed)
+	if (r->pipe.aborted)
 	{
+		/* skipped after a failure before it in its group: again */
 		if (!gw_pipe_send(r))
 			gw_worker_submit(r);
 		return;
@@ -250,8 +260,7 @@ complete(GwLoop *L)
 
 /*
  * gw_pipe_read
- *		The socket is readable (or failed): answer the calls whose results
- *		came.
+ *		The socket is readable (or failed): answer the calls whose results came.
  */
 void
 gw_pipe_read(GwLoop *L)
@@ -280,19 +289,9 @@ gw_pipe_read(GwLoop *L)
 void
 gw_pipe_flush(GwLoop *L)
 {
-	int			rc = 0;
-	struct epoll_event ev = {EPOLLIN, {.u64 = GW_EV_PIPE}};
+	int			rc = L->unsynced > 0 && !end_group(L) ? -1 : L->pg ? PQflush(L->pg) : 0;
+	struct epoll_event ev = {EPOLLIN | (rc == 1 ? EPOLLOUT : 0), {.u64 = GW_EV_PIPE}};
 
-	if (L->unsynced > 0)
-	{
-		/* the calls sent since the last Sync end the queue */
-		L->unsynced = 0;
-		L->qtail->pipe.synced = true;
-		rc = PQpipelineSync(L->pg) == 1 ? 0 : -1;
-	}
-	if (rc == 0 && L->pg != NULL)
-		rc = PQflush(L->pg);
-	ev.events |= rc == 1 ? EPOLLOUT : 0;
 	if (rc < 0)
 		lost(L);
 	else if (L->pg != NULL && (rc == 1) != L->want_write)
