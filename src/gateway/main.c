@@ -34,24 +34,9 @@
 #define die(...) gw_fatal(1, __VA_ARGS__)
 
 /*
- * is_loopback
- *		True for 127.0.0.0/8 and ::1 (and v4-mapped loopback).
- */
-static bool
-is_loopback(const struct sockaddr *sa)
-{
-	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) sa;
-
-	if (sa->sa_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *) sa)->sin_addr.s_addr) >> 24) == 127;
-	return sa->sa_family == AF_INET6 && (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
-										 (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) &&
-										  in6->sin6_addr.s6_addr[12] == 127));
-}
-
-/*
  * resolve_listen
- *		Resolve --listen; refuse a non-loopback address without auth.
+ *		Resolve --listen; refuse a non-loopback address without auth
+ *		(loopback: 127.0.0.0/8 and ::1, and v4-mapped loopback).
  */
 static struct addrinfo *
 resolve_listen(void)
@@ -59,10 +44,19 @@ resolve_listen(void)
 	struct addrinfo hints = {.ai_flags = AI_PASSIVE, .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 	struct addrinfo *res;
 	int			rc = getaddrinfo(gw_config.listen_host, gw_config.listen_port, &hints, &res);
+	const struct sockaddr_in6 *in6;
+	bool		loopback;
 
 	if (rc != 0)
 		die("cannot resolve listen address %s: %s", gw_config.listen_host, gai_strerror(rc));
-	if (!is_loopback(res->ai_addr) && gw_config.api_key == NULL &&
+	in6 = (const struct sockaddr_in6 *) res->ai_addr;
+	if (res->ai_addr->sa_family == AF_INET)
+		loopback = (ntohl(((const struct sockaddr_in *) res->ai_addr)->sin_addr.s_addr) >> 24) == 127;
+	else
+		loopback = res->ai_addr->sa_family == AF_INET6 &&
+			(IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
+			 (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127));
+	if (!loopback && gw_config.api_key == NULL &&
 		!gw_config.db_auth && !gw_config.force_insecure_bind)
 		die("refusing to listen on non-loopback address %s without authentication; "
 			"set --api-key (LANCE_GATEWAY_API_KEY) or --db-auth, or pass --force-insecure-bind",
