@@ -295,34 +295,6 @@ sweep_table(Sweep *sw, const char *table_id, const char *table_name)
 }
 
 /*
- * sweep_dropped
- *		Delete what a crash after DropTable's COMMIT left at dir (under the
- *		root), if no table is at, above or below it now.  Files younger
- *		than --sweep-min-age stay (a table declared since).
- */
-static void
-sweep_dropped(Sweep *sw, const char *dir)
-{
-	const char *params[1] = {dir};
-	PGresult   *res = run(sw, dir, SQL_LOCATION_FREE, 1, params);
-	bool		is_free = res != NULL && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-	GwError		err;
-	long		removed;
-
-	PQclear(res);
-	if (is_free && sw->dry_run)
-		printf("would remove what is left of the dropped table at %s\n", dir);
-	else if (is_free)
-	{
-		if (!gw_table_remove_data(dir, sw->min_age_ms, &removed, &err))
-			report(sw, dir, err.message, err.detail);
-		if (removed > 0)
-			printf("removed %ld files of the dropped table at %s\n", removed, dir);
-		sw->ndropped += removed;
-	}
-}
-
-/*
  * gw_sweep_run
  *		One sweep over the catalog's tables under --root.  Prints one line
  *		per file and a summary; returns the exit status (1 after an error).
@@ -369,7 +341,28 @@ gw_sweep_run(void)
 		/* NULL: not under the root, not the gateway's */
 		dir = PQgetisnull(res, i, 1) ? NULL : table_dir(PQgetvalue(res, i, 1));
 		if (dir != NULL && strcmp(PQgetvalue(res, i, 3), "t") == 0)
-			sweep_dropped(&sw, dir);
+		{
+			/*
+			 * What a crash after DropTable's COMMIT left at dir, deleted if no
+			 * table is at, above or below it now.  Files younger than
+			 * --sweep-min-age stay (a table declared since).
+			 */
+			PGresult   *r = run(&sw, dir, SQL_LOCATION_FREE, 1, (const char *const *) &dir);
+			bool		is_free = r != NULL && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+			long		removed;
+
+			PQclear(r);
+			if (is_free && sw.dry_run)
+				printf("would remove what is left of the dropped table at %s\n", dir);
+			else if (is_free)
+			{
+				if (!gw_table_remove_data(dir, sw.min_age_ms, &removed, &err))
+					report(&sw, dir, err.message, err.detail);
+				if (removed > 0)
+					printf("removed %ld files of the dropped table at %s\n", removed, dir);
+				sw.ndropped += removed;
+			}
+		}
 		else if (dir != NULL)
 			sweep_table(&sw, PQgetvalue(res, i, 0), PQgetvalue(res, i, 2));
 		free(dir);
