@@ -174,10 +174,8 @@ gw_metrics_render(void)
 			fprintf(b, "%s%ld\n", scalar_text[m], v);
 	}
 
-	if (fclose(b) != 0)
-	{
-		free(text);
-		return NULL;
-	}
-	return text;
+	if (fclose(b) == 0)
+		return text;
+	free(text);
+	return NULL;
 }
