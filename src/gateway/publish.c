@@ -119,38 +119,12 @@ ensure_conn(GwError *err)
 }
 
 /*
- * recount
- *		Set the backlog to what publications hold now, plus what creates
- *		reserved since the count began or still run (an over-estimate
- *		until the next count); reservations of creates that held nothing
- *		are forgotten.
- */
-static void
-recount(PGconn *conn)
-{
-	Backlog		r0;
-	Backlog		f0;
-	PGresult   *res;
-
-	pthread_mutex_lock(&mu);
-	r0 = reserved;
-	f0 = inflight;
-	pthread_mutex_unlock(&mu);
-	res = PQexec(conn, SQL_BACKLOG);
-	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
-	{
-		pthread_mutex_lock(&mu);
-		backlog.rows = atol(PQgetvalue(res, 0, 0)) + (reserved.rows - r0.rows) + f0.rows;
-		backlog.bytes = atol(PQgetvalue(res, 0, 1)) + (reserved.bytes - r0.bytes) + f0.bytes;
-		pthread_mutex_unlock(&mu);
-	}
-	PQclear(res);
-}
-
-/*
  * own_pass
- *		A pass on the publisher's connection (opened when needed), then a
- *		recount after a full one.  A failure is logged: what, the
+ *		A pass on the publisher's connection (opened when needed).  After a
+ *		full one, the backlog is recounted: what publications hold now,
+ *		plus what creates reserved since the count began or still run (an
+ *		over-estimate until the next count); reservations of creates that
+ *		held nothing are forgotten.  A failure is logged: what, the
  *		manifest_path if any, the error, then.
  */
 static bool
@@ -159,12 +133,29 @@ own_pass(const char *manifest_path, GwPublishCounts *counts, const char *what,
 {
 	GwError		err;
 	bool		ok;
+	Backlog		r0;
+	Backlog		f0;
+	PGresult   *res;
 
 	gw_error_clear(&err);
 	pthread_mutex_lock(&conn_mu);
 	ok = ensure_conn(&err) != NULL && gw_publish_pass(pconn, manifest_path, false, counts, &err);
 	if (ok && manifest_path == NULL)
-		recount(pconn);
+	{
+		pthread_mutex_lock(&mu);
+		r0 = reserved;
+		f0 = inflight;
+		pthread_mutex_unlock(&mu);
+		res = PQexec(pconn, SQL_BACKLOG);
+		if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+		{
+			pthread_mutex_lock(&mu);
+			backlog.rows = atol(PQgetvalue(res, 0, 0)) + (reserved.rows - r0.rows) + f0.rows;
+			backlog.bytes = atol(PQgetvalue(res, 0, 1)) + (reserved.bytes - r0.bytes) + f0.bytes;
+			pthread_mutex_unlock(&mu);
+		}
+		PQclear(res);
+	}
 	pthread_mutex_unlock(&conn_mu);
 	if (!ok)
 		fprintf(stderr, "%s: %s%s%s: %s%s%s%s\n", GW_PROGRAM, what, manifest_path ? " " : "",
@@ -438,7 +429,7 @@ gw_publish_holds(void)
  *		A create is about to send len staged bytes for the catalog to hold:
  *		true when the backlog leaves room for them (reserved until
  *		gw_publish_release); else it flushes its manifest, and the
- *		publisher is woken to recount.
+ *		publisher is woken to recount (own_pass).
  */
 bool
 gw_publish_reserve(size_t len)
