@@ -99,24 +99,41 @@ prepare_root(void)
 }
 
 /*
- * check_catalog
- *		Wait for the database, then reconcile the catalog root location.
+ * main
  */
-static void
-check_catalog(const char *root)
+int
+main(int argc, char **argv)
 {
-	time_t		deadline = time(NULL) + gw_config.startup_wait_s;
-	char	   *catalog_root = NULL;
+	struct addrinfo *addr;
+	sigset_t	sigs;
+	char	   *root;
+	char	   *catalog_root;
 	char	   *catalog_dir;
+	time_t		deadline;
 	GwError		err;
+	int			sig;
+	int			port;
 
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	json_object_seed(0);		/* before any thread creates JSON objects */
+	gw_config_load(argc, argv);
+	addr = gw_config.sweep ? NULL : resolve_listen();
+	root = prepare_root();
+
+	gw_error_clear(&err);
+	if (!gw_storage_init(root, &err))
+		die("%s", err.message);
+	if (!gw_pool_init(gw_config.db, gw_config.sweep ? 1 : gw_config.pool_size))
+		die("out of memory");
+	/* wait for the database, then reconcile the catalog root location */
+	deadline = time(NULL) + gw_config.startup_wait_s;
 	for (;;)
 	{
 		/* the catalog's root location, set to root if it had none */
 		gw_error_clear(&err);
 		catalog_root = gw_db_value("SELECT COALESCE(lance_namespace.lance_root_location(),"
 								   " lance_namespace.lance_set_root_location($1), $1)",
-								   1, &root, &err);
+								   1, (const char *const *) &root, &err);
 		if (catalog_root != NULL)
 			break;
 		if (err.code != LANCE_SERVICE_UNAVAILABLE || time(NULL) >= deadline)
@@ -138,33 +155,6 @@ check_catalog(const char *root)
 			"start the gateway with the catalog's root", catalog_root, root);
 	free(catalog_dir);
 	free(catalog_root);
-}
-
-/*
- * main
- */
-int
-main(int argc, char **argv)
-{
-	struct addrinfo *addr;
-	sigset_t	sigs;
-	char	   *root;
-	GwError		err;
-	int			sig;
-	int			port;
-
-	setvbuf(stderr, NULL, _IOLBF, 0);
-	json_object_seed(0);		/* before any thread creates JSON objects */
-	gw_config_load(argc, argv);
-	addr = gw_config.sweep ? NULL : resolve_listen();
-	root = prepare_root();
-
-	gw_error_clear(&err);
-	if (!gw_storage_init(root, &err))
-		die("%s", err.message);
-	if (!gw_pool_init(gw_config.db, gw_config.sweep ? 1 : gw_config.pool_size))
-		die("out of memory");
-	check_catalog(root);
 	if (gw_config.sweep)
 	{
 		int			status = gw_sweep_run();
