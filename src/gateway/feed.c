@@ -257,8 +257,7 @@ drop_cursor(void)
 	bool		idle;
 
 	pthread_mutex_lock(&feed_lock);
-	idle = subs == NULL;
-	if (idle)
+	if ((idle = subs == NULL))
 	{
 		while (log_tail < log_head)
 			frame_unref(log_ring[log_tail++ % gw_config.sse_queue]);

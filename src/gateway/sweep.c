@@ -203,8 +203,7 @@ sweep_dir(Sweep *sw, const char *table_id, const char *table_name, const char *b
 		if (!sw->dry_run)
 		{
 			gw_error_clear(&err);
-			rc = st->remove_listed(st, dir, f, sw->min_age_ms, &err);
-			if (rc < 0)
+			if ((rc = st->remove_listed(st, dir, f, sw->min_age_ms, &err)) < 0)
 				report(sw, table_name, err.message, err.detail);
 		}
 		if (rc <= 0)
