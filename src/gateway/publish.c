@@ -17,7 +17,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
