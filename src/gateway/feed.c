@@ -956,30 +956,6 @@ parse_filter(json_t *query, const char *name, const char *delimiter, char **out,
 }
 
 /*
- * parse_resume
- *		The cursor a subscriber resumes from: the Last-Event-ID header (an
- *		EventSource reconnecting) or the since query parameter (*out stays
- *		NULL if neither).  False (err set) for a malformed one.
- */
-static bool
-parse_resume(const GwHttpRequest *req, char **out, GwError *err)
-{
-	json_t	   *h = json_object_get(req->headers, "last-event-id");
-	json_t	   *q = json_object_get(req->query, "since");
-	const char *v = json_is_string(h) ? json_string_value(h) : json_string_value(q);
-
-	if (v == NULL || (v[0] == '\0' && q == NULL))
-		return true;			/* an empty Last-Event-ID means none */
-	if (strlen(v) > CURSOR_MAX || regexec(&cursor_form, v, 0, NULL, 0) != 0)
-		gw_error_set(err, LANCE_INVALID_INPUT,
-					 "the cursor to resume from (Last-Event-ID or since) must be an event id "
-					 "of this feed: xmin:xmax:xip,...");
-	else if ((*out = strdup(v)) == NULL)
-		gw_error_set(err, LANCE_INTERNAL, "out of memory");
-	return *out != NULL;
-}
-
-/*
  * gw_feed_subscribe
  *		GET /v1/events: register a subscriber (with info's credentials) and
  *		answer with its stream (resp->stream), or an error.  Without a cursor
@@ -990,6 +966,10 @@ gw_feed_subscribe(const GwHttpRequest *req, const GwRequestInfo *info, GwRespons
 {
 	json_t	   *jd = json_object_get(req->query, "delimiter");
 	const char *delimiter = json_is_string(jd) ? json_string_value(jd) : "$";
+	/* a cursor to resume from: Last-Event-ID (an EventSource reconnecting) or since */
+	json_t	   *h = json_object_get(req->headers, "last-event-id");
+	json_t	   *q = json_object_get(req->query, "since");
+	const char *v = json_is_string(h) ? json_string_value(h) : json_string_value(q);
 	FeedSub    *s = calloc(1, sizeof(FeedSub));
 	GwError		err;
 
@@ -998,9 +978,20 @@ gw_feed_subscribe(const GwHttpRequest *req, const GwRequestInfo *info, GwRespons
 		gw_error_set(&err, LANCE_INTERNAL, "out of memory");
 	if (s == NULL ||
 		!parse_filter(req->query, "namespace", delimiter, &s->ns_prefix, &err) ||
-		!parse_filter(req->query, "table", delimiter, &s->table_id, &err) ||
-		!parse_resume(req, &s->resume, &err) ||
-		(gw_config.db_auth && (s->role = gw_db_role(info->api_key, info->bearer, &err)) == NULL))
+		!parse_filter(req->query, "table", delimiter, &s->table_id, &err))
+		goto fail;
+	if (v != NULL && (v[0] != '\0' || q != NULL))	/* an empty Last-Event-ID means none */
+	{
+		if (strlen(v) > CURSOR_MAX || regexec(&cursor_form, v, 0, NULL, 0) != 0)
+			gw_error_set(&err, LANCE_INVALID_INPUT,
+						 "the cursor to resume from (Last-Event-ID or since) must be an event id "
+						 "of this feed: xmin:xmax:xip,...");
+		else if ((s->resume = strdup(v)) == NULL)
+			gw_error_set(&err, LANCE_INTERNAL, "out of memory");
+		if (s->resume == NULL)
+			goto fail;
+	}
+	if (gw_config.db_auth && (s->role = gw_db_role(info->api_key, info->bearer, &err)) == NULL)
 		goto fail;
 
 	clock_gettime(CLOCK_MONOTONIC, &s->last_write);
