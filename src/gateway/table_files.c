@@ -186,8 +186,7 @@ gw_describe_version_check(json_t *request, const GwRequestInfo *info, const char
 		return true;
 	retire = json_pack("{sOsIsO?ss}", "id", json_object_get(request, "id"), "version", version,
 					   "branch", json_object_get(request, "branch"), "manifest_path", path);
-	done = call_request("rest_retire_table_version", retire, info, NULL, &e);
-	if (done == NULL)
+	if ((done = call_request("rest_retire_table_version", retire, info, NULL, &e)) == NULL)
 		fprintf(stderr, "%s: could not retire version %" JSON_INTEGER_FORMAT
 				" (manifest %s gone): %s %s\n", GW_PROGRAM, version, path, e.message, e.detail);
 	free(done);
