@@ -28,6 +28,19 @@
 #include "lance_namespace.h"
 
 /*
+ * entries_rls_applies
+ *		Whether row level security filters what the current role reads of
+ *		entries (true, too, if the catalog's objects are not found).
+ */
+static bool
+entries_rls_applies(void)
+{
+	Oid			entries = lance_catalog_oids()->entries;
+
+	return !OidIsValid(entries) || check_enable_rls(entries, InvalidOid, true) == RLS_ENABLED;
+}
+
+/*
  * lance_lookup_entry
  *		Find the entry at path, optionally locking it.  Returns false when
  *		there is none.  Strings are palloc'd in the current context.
@@ -40,9 +53,13 @@ lance_lookup_entry(ArrayType *path, LanceLock lock, LanceEntry *entry)
 	LancePlanId plan;
 	Datum		d;
 
-	if (lock == LANCE_LOCK_NONE_FRESH)
+	/*
+	 * CreateTableVersion's lookup, or a read that row level security does
+	 * not filter: one index probe (entry_probe.c)
+	 */
+	if (lock == LANCE_LOCK_NONE_FRESH || (lock == LANCE_LOCK_NONE && !entries_rls_applies()))
 	{
-		int			found = lance_probe_entry(path, entry);
+		int			found = lance_probe_entry(path, lock == LANCE_LOCK_NONE_FRESH, entry);
 
 		if (found >= 0)
 			return found == 1;
@@ -128,11 +145,7 @@ lance_check_lock_denied(const char *op, ArrayType *id, LanceLock lock)
 LanceLock
 lance_commit_lock(void)
 {
-	Oid			entries = lance_catalog_oids()->entries;
-
-	if (!OidIsValid(entries) || check_enable_rls(entries, InvalidOid, true) == RLS_ENABLED)
-		return LANCE_LOCK_KEY_SHARE;
-	return LANCE_LOCK_NONE_FRESH;
+	return entries_rls_applies() ? LANCE_LOCK_KEY_SHARE : LANCE_LOCK_NONE_FRESH;
 }
 
 /*

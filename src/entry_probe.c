@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * entry_probe.c
- *	  The lookup of CreateTableVersion's table entry without SPI: one probe
- *	  of the unique index entries_path_key.
+ *	  The lookup of an entry without SPI, for CreateTableVersion and for
+ *	  the reads: one probe of the unique index entries_path_key.
  *
  * CreateTableVersion resolves the table with no lock and a fresh snapshot
  * (LANCE_LOCK_NONE_FRESH, see lance_commit_lock), and that lookup was a
@@ -16,6 +16,12 @@
  * row level security does not apply to (lance_commit_lock) and that has
  * SELECT on the table; otherwise the caller uses SPI, which raises the
  * same errors as before.
+ *
+ * A read (LANCE_LOCK_NONE) is made the same way, with a read-only SPI
+ * execution's snapshot: the statement's active one, unchanged.  Its SPI
+ * statement was a generic plan; on a catalog of a few pages the planner
+ * chose a sequential scan comparing the path with every row, a third of
+ * a DescribeTableVersion's backend CPU (BENCHMARKS.md, round 18).
  *
  *-------------------------------------------------------------------------
  */
@@ -37,13 +43,14 @@
 
 /*
  * lance_probe_entry
- *		lance_lookup_entry(path, LANCE_LOCK_NONE_FRESH, entry) by a direct
- *		index probe.  Returns 1 if found, 0 if not, -1 if the probe cannot
- *		stand in for the SPI lookup (the role may not read entries, or the
- *		catalog's objects are not where they should be).
+ *		lance_lookup_entry(path, LANCE_LOCK_NONE_FRESH or LANCE_LOCK_NONE,
+ *		entry) by a direct index probe, with the snapshot of a non-read-only
+ *		(fresh) or read-only SPI execution.  Returns 1 if found, 0 if not, -1
+ *		if the probe cannot stand in for the SPI lookup (the role may not
+ *		read entries, or the catalog's objects are not where they should be).
  */
 int
-lance_probe_entry(ArrayType *path, LanceEntry *entry)
+lance_probe_entry(ArrayType *path, bool fresh, LanceEntry *entry)
 {
 	const LanceCatalogOids *oids = lance_catalog_oids();
 	Oid			relid = oids->entries;
@@ -58,14 +65,19 @@ lance_probe_entry(ArrayType *path, LanceEntry *entry)
 	bool		usable;
 	int			found = 0;
 
-	if (!OidIsValid(relid) || !OidIsValid(indexid) ||
+	if (!OidIsValid(relid) || !OidIsValid(indexid) || (!fresh && !ActiveSnapshotSet()) ||
 		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		return -1;
 
-	/* the snapshot of a non-read-only SPI execution */
-	PushActiveSnapshot(GetTransactionSnapshot());
-	CommandCounterIncrement();
-	UpdateActiveSnapshotCommandId();
+	/* a non-read-only SPI execution's snapshot, or a read-only one's */
+	if (!fresh)
+		PushActiveSnapshot(GetActiveSnapshot());
+	else
+	{
+		PushActiveSnapshot(GetTransactionSnapshot());
+		CommandCounterIncrement();
+		UpdateActiveSnapshotCommandId();
+	}
 
 	rel = table_open(relid, AccessShareLock);
 

@@ -186,7 +186,7 @@ typedef enum LanceLock
 } LanceLock;
 
 /* entry_probe.c: the LANCE_LOCK_NONE_FRESH lookup without SPI */
-extern int	lance_probe_entry(ArrayType *path, LanceEntry *entry);
+extern int	lance_probe_entry(ArrayType *path, bool fresh, LanceEntry *entry);
 
 /* catalog_oids.c: the catalog's relations, looked up once per backend */
 #define LANCE_ENTRY_NCOLS 5
