@@ -7,7 +7,9 @@
  * on 127.0.0.1:PORT with the gateway's own statement for version/describe
  * of bench$read (bench/pgbench/gw_describe.sql, as evloop_probe.c sends
  * it), pipelined over one libpq connection: a request is suspended while
- * its statement is in the pipeline and resumed with its answer.  It does
+ * its statement is in the pipeline and resumed with its answer.  As the
+ * gateway's loop does (src/gateway/pipeline.c), a Sync ends every
+ * SYNC_EVERY statements and the last of each wake-up.  It does
  * no routing, JSON, authentication, metrics or manifest check, and it
  * stops with an error rather than answer wrongly (a failed query).  Set
  * beside evloop_probe.c (the same loop without libmicrohttpd), it tells
@@ -32,6 +34,7 @@
 /* the gateway's connection memory: --max-url-bytes, --max-header-bytes, slack */
 #define CONN_MEMORY (8192 + 16384 + 16384)
 #define QMAX 4096
+#define SYNC_EVERY 4			/* as src/gateway/pipeline.c */
 
 typedef struct Req
 {
@@ -43,6 +46,7 @@ typedef struct Req
 static PGconn *pg;
 static Req *queue[QMAX];		/* requests in the pipeline, FIFO */
 static int	qhead, qlen;
+static int	unsynced;		/* statements sent since the last Sync */
 
 static void
 die(const char *what)
@@ -79,8 +83,10 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 	{
 		if (qlen == QMAX)
 			die("pipeline full");
-		if (PQsendQueryPrepared(pg, "d", 0, NULL, NULL, NULL, 0) != 1 || PQpipelineSync(pg) != 1)
+		if (PQsendQueryPrepared(pg, "d", 0, NULL, NULL, NULL, 0) != 1 ||
+			(++unsynced == SYNC_EVERY && PQpipelineSync(pg) != 1))
 			die("send");
+		unsynced %= SYNC_EVERY;
 		r->conn = conn;
 		r->sent = true;
 		queue[(qhead + qlen++) % QMAX] = r;
@@ -109,29 +115,36 @@ on_completed(void *cls, struct MHD_Connection *conn, void **ctx, enum MHD_Reques
 
 /*
  * read_pipeline
- *		Take the results that arrived; resume each answered request.
+ *		Take the results that arrived; resume each request as its
+ *		statement's results end.
  */
 static void
 read_pipeline(void)
 {
+	static bool got;			/* the head's statement returned its row */
+
 	if (PQconsumeInput(pg) != 1)
 		die("read");
-	while (qlen > 0 && PQisBusy(pg) == 0)
+	while (PQisBusy(pg) == 0)
 	{
 		PGresult   *res = PQgetResult(pg);
-		Req		   *r = queue[qhead];
+		Req		   *r = qlen > 0 ? queue[qhead] : NULL;
 
+		if (res == NULL && !got)
+			break;				/* nothing more has arrived */
 		if (res == NULL)
-			continue;			/* the end of a statement's results */
-		if (PQresultStatus(res) == PGRES_PIPELINE_SYNC)
 		{
 			qhead = (qhead + 1) % QMAX;
 			qlen--;
+			got = false;
 			MHD_resume_connection(r->conn);
 		}
-		else if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+		else if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 && r != NULL)
+		{
 			r->answer = strdup(PQgetvalue(res, 0, 0));
-		else
+			got = true;
+		}
+		else if (PQresultStatus(res) != PGRES_PIPELINE_SYNC)
 			die("query");
 		PQclear(res);
 	}
@@ -195,7 +208,8 @@ main(int argc, char **argv)
 			if (evs[i].data.fd == PQsocket(pg))
 				read_pipeline();
 		MHD_run(d);
-		if (PQflush(pg) < 0)
+		if ((unsynced > 0 && PQpipelineSync(pg) != 1) || PQflush(pg) < 0)
 			die("flush");
+		unsynced = 0;
 	}
 }
