@@ -185,7 +185,7 @@ typedef enum LanceLock
 	LANCE_LOCK_FOR_UPDATE
 } LanceLock;
 
-/* entry_probe.c: the LANCE_LOCK_NONE_FRESH lookup without SPI */
+/* entry_probe.c: the LANCE_LOCK_NONE_FRESH and LANCE_LOCK_NONE lookups without SPI */
 extern int	lance_probe_entry(ArrayType *path, bool fresh, LanceEntry *entry);
 
 /* catalog_oids.c: the catalog's relations, looked up once per backend */
