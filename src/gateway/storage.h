@@ -67,6 +67,14 @@ struct GwStorage
 								 GwError *err);
 
 	/*
+	 * Local backends only (NULL otherwise): true when path's text, below
+	 * the root, names a regular file now.  One lookup that follows the
+	 * directories as a client does, not confined: a hint that lets a
+	 * reader skip stat_staging; false says nothing.
+	 */
+	bool		(*present) (GwStorage *st, const char *path);
+
+	/*
 	 * Make a staging object's bytes durable ahead of finalize, while the
 	 * catalog call is in flight; synced identifies what was synced (created
 	 * false if nothing was).  Best effort: finalize checks it.

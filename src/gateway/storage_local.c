@@ -20,7 +20,8 @@
  *	  later make it durable, in groups.  For --sweep
  *	  (sweep.c) it lists the regular files of a directory and removes one
  *	  of them, by name relative to the opened directory, only if it is
- *	  still the file that was listed.
+ *	  still the file that was listed.  Only present, a hint that a
+ *	  reader's check may stop at, looks a path up as a client does.
  *
  *-------------------------------------------------------------------------
  */
@@ -272,6 +273,22 @@ local_stat_staging(GwStorage *st, const char *path, int64_t *size, GwError *err)
 	}
 	*size = (int64_t) sb.st_size;
 	return true;
+}
+
+/*
+ * local_present
+ *		See GwStorage.present: one fstatat of the path's text from the root.
+ */
+static bool
+local_present(GwStorage *st, const char *path)
+{
+	LocalStorage *ls = st->priv;
+	struct stat sb;
+	GwError		ignored;
+
+	return check_lexical(ls, path, &ignored) &&
+		fstatat(ls->rootfd, path + (ls->rootlen == 1 ? 1 : ls->rootlen + 1), &sb,
+				AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode);
 }
 
 /*
@@ -1032,6 +1049,7 @@ gw_storage_local_create(const char *root, GwError *err)
 	}
 	st->name = "local";
 	st->stat_staging = local_stat_staging;
+	st->present = local_present;
 	st->finalize = local_finalize;
 	st->sync_staging = local_sync_staging;
 	st->discard = local_discard;

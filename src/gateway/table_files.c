@@ -128,7 +128,8 @@ gw_manifest_missing(GwStorage *st, const char *path, int64_t version)
 	bool		later = false;
 
 	gw_error_clear(&err);
-	if (st->stat_staging(st, path, &size, &err) || errno != ENOENT || slash == NULL ||
+	if ((st->present && st->present(st, path)) || st->stat_staging(st, path, &size, &err) ||
+		errno != ENOENT || slash == NULL ||
 		(dir = strndup(path, slash - path)) == NULL)
 		return 0;
 	if (st->list(st, dir, &files, &nfiles, &err))
