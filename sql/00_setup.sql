@@ -70,6 +70,13 @@ SELECT lance_try($$SELECT lance_namespace.lance_parse_id('a', NULL)$$);
 SELECT lance_try($$SELECT lance_namespace.lance_parse_id('a', '')$$);
 SELECT lance_try($$SELECT lance_namespace.lance_parse_id('a', repeat('x', 17))$$);
 SELECT lance_namespace.lance_parse_id('axxxxxxxxxxxxxxxxb', repeat('x', 16));
+-- no control characters in a delimiter (C0, DEL, C1), as in a name
+SELECT lance_try($$SELECT lance_namespace.lance_parse_id('a' || chr(9) || 'b', chr(9))$$);
+SELECT lance_try($$SELECT lance_namespace.lance_format_id('{a,b}', chr(127))$$);
+SELECT lance_try($$SELECT lance_namespace.lance_format_id('{a,b}', '.' || chr(133))$$);
+SELECT lance_try($$SELECT lance_namespace.lance_format_id('{a,b}', '/' || chr(10))$$);
+SELECT lance_try($$SELECT lance_namespace.lance_format_id('{a,b}', repeat('x', 17))$$);
+SELECT lance_namespace.lance_format_id('{a,b}', '→');
 SELECT lance_try($$SELECT lance_namespace.lance_parse_id(repeat('a$', 64) || 'a')$$);
 SELECT cardinality(lance_namespace.lance_parse_id(repeat('a$', 63) || 'a')) AS depth64;
 SELECT lance_namespace.lance_format_id('{a,b,c}');

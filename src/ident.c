@@ -242,17 +242,15 @@ lance_id_append(ArrayType *id, const char *name)
 
 /*
  * lance_validate_delimiter
- *		A delimiter is a non-empty string of at most 16 bytes.
+ *		A delimiter by the shared rule (lance_delimiter_problem).
  */
 void
 lance_validate_delimiter(const char *op, const char *delimiter)
 {
-	if (delimiter == NULL || delimiter[0] == '\0')
-		lance_error(LANCE_INVALID_INPUT,
-					errmsg("%s: delimiter must not be empty", op));
-	if (strlen(delimiter) > 16)
-		lance_error(LANCE_INVALID_INPUT,
-					errmsg("%s: delimiter is longer than 16 bytes", op));
+	const char *problem = lance_delimiter_problem(delimiter);
+
+	if (problem != NULL)
+		lance_error(LANCE_INVALID_INPUT, errmsg("%s: %s", op, problem));
 }
 
 /*

@@ -13,6 +13,9 @@
 /* Longest name (namespace, table, branch, tag), in bytes. */
 #define LANCE_MAX_NAME_BYTES	255
 
+/* Longest delimiter of a string identifier, in bytes. */
+#define LANCE_MAX_DELIMITER_BYTES	16
+
 /* Most levels in an identifier. */
 #define LANCE_MAX_ID_DEPTH		64
 

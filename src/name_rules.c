@@ -33,6 +33,18 @@ lance_valid_utf8(const char *s, int len)
 }
 
 /*
+ * control_at
+ *		Whether a control character starts at byte i of the len bytes at p:
+ *		a C0 control, DEL, or a C1 control (U+0080..U+009F).
+ */
+static bool
+control_at(const unsigned char *p, int i, int len)
+{
+	return p[i] < 0x20 || p[i] == 0x7F ||
+		(p[i] == 0xC2 && i + 1 < len && p[i + 1] >= 0x80 && p[i + 1] <= 0x9F);
+}
+
+/*
  * lance_name_problem
  *		What is wrong with a name of len bytes, or LANCE_NAME_OK.
  */
@@ -50,9 +62,7 @@ lance_name_problem(const char *name, int len)
 		return LANCE_NAME_BAD_UTF8;
 	for (i = 0; i < len; i++)
 	{
-		/* C0 controls, DEL, and the C1 controls U+0080..U+009F */
-		if (p[i] < 0x20 || p[i] == 0x7F ||
-			(p[i] == 0xC2 && i + 1 < len && p[i + 1] >= 0x80 && p[i + 1] <= 0x9F))
+		if (control_at(p, i, len))
 			return LANCE_NAME_CONTROL;
 		if (p[i] == '/')
 			return LANCE_NAME_SLASH;
@@ -60,6 +70,31 @@ lance_name_problem(const char *name, int len)
 	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
 		return LANCE_NAME_DOT;
 	return LANCE_NAME_OK;
+}
+
+/*
+ * lance_delimiter_problem
+ *		What is wrong with a string identifier's delimiter (NULL: none), as
+ *		the message both halves give, or NULL when it is good: non-empty,
+ *		at most LANCE_MAX_DELIMITER_BYTES, valid UTF-8, without control
+ *		characters (a name can hold none, so a delimiter made of them would
+ *		only hide the names in what a formatted identifier shows).
+ */
+const char *
+lance_delimiter_problem(const char *delimiter)
+{
+	int			len = delimiter ? (int) strlen(delimiter) : 0;
+
+	if (len == 0)
+		return "delimiter must not be empty";
+	if (len > LANCE_MAX_DELIMITER_BYTES)
+		return "delimiter is longer than " CppAsString2(LANCE_MAX_DELIMITER_BYTES) " bytes";
+	if (!lance_valid_utf8(delimiter, len))
+		return "delimiter is not valid UTF-8";
+	for (int i = 0; i < len; i++)
+		if (control_at((const unsigned char *) delimiter, i, len))
+			return "delimiter contains a control character";
+	return NULL;
 }
 
 /*

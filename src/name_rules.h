@@ -31,6 +31,7 @@ typedef struct LanceIdSegment
 
 extern bool lance_valid_utf8(const char *s, int len);
 extern LanceNameProblem lance_name_problem(const char *name, int len);
+extern const char *lance_delimiter_problem(const char *delimiter);
 extern int	lance_split_id(const char *str, const char *delimiter,
 						   LanceIdSegment *segments, int max_segments);
 

@@ -325,19 +325,21 @@ gw_percent_decode(const char *s, size_t len, bool plus_is_space, GwError *err)
 /*
  * gw_parse_id
  *		Split a decoded string identifier into a JSON array of strings by
- *		the extension's rule (src/name_rules.c): the empty string or the
- *		delimiter alone is the root.  The catalog validates the names.
+ *		the extension's rules (src/name_rules.c: the delimiter's, the split):
+ *		the empty string or the delimiter alone is the root.  The catalog
+ *		validates the names.
  */
 json_t *
 gw_parse_id(const char *id, const char *delimiter, GwError *err)
 {
 	LanceIdSegment segments[LANCE_MAX_ID_DEPTH];
+	const char *problem = lance_delimiter_problem(delimiter);
 	json_t	   *arr;
 	int			n;
 
-	if (delimiter[0] == '\0')
+	if (problem != NULL)
 	{
-		gw_error_set(err, LANCE_INVALID_INPUT, "delimiter must not be empty");
+		gw_error_set(err, LANCE_INVALID_INPUT, "%s", problem);
 		return NULL;
 	}
 	n = lance_split_id(id, delimiter, segments, LANCE_MAX_ID_DEPTH);

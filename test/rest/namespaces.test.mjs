@@ -16,6 +16,22 @@ describe("namespaces", () => {
     assert.equal(e.text, "");
   });
 
+  it("refuses a delimiter the extension refuses (src/name_rules.c) with 400 code 13", async () => {
+    const ns = fresh("delim");
+    // longer than 16 bytes, a control character (C0, DEL, C1), empty
+    for (const [d, msg] of [["x".repeat(17), /longer than 16 bytes/], ["%09", /control character/],
+                            ["%7F", /control character/], ["%C2%85", /control character/], ["", /must not be empty/]]) {
+      const res = await req("POST", `/v1/namespace/${ns}/create?delimiter=${d}`, { body: {} });
+      assertError(res, 400, 13);
+      assert.match(res.json.error, msg);
+    }
+    // 16 bytes is the longest the extension takes, through REST as through SQL
+    const d16 = "x".repeat(16);
+    ok(await req("POST", `/v1/namespace/${ns}/create`, { body: {} }));
+    ok(await req("POST", `/v1/namespace/${ns}${d16}child/create?delimiter=${d16}`, { body: {} }));
+    ok(await req("POST", `/v1/namespace/${ns}%24child/describe?delimiter=%24`, { body: {} }));
+  });
+
   it("409 code 2 when the namespace exists", async () => {
     const ns = await mkNamespace();
     assertError(await req("POST", `/v1/namespace/${ns}/create`, { body: {} }), 409, 2, `/v1/namespace/${ns}/create`);
