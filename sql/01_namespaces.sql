@@ -145,6 +145,9 @@ SELECT lance_try(format($$SELECT * FROM lance_namespace.lance_list_namespaces('{
                         encode(convert_to('n:n05', 'UTF8'), 'base64')));
 SELECT lance_try(format($$SELECT * FROM lance_namespace.lance_list_namespaces('{pg}', %L, 3)$$,
                         encode(convert_to('n', 'UTF8'), 'base64')));
+-- a key that is not text of the database's encoding: not a token the list made
+SELECT lance_try(format($$SELECT * FROM lance_namespace.lance_list_namespaces('{pg}', %L, 3)$$,
+                        encode('\x6e3aff'::bytea, 'base64')));
 
 -- drop
 SELECT lance_try($$SELECT * FROM lance_namespace.lance_drop_namespace('{nope}')$$);

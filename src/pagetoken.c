@@ -16,6 +16,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
@@ -62,7 +63,9 @@ lance_page_token_decode(char kind, const char *token, const char *op)
 		lance_error(LANCE_INVALID_INPUT, errmsg("%s: page_token is too long", op));
 	raw = palloc(pg_b64_dec_len(tlen) + 1);
 	len = pg_b64_decode(token, tlen, raw, pg_b64_dec_len(tlen));
-	if (len < 2 || raw[0] != kind || raw[1] != ':' || memchr(raw, '\0', len) != NULL)
+	/* the key is text the catalog returned: in the database's encoding */
+	if (len < 2 || raw[0] != kind || raw[1] != ':' || memchr(raw, '\0', len) != NULL ||
+		!pg_verifymbstr(raw + 2, len - 2, true))
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("%s: invalid page_token", op),
 					errdetail("Pass the page_token returned by the previous call of the same list."));
