@@ -5,9 +5,12 @@
  *
  * Names become path segments of table locations: a valid name is
  * non-empty, valid UTF-8, at most 255 bytes, has no control characters
- * (C0, DEL, C1) and no "/", and is neither "." nor "..".  These functions
- * only classify; ident.c raises the errors.  They depend on nothing of the
- * backend, so test/fuzz builds them as they are (with -DFRONTEND).
+ * (C0, DEL, C1) and no "/", and is neither "." nor "..".  A delimiter is
+ * 1 to 16 bytes of UTF-8 without control characters.  These functions
+ * only classify (the delimiter's with the message both halves give);
+ * ident.c and the gateway's router.c raise the errors.  They depend on
+ * nothing of the backend, so test/fuzz builds them as they are (with
+ * -DFRONTEND).
  *
  *-------------------------------------------------------------------------
  */
