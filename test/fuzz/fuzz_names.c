@@ -10,7 +10,7 @@
  *	  between them give the string back; a name said to be valid is
  *	  non-empty, at most 255 bytes, free of "/" and control bytes, and not
  *	  "." or ".."; the string taken as a delimiter, if said to be good, is
- *	  1 to 16 bytes of UTF-8 without control bytes.
+ *	  1 to 16 bytes of UTF-8 without control characters (C0, DEL, C1).
  *
  *-------------------------------------------------------------------------
  */
@@ -97,13 +97,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		assert(str[0] == '\0' || strcmp(str, delim) == 0);
 	if (lance_name_problem(str, (int) strlen(str)) == LANCE_NAME_OK)
 		check_valid_name(str, (int) strlen(str));
-	/* a good delimiter: 1 to 16 bytes of UTF-8 without C0 or DEL */
+	/* a good delimiter: 1 to 16 bytes of UTF-8 without C0, DEL or C1 */
 	if (lance_delimiter_problem(str) == NULL)
 	{
+		const unsigned char *u = (const unsigned char *) str;
+
 		assert(strlen(str) >= 1 && strlen(str) <= LANCE_MAX_DELIMITER_BYTES);
 		assert(lance_valid_utf8(str, (int) strlen(str)));
-		for (i = 0; str[i] != '\0'; i++)
-			assert((unsigned char) str[i] >= 0x20 && (unsigned char) str[i] != 0x7F);
+		for (i = 0; u[i] != '\0'; i++)
+			assert(u[i] >= 0x20 && u[i] != 0x7F &&
+				   !(u[i] == 0xC2 && u[i + 1] >= 0x80 && u[i + 1] <= 0x9F));
 	}
 	free(str);
 	return 0;
