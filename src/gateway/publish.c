@@ -9,7 +9,8 @@
  *
  *	  A pass checks that each pending row's canonical file holds exactly
  *	  its bytes (rewriting it where not), flushes them all together
- *	  (GwStorage.sync_published) and only then deletes the rows.  It runs
+ *	  (GwStorage.sync_published) and only then deletes the rows (and
+ *	  vacuums the table after every VACUUM_ROWS of them).  It runs
  *	  --publish-interval-ms after a create, at start-up before listening,
  *	  for one manifest that DescribeTableVersion found missing, and at the
  *	  start of --sweep.  A missing file below a later version's manifest
@@ -74,6 +75,17 @@
 	" USING pg_catalog.jsonb_to_recordset($1::pg_catalog.jsonb) AS d(t bigint, b text, v bigint)" \
 	" WHERE p.table_id = d.t AND p.branch = d.b AND p.version = d.v"
 
+/*
+ * After this many pruned rows the publisher vacuums the table, so that
+ * creates reuse its pages instead of extending it until autovacuum comes
+ * (a minute later by default: 120,000 pages at 2,000 creates/s, for a row
+ * holding a 4 KiB manifest takes a page).  Never truncated here: that
+ * would wait for every create's lock (autovacuum still truncates).
+ * BENCHMARKS.md, Round 20.
+ */
+#define VACUUM_ROWS 256
+#define SQL_VACUUM "VACUUM (TRUNCATE false) lance_namespace.publications"
+
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static unsigned long commits;	/* creates since the last pass (mu) */
@@ -99,6 +111,7 @@ static time_t overflow_said;	/* when the last refusal was logged (mu) */
 /* the publisher's own connection, also used by gw_publish_repair */
 static pthread_mutex_t conn_mu = PTHREAD_MUTEX_INITIALIZER;
 static PGconn *pconn;
+static long unvacuumed;			/* rows pruned since the last VACUUM (conn_mu) */
 
 /*
  * ensure_conn
@@ -123,8 +136,9 @@ ensure_conn(GwError *err)
  *		full one, the backlog is recounted: what publications hold now,
  *		plus what creates reserved since the count began or still run (an
  *		over-estimate until the next count); reservations of creates that
- *		held nothing are forgotten.  A failure is logged: what, the
- *		manifest_path if any, the error, then.
+ *		held nothing are forgotten.  Every VACUUM_ROWS pruned rows, the
+ *		table is vacuumed.  A failure is logged: what, the manifest_path
+ *		if any, the error, then.
  */
 static bool
 own_pass(const char *manifest_path, GwPublishCounts *counts, const char *what,
@@ -138,7 +152,18 @@ own_pass(const char *manifest_path, GwPublishCounts *counts, const char *what,
 
 	gw_error_clear(&err);
 	pthread_mutex_lock(&conn_mu);
+	unvacuumed -= counts->pruned;
 	ok = ensure_conn(&err) != NULL && gw_publish_pass(pconn, manifest_path, false, counts, &err);
+	if ((unvacuumed += counts->pruned) >= VACUUM_ROWS && pconn != NULL)
+	{
+		/* a failure (not the owner any more?) leaves it to autovacuum */
+		unvacuumed = 0;
+		res = PQexec(pconn, SQL_VACUUM);
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+			fprintf(stderr, "%s: VACUUM of the publications: %s", GW_PROGRAM,
+					PQresultErrorMessage(res));
+		PQclear(res);
+	}
 	if (ok && manifest_path == NULL)
 	{
 		pthread_mutex_lock(&mu);

@@ -26,7 +26,8 @@
 #    their manifests themselves and hold nothing, so that what a stop
 #    flushes and a start checks does not grow with the length of a load;
 #  - a create whose COMMIT is lost and did not commit leaves no canonical
-#    file behind.
+#    file behind;
+#  - the publisher vacuums the table after every 256 rows it prunes.
 use strict;
 use warnings;
 
@@ -396,6 +397,32 @@ my ($staging78) = glob("$dir/" . canonical_name(78) . '-*-78');
 $staged{78} = slurp_bin($staging78 // '/nonexistent');
 ok(defined $staged{78}, 'the staging file of create 78 is kept');
 is(slurp_bin(canonical(78)), $staged{78}, '... and its canonical file stays, holding the staged bytes');
+$gw->stop;
+
+# 12. The publisher vacuums the rows it prunes, after every 256 of them,
+# so that creates reuse the table's pages rather than extend it until
+# autovacuum comes, a minute later (BENCHMARKS.md, Round 20).
+# pg_stat_all_tables.vacuum_count counts only a VACUUM run by a client.
+sub vacuums
+{
+	return $node->safe_psql('postgres',
+		q{SELECT vacuum_count FROM pg_catalog.pg_stat_all_tables
+		  WHERE relid = 'lance_namespace.publications'::regclass});
+}
+my $vacuums_before = vacuums();
+$gw = LanceGatewayTest::Gateway->start(bin => $bin, db => $db, root => $root,
+	log => $log, args => ['--quiet', '--publish-interval-ms', '20'], owner => $$);
+my @failed = grep { create($_, 100)->{status} != 200 } 1000 .. 1249;
+is(scalar(@failed), 0, '250 creates: 200');
+$deadline = time + 20;
+sleep 0.1 while pending() ne '0' && time < $deadline;
+is(vacuums(), $vacuums_before, '... and no VACUUM of the publications before 256 are pruned');
+push(@failed, grep { create($_, 100)->{status} != 200 } 1250 .. 1299);
+is(scalar(@failed), 0, '50 more: 200');
+$deadline = time + 20;
+sleep 0.1 while (pending() ne '0' || vacuums() eq $vacuums_before) && time < $deadline;
+is(pending(), '0', '... all published and pruned');
+is(vacuums(), $vacuums_before + 1, '... and the publisher vacuumed the table once');
 $gw->stop;
 
 $node->stop;
