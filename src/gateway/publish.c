@@ -9,8 +9,7 @@
  *
  *	  A pass checks that each pending row's canonical file holds exactly
  *	  its bytes (rewriting it where not), flushes them all together
- *	  (GwStorage.sync_published) and only then deletes the rows (and
- *	  vacuums the table after every VACUUM_ROWS of them).  It runs
+ *	  (GwStorage.sync_published) and only then deletes the rows.  It runs
  *	  --publish-interval-ms after a create, at start-up before listening,
  *	  for one manifest that DescribeTableVersion found missing, and at the
  *	  start of --sweep.  A missing file below a later version's manifest
@@ -74,17 +73,7 @@
 	"DELETE FROM lance_namespace.publications p" \
 	" USING pg_catalog.jsonb_to_recordset($1::pg_catalog.jsonb) AS d(t bigint, b text, v bigint)" \
 	" WHERE p.table_id = d.t AND p.branch = d.b AND p.version = d.v"
-
-/*
- * After this many pruned rows the publisher vacuums the table, so that
- * creates reuse its pages instead of extending it until autovacuum comes
- * (a minute later by default: 120,000 pages at 2,000 creates/s, for a row
- * holding a 4 KiB manifest takes a page).  Never truncated here: that
- * would wait for every create's lock (autovacuum still truncates).
- * BENCHMARKS.md, Round 20.
- */
-#define VACUUM_ROWS 256
-#define SQL_VACUUM "VACUUM (TRUNCATE false) lance_namespace.publications"
+#define VACUUM_ROWS 256			/* prune() vacuums after this many rows */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
@@ -136,9 +125,8 @@ ensure_conn(GwError *err)
  *		full one, the backlog is recounted: what publications hold now,
  *		plus what creates reserved since the count began or still run (an
  *		over-estimate until the next count); reservations of creates that
- *		held nothing are forgotten.  Every VACUUM_ROWS pruned rows, the
- *		table is vacuumed.  A failure is logged: what, the manifest_path
- *		if any, the error, then.
+ *		held nothing are forgotten.  A failure is logged: what, the
+ *		manifest_path if any, the error, then.
  */
 static bool
 own_pass(const char *manifest_path, GwPublishCounts *counts, const char *what,
@@ -152,18 +140,7 @@ own_pass(const char *manifest_path, GwPublishCounts *counts, const char *what,
 
 	gw_error_clear(&err);
 	pthread_mutex_lock(&conn_mu);
-	unvacuumed -= counts->pruned;
 	ok = ensure_conn(&err) != NULL && gw_publish_pass(pconn, manifest_path, false, counts, &err);
-	if ((unvacuumed += counts->pruned) >= VACUUM_ROWS && pconn != NULL)
-	{
-		/* a failure (not the owner any more?) leaves it to autovacuum */
-		unvacuumed = 0;
-		res = PQexec(pconn, SQL_VACUUM);
-		if (PQresultStatus(res) != PGRES_COMMAND_OK)
-			fprintf(stderr, "%s: VACUUM of the publications: %s", GW_PROGRAM,
-					PQresultErrorMessage(res));
-		PQclear(res);
-	}
 	if (ok && manifest_path == NULL)
 	{
 		pthread_mutex_lock(&mu);
@@ -192,6 +169,9 @@ own_pass(const char *manifest_path, GwPublishCounts *counts, const char *what,
  * prune
  *		Delete the publications of keys (their canonical files are durable
  *		or gone), adding the number deleted to *pruned.  False on an error.
+ *		After VACUUM_ROWS, a VACUUM lets creates reuse the table's pages
+ *		(a 4 KiB manifest takes one) rather than extend it until autovacuum,
+ *		not truncating it: it waits for every create's lock (BENCHMARKS.md).
  */
 static bool
 prune(PGconn *conn, json_t *keys, long *pruned, GwError *err)
@@ -212,6 +192,14 @@ prune(PGconn *conn, json_t *keys, long *pruned, GwError *err)
 	{
 		gw_error_set(err, LANCE_SERVICE_UNAVAILABLE, "cannot prune the catalog's publications");
 		gw_error_detail(err, "%s", PQresultErrorMessage(res));
+	}
+	if (ok && (unvacuumed += atol(PQcmdTuples(res))) >= VACUUM_ROWS)
+	{
+		unvacuumed = 0;			/* a failure leaves it to autovacuum */
+		PQclear(res);
+		res = PQexec(conn, "VACUUM (TRUNCATE false) lance_namespace.publications");
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+			fprintf(stderr, "%s: %s", GW_PROGRAM, PQresultErrorMessage(res));
 	}
 	PQclear(res);
 	free(text);
