@@ -26,6 +26,17 @@ SELECT lance_try($$SELECT * FROM lance_namespace.lance_create_table_version('{vs
 -- a staging manifest_path is recorded as given: no control characters, as for locations
 SELECT lance_try($$SELECT * FROM lance_namespace.lance_create_table_version('{vs,u}', 3, E'/s/\x01x')$$);
 SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["vs", "u"], "version": 3, "manifest_path": "/s/\n"}')$$);
+-- at most max_path_bytes (4096) of path, max_e_tag_bytes (1024) of e_tag without control characters
+SELECT lance_try(format($$SELECT * FROM lance_namespace.lance_create_table_version('{vs,u}', 3, '/%s')$$, repeat('p', 4096)));
+SELECT lance_try(format($$SELECT * FROM lance_namespace.lance_create_table_version('{vs,u}', 3, '/s/3', e_tag => '%s')$$, repeat('e', 1025)));
+SELECT lance_try($$SELECT * FROM lance_namespace.lance_create_table_version('{vs,u}', 3, '/s/3', e_tag => E'"abc"\r\nx: y')$$);
+SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["vs", "u"], "version": 3, "manifest_path": "/s/3", "e_tag": "a\u007f"}')$$);
+SELECT lance_try($$SELECT lance_namespace.lance_declare_table('{vs,long}', '/' || repeat('l', 4096))$$);
+-- (at the limits: taken)
+BEGIN;
+SELECT version, length(e_tag) AS e_tag_bytes
+  FROM lance_namespace.lance_create_table_version('{vs,u}', 3, '/' || repeat('p', 4095), e_tag => repeat('e', 1024));
+ROLLBACK;
 -- the view keeps the staging path and the scheme
 SELECT name, branch, version, manifest_path, staging_manifest_path, naming_scheme, manifest_size, e_tag, metadata
   FROM lance_namespace.table_versions WHERE id[1] = 'vs' ORDER BY id, version;

@@ -22,22 +22,48 @@
 #include "name_rules.h"
 
 /*
+ * validate_text
+ *		Raise InvalidInput if s is longer than max bytes or contains a
+ *		control character.
+ */
+static void
+validate_text(const char *op, const char *what, const char *s, int max)
+{
+	if (strlen(s) > (size_t) max)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("%s: %s is longer than %d bytes", op, what, max));
+	for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+		if (*p < 0x20 || *p == 0x7F)
+			lance_error(LANCE_INVALID_INPUT,
+						errmsg("%s: %s contains a control character", op, what));
+}
+
+/*
  * lance_validate_path
  *		Raise InvalidInput unless path (a location or manifest path the
- *		catalog records) is a non-empty string without control characters.
+ *		catalog records) is a non-empty string of at most
+ *		LANCE_MAX_PATH_BYTES without control characters.
  */
 void
 lance_validate_path(const char *op, const char *what, const char *path)
 {
-	const unsigned char *p;
-
 	if (path == NULL || path[0] == '\0')
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("%s: %s must not be empty", op, what));
-	for (p = (const unsigned char *) path; *p; p++)
-		if (*p < 0x20 || *p == 0x7F)
-			lance_error(LANCE_INVALID_INPUT,
-						errmsg("%s: %s contains a control character", op, what));
+	validate_text(op, what, path, LANCE_MAX_PATH_BYTES);
+}
+
+/*
+ * lance_validate_e_tag
+ *		Raise InvalidInput unless e_tag (NULL: none) is at most
+ *		LANCE_MAX_E_TAG_BYTES without control characters (an entity tag
+ *		of an object store, RFC 9110 8.8.3).
+ */
+void
+lance_validate_e_tag(const char *op, const char *e_tag)
+{
+	if (e_tag != NULL)
+		validate_text(op, "e_tag", e_tag, LANCE_MAX_E_TAG_BYTES);
 }
 
 /*

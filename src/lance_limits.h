@@ -16,6 +16,14 @@
 /* Longest delimiter of a string identifier, in bytes. */
 #define LANCE_MAX_DELIMITER_BYTES	16
 
+/*
+ * Longest path the catalog records from a caller (a location, a root
+ * location, a staging manifest path), and longest e_tag of a version, in
+ * bytes.
+ */
+#define LANCE_MAX_PATH_BYTES	4096
+#define LANCE_MAX_E_TAG_BYTES	1024
+
 /* Most levels in an identifier. */
 #define LANCE_MAX_ID_DEPTH		64
 

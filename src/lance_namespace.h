@@ -47,6 +47,7 @@ extern void lance_postgrest_init(void);
 /* ident.c */
 extern void lance_validate_name(const char *op, const char *what, const char *name, int len);
 extern void lance_validate_path(const char *op, const char *what, const char *path);
+extern void lance_validate_e_tag(const char *op, const char *e_tag);
 extern ArrayType *lance_require_id(const char *op, const char *what, ArrayType *id,
 								   bool allow_root);
 extern void lance_check_id_shape(const char *op, const char *what, ArrayType *id);

@@ -46,10 +46,11 @@ quote_json_cstring(const char *s)
 
 /*
  * lance_validate_version_request
- *		InvalidInput for a NULL or negative version, a NULL or empty
- *		manifest_path or one with a control character, a negative
- *		manifest_size, metadata that is not a flat object of strings, or an
- *		unknown naming_scheme.  Normalizes
+ *		InvalidInput for a NULL or negative version, a NULL, empty or too
+ *		long manifest_path or one with a control character, a negative
+ *		manifest_size, a too long e_tag or one with a control character,
+ *		metadata that is not a flat object of strings, or an unknown
+ *		naming_scheme.  Normalizes
  *		naming_scheme to "V1" or "V2" (the default).
  */
 void
@@ -66,6 +67,7 @@ lance_validate_version_request(const char *op, LanceVersionRequest *req)
 	if (req->has_size && req->manifest_size < 0)
 		lance_error(LANCE_INVALID_INPUT,
 					errmsg("%s: manifest_size must not be negative", op));
+	lance_validate_e_tag(op, req->e_tag);
 	if (req->metadata != NULL && lance_jsonb_is_null(req->metadata))
 		req->metadata = NULL;
 	if (req->metadata != NULL)
