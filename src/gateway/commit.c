@@ -233,7 +233,8 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 
 		if (max > LANCE_MAX_HELD_MANIFEST_BYTES)
 			max = LANCE_MAX_HELD_MANIFEST_BYTES;
-		if (!st->read_staging(st, ce->staging, max, &ce->staged, &ce->error))
+		/* one create keeps its file open to finalize; a batch's could be thousands */
+		if (!st->read_staging(st, ce->staging, max, ctx->n == 1, &ce->staged, &ce->error))
 		{
 			if (errno != E2BIG)
 				goto deferred;
@@ -257,10 +258,7 @@ prepare_entry(json_t *entry, CommitCtx *ctx, CommitEntry *ce, GwError *err)
 			ctx->held += ce->staged.len;
 		}
 		else
-		{
-			free(ce->staged.bytes);
-			memset(&ce->staged, 0, sizeof(ce->staged));
-		}
+			gw_staged_free(&ce->staged);
 	}
 	if (!ce->held && (st == NULL ||
 					  !(st->load_staging ? st->load_staging(st, ce->staging, &ce->staged, &ce->error) :
@@ -533,7 +531,7 @@ after_commit(void *arg)
 	{
 		held |= ce->held && !ce->deferred;
 		if (ce->st && ce->canonical && strcmp(ce->staging, ce->canonical) != 0)
-			ce->st->remove(ce->st, ce->staging);
+			ce->st->remove(ce->st, ce->staging, &ce->staged);
 	}
 	intent_done(ctx, true);
 	if (held)
@@ -696,7 +694,7 @@ gw_commit(const char *function, json_t *request, GwRouteKind kind,
 			gw_publish_release(ce->staged.len);
 		free(ce->staging);
 		free(ce->canonical);
-		free(ce->staged.bytes);
+		gw_staged_free(&ce->staged);
 		free(ce->b64);
 	}
 	free(ctx.e);

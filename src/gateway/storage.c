@@ -11,6 +11,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "s3.h"
 #include "storage.h"
@@ -42,6 +43,23 @@ gw_storage_init(const char *root, GwError *err)
 		return false;
 	s3_storage = gw_storage_s3_create(s3_root, err);
 	return s3_storage != NULL;
+}
+
+/*
+ * gw_staged_free
+ *		Release what read_staging or load_staging left in staged: its bytes
+ *		and the descriptors it kept open.
+ */
+void
+gw_staged_free(GwStaged *staged)
+{
+	if (staged->open)
+	{
+		close(staged->fd);
+		close(staged->dfd);
+	}
+	free(staged->bytes);
+	memset(staged, 0, sizeof(*staged));
 }
 
 /*

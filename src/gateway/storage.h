@@ -30,6 +30,9 @@ typedef struct GwStaged
 	unsigned char *bytes;		/* malloc'd, NULL if not loaded */
 	size_t		len;
 	char		etag[80];
+	bool		open;			/* local read_staging with keep: fd and dfd */
+	int			fd;				/* the staging file, kept for finalize */
+	int			dfd;			/* its confined directory, kept for remove */
 } GwStaged;
 
 /*
@@ -94,8 +97,11 @@ struct GwStorage
 	 * stat_staging's checks, when it is at most max bytes (errno E2BIG if
 	 * larger).  Its bytes go to the catalog with the version (publications:
 	 * the commit protocol of commit.c), and finalize then needs no flush.
+	 * With keep, the file and its directory stay open (staged->open), so
+	 * that finalize and remove neither resolve nor open them again; a
+	 * request keeps two descriptors so (gw_staged_free closes them).
 	 */
-	bool		(*read_staging) (GwStorage *st, const char *path, size_t max,
+	bool		(*read_staging) (GwStorage *st, const char *path, size_t max, bool keep,
 								 GwStaged *staged, GwError *err);
 
 	/*
@@ -116,8 +122,11 @@ struct GwStorage
 	/* Undo finalize after the catalog transaction surely did not commit. */
 	void		(*discard) (GwStorage *st, const char *canonical, const GwWritten *written);
 
-	/* Remove a staging object once its version committed (best effort). */
-	void		(*remove) (GwStorage *st, const char *path);
+	/*
+	 * Remove a staging object once its version committed (best effort);
+	 * staged is what read_staging kept open for it, or NULL.
+	 */
+	void		(*remove) (GwStorage *st, const char *path, const GwStaged *staged);
 
 	/*
 	 * List the regular files of directory dir (confined like every path;
@@ -179,6 +188,7 @@ extern const char *gw_storage_local_root(void);
 extern GwStorage *gw_storage_s3_create(const char *root, GwError *err);
 
 /* storage.c: the backend of a location (NULL: none serves it, err set) */
+extern void gw_staged_free(GwStaged *staged);
 extern bool gw_storage_init(const char *root, GwError *err);
 extern GwStorage *gw_storage_for(const char *path, GwError *err);
 extern const char *gw_storage_s3_root(void);

@@ -44,7 +44,7 @@
 #include "manifest_rules.h"
 #include "storage.h"
 
-static bool local_read_staging(GwStorage *st, const char *path, size_t max,
+static bool local_read_staging(GwStorage *st, const char *path, size_t max, bool keep,
 							   GwStaged *staged, GwError *err);
 static int	local_republish(GwStorage *st, const char *canonical, const unsigned char *bytes,
 							size_t len, bool flush, GwError *err);
@@ -578,6 +578,7 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 	int			kept = 0;
 	bool		ok;
 	bool		held = staged != NULL && staged->bytes != NULL;
+	bool		reuse = held && staged->open;	/* read_staging's descriptors */
 
 	(void) row_etag;
 	memset(written, 0, sizeof(*written));
@@ -598,19 +599,21 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 					 "staging manifest %s must be in the table's directory %s", staging, cdir);
 		return false;
 	}
-	dfd = open_confined_dir(ls, cdir, err);
+	dfd = reuse ? staged->dfd : open_confined_dir(ls, cdir, err);
 	if (dfd < 0)
 		return false;
 	cbase = strrchr(canonical, '/') + 1;
 
-	in = openat(dfd, strrchr(staging, '/') + 1, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	in = reuse ? staged->fd :
+		openat(dfd, strrchr(staging, '/') + 1, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (in < 0 || fstat(in, &sb) != 0 || !S_ISREG(sb.st_mode))
 	{
 		gw_error_set(err, LANCE_INVALID_INPUT, "staging manifest %s cannot be read", staging);
 		gw_error_detail(err, "%s", strerror(errno));
-		if (in >= 0)
+		if (in >= 0 && !reuse)
 			close(in);
-		close(dfd);
+		if (!reuse)
+			close(dfd);
 		return false;
 	}
 	if ((int64_t) sb.st_size != size)
@@ -639,8 +642,11 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 		ok = linked > 0 ||
 			(linked == 0 && write_canonical(in, dfd, cbase, canonical, size, !held, written, err));
 	}
-	close(in);
-	close(dfd);
+	if (!reuse)
+	{
+		close(in);
+		close(dfd);
+	}
 	return ok;
 }
 
@@ -674,18 +680,20 @@ local_discard(GwStorage *st, const char *canonical, const GwWritten *written)
  *		See GwStorage.remove.
  */
 static void
-local_remove(GwStorage *st, const char *path)
+local_remove(GwStorage *st, const char *path, const GwStaged *staged)
 {
 	GwError		err;
 	struct stat sb;
-	const char *base;
-	int			dfd = open_parent(st->priv, path, &base, &err);
+	const char *base = strrchr(path, '/') + 1;
+	bool		kept = staged != NULL && staged->open;
+	int			dfd = kept ? staged->dfd : open_parent(st->priv, path, &base, &err);
 
 	if (dfd < 0)
 		return;
 	if (fstatat(dfd, base, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode))
 		unlinkat(dfd, base, 0);
-	close(dfd);
+	if (!kept)
+		close(dfd);
 }
 
 /*
@@ -1096,8 +1104,8 @@ gw_storage_local_root_of(GwStorage *st)
  *		See GwStorage.read_staging.
  */
 static bool
-local_read_staging(GwStorage *st, const char *path, size_t max, GwStaged *staged,
-				   GwError *err)
+local_read_staging(GwStorage *st, const char *path, size_t max, bool keep,
+				   GwStaged *staged, GwError *err)
 {
 	struct stat sb;
 	const char *base;
@@ -1112,7 +1120,6 @@ local_read_staging(GwStorage *st, const char *path, size_t max, GwStaged *staged
 		return false;
 	}
 	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	close(dfd);
 	if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
 	{
 		int			saved = fd < 0 ? errno : EINVAL;
@@ -1121,12 +1128,14 @@ local_read_staging(GwStorage *st, const char *path, size_t max, GwStaged *staged
 		gw_error_detail(err, "%s", strerror(saved));
 		if (fd >= 0)
 			close(fd);
+		close(dfd);
 		errno = saved;
 		return false;
 	}
 	if ((size_t) sb.st_size > max || (staged->bytes = malloc(sb.st_size + 1)) == NULL)
 	{
 		close(fd);
+		close(dfd);
 		gw_error_set(err, LANCE_INTERNAL, "staging manifest %s is too large to hold", path);
 		errno = E2BIG;
 		return false;
@@ -1141,16 +1150,23 @@ local_read_staging(GwStorage *st, const char *path, size_t max, GwStaged *staged
 			break;
 		off += n;
 	}
-	close(fd);
+	staged->len = off;
+	staged->open = keep && off == (size_t) sb.st_size;
+	staged->fd = fd;
+	staged->dfd = dfd;
+	if (!staged->open)
+	{
+		close(fd);
+		close(dfd);
+	}
 	if (off != (size_t) sb.st_size)
 	{
 		free(staged->bytes);
-		staged->bytes = NULL;
+		memset(staged, 0, sizeof(*staged));
 		gw_error_set(err, LANCE_INVALID_INPUT, "staging manifest %s changed while it was read", path);
 		errno = EIO;
 		return false;
 	}
-	staged->len = off;
 	return true;
 }
 
@@ -1283,8 +1299,9 @@ local_sync_published(GwStorage *st, const char *const *paths, int n, GwError *er
 {
 	int		   *fds = malloc(sizeof(int) * (2 * n + 1));
 	int		   *dfds = fds != NULL ? fds + n : NULL;
-	struct stat *dstat = malloc(sizeof(struct stat) * (n + 1));	/* dfds' */
-	bool		ok = fds != NULL && dstat != NULL;
+	char	  **dpaths = malloc(sizeof(char *) * (n + 1));	/* dfds' */
+	char		dir[PATH_MAX];
+	bool		ok = fds != NULL && dpaths != NULL;
 	int			ndirs = 0;
 	FlushGroup	g;
 	pthread_t	threads[FLUSH_THREADS];
@@ -1293,35 +1310,45 @@ local_sync_published(GwStorage *st, const char *const *paths, int n, GwError *er
 	for (int i = 0; fds != NULL && i < n; i++)
 		fds[i] = -1;
 
+	/*
+	 * One descriptor per directory: confined, lexically checked paths name
+	 * the same directory exactly when their text is the same
+	 */
 	for (int i = 0; ok && i < n; i++)
 	{
-		const char *base;
-		int			dfd = open_parent(st->priv, paths[i], &base, err);
-		struct stat sb;
-		bool		seen = false;
+		const char *base = strrchr(paths[i], '/');
+		int			k = ndirs - 1;	/* the rows come by table: the last first */
 
-		if (dfd < 0)
+		if (!check_lexical(st->priv, paths[i], err))
 		{
-			if (errno == ENOENT)
-				continue;		/* the table's directory went: nothing to keep */
 			ok = false;
 			break;
 		}
-		fds[i] = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		dir_of(paths[i], dir, sizeof(dir));
+		while (k >= 0 && strcmp(dpaths[k], dir) != 0)
+			k--;
+		if (k < 0)
+		{
+			k = ndirs;
+			if ((dfds[k] = open_confined_dir(st->priv, dir, err)) < 0)
+			{
+				if (errno == ENOENT)
+					continue;	/* the table's directory went: nothing to keep */
+				ok = false;
+				break;
+			}
+			if ((dpaths[k] = strdup(dir)) == NULL)
+			{
+				close(dfds[k]);
+				gw_error_set(err, LANCE_INTERNAL, "out of memory");
+				ok = false;
+				break;
+			}
+			ndirs++;
+		}
+		fds[i] = openat(dfds[k], base + 1, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (fds[i] >= 0)
 			(void) sync_file_range(fds[i], 0, 0, SYNC_FILE_RANGE_WRITE);
-		/* one descriptor per directory (same inode; one fstat each) */
-		if (fstat(dfd, &sb) != 0)
-			sb.st_ino = 0;		/* unknown: kept, matched by none */
-		for (int k = 0; k < ndirs && !seen && sb.st_ino != 0; k++)
-			seen = dstat[k].st_dev == sb.st_dev && dstat[k].st_ino == sb.st_ino;
-		if (seen)
-			close(dfd);
-		else
-		{
-			dstat[ndirs] = sb;
-			dfds[ndirs++] = dfd;
-		}
 	}
 	if (ok)
 	{
@@ -1350,12 +1377,14 @@ local_sync_published(GwStorage *st, const char *const *paths, int n, GwError *er
 			ok = false;
 		}
 	}
-	if (fds == NULL || dstat == NULL)
+	if (fds == NULL || dpaths == NULL)
 		gw_error_set(err, LANCE_INTERNAL, "out of memory");
 	for (int i = 0; fds != NULL && i < n + ndirs; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
+	for (int k = 0; dpaths != NULL && k < ndirs; k++)
+		free(dpaths[k]);
 	free(fds);
-	free(dstat);
+	free(dpaths);
 	return ok;
 }

@@ -414,7 +414,7 @@ s3_discard(GwStorage *st, const char *canonical, const GwWritten *written)
  *		See GwStorage.remove.
  */
 static void
-s3_remove(GwStorage *st, const char *path)
+s3_remove(GwStorage *st, const char *path, const GwStaged *staged)
 {
 	GwS3Response resp;
 	GwError		err;
@@ -422,6 +422,7 @@ s3_remove(GwStorage *st, const char *path)
 	GwS3Request del = {.method = "DELETE"};
 
 	(void) st;
+	(void) staged;
 	gw_error_clear(&err);
 	if (!parse_object(path, &o, &err))
 		return;

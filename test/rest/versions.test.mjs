@@ -305,4 +305,42 @@ describe("versions", () => {
     const t = await mkTable(ns);
     assert.ok(t.location.startsWith(fs.realpathSync(ROOT) + "/"));
   });
+
+  // A create keeps its staging file and directory open from the read to the
+  // removal (storage.h, read_staging); whatever the outcome, both are closed.
+  it("a create closes the descriptors it kept, whatever its outcome", async () => {
+    const g = await startGateway(["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT, "--quiet", "--pool", "1"]);
+    try {
+      const ns = await mkNamespace();
+      const t = await mkTable(ns);
+      const other = await mkTable(ns);
+      // the lowest of a few samples: the publisher opens files for an instant
+      const fds = async () => {
+        let low = Infinity;
+        for (let i = 0; i < 5; i++) {
+          await new Promise((r) => setTimeout(r, 100));
+          low = Math.min(low, fs.readdirSync(`/proc/${g.proc.pid}/fd`).length);
+        }
+        return low;
+      };
+      ok((await createVersion(t, 1, { base: g.url })).res);	// opens the pool's connection
+      const before = await fds();
+      for (let v = 2; v <= 11; v++) ok((await createVersion(t, v, { base: g.url })).res);
+      for (let v = 2; v <= 6; v++) assertError((await createVersion(t, v, { base: g.url })).res, 409, 14);
+      for (let v = 12; v <= 16; v++) {
+        const { res } = await createVersion(t, v, { base: g.url, extra: { manifest_size: 1 } });
+        assertError(res, 400, 13);
+      }
+      for (let v = 12; v <= 16; v++) {
+        const st = writeStaging(other.location, v, "elsewhere");	// another table's directory
+        const res = await req("POST", `/v1/table/${t.enc}/version/create?delimiter=%24`,
+          { body: { version: v, manifest_path: st.abs }, base: g.url });
+        assertError(res, 400, 13);
+      }
+      ok((await createVersion(t, 12, { base: g.url })).res);
+      assert.equal(await fds(), before, "descriptors left open by creates");
+    } finally {
+      await stop(g.proc);
+    }
+  });
 });
