@@ -10,6 +10,16 @@ CREATE SCHEMA bench;
 CREATE TABLE bench.raw_versions (LIKE lance_namespace.versions INCLUDING DEFAULTS INCLUDING INDEXES);
 ALTER TABLE bench.raw_versions DROP COLUMN IF EXISTS transaction_id, DROP COLUMN IF EXISTS created_at,
 	DROP COLUMN IF EXISTS interface, DROP COLUMN IF EXISTS session_role, DROP COLUMN IF EXISTS table_path;
+-- The held bytes of bench/create_floor.c's creates (the REST create's floor
+-- probe): a manifest up to a page stays in its row, uncompressed, as in
+-- lance_namespace.publications.
+CREATE TABLE bench.raw_held (
+	table_id	bigint NOT NULL,
+	version		bigint NOT NULL,
+	manifest	bytea NOT NULL,
+	PRIMARY KEY (table_id, version)
+) WITH (toast_tuple_target = 8160);
+ALTER TABLE bench.raw_held ALTER COLUMN manifest SET STORAGE EXTERNAL;
 SELECT lance_namespace.lance_set_root_location(:'root');
 SELECT lance_namespace.lance_create_namespace(ARRAY['bench']);
 SELECT count(*) FROM (SELECT lance_namespace.lance_declare_table(ARRAY['bench', 'a' || i])
