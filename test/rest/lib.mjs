@@ -108,10 +108,13 @@ export function psql(sql) {
   return r.stdout.trim();
 }
 
-/** Start psql with a script in the background; returns the child. */
-export function psqlBackground(sql) {
+/**
+ * Start psql with a script in the background; returns the child.  quiet:
+ * its errors are not shown (a session the test ends on purpose).
+ */
+export function psqlBackground(sql, { quiet = false } = {}) {
   return spawn(path.join(PG_BINDIR, "psql"), ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql], {
-    stdio: ["ignore", "ignore", "inherit"],
+    stdio: ["ignore", "ignore", quiet ? "ignore" : "inherit"],
   });
 }
 

@@ -6,7 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import {
   req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, writeStaging,
-  versionsDir, v2Name, startGateway, stop, GW_URL, GW_DB, ROOT, TMP,
+  versionsDir, v2Name, startGateway, stop, psql, psqlBackground, sleep, GW_URL, GW_DB, ROOT, TMP,
 } from "./lib.mjs";
 
 const canonicalOf = (t, v) => path.join(versionsDir(t.location), v2Name(v));
@@ -342,5 +342,47 @@ describe("versions", () => {
     } finally {
       await stop(g.proc);
     }
+  });
+
+  it("a staging name replaced while its create waits keeps the bytes that were sent", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns);
+    const sent = Buffer.from("the bytes the gateway read and sent ".repeat(8));
+    const st = writeStaging(t.location, 1, sent);
+    // the create's insert waits behind this lock, after the gateway read the file
+    const tag = fresh("lk");
+    const holder = psqlBackground(
+      `BEGIN; LOCK TABLE lance_namespace.versions IN EXCLUSIVE MODE; ` +
+        `SELECT pg_catalog.set_config('application_name', '${tag}', true); SELECT pg_sleep(60); COMMIT;`,
+      { quiet: true },	// ended below by pg_terminate_backend
+    );
+    const holding = () => psql(`SELECT count(*) FROM pg_stat_activity WHERE application_name = '${tag}'`) === "1";
+    const created = req("POST", `/v1/table/${t.enc}/version/create?delimiter=%24`,
+      { body: { version: 1, manifest_path: st.rel, naming_scheme: "V2" } });
+    try {
+      let waiting = false;
+      for (let i = 0; i < 400 && !waiting; i++) {
+        waiting = holding() && psql(
+          "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' " +
+          "AND query LIKE '%rest_create_table_version%'") === "1";
+        if (!waiting) await sleep(25);
+      }
+      assert.ok(waiting, "the create never waited for the lock");
+      // a writer puts other bytes (another length too) under the staging name
+      const other = `${st.abs}.other`;
+      fs.writeFileSync(other, "a writer's other bytes");
+      fs.renameSync(other, st.abs);
+    } finally {
+      psql(`SELECT pg_catalog.pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '${tag}'`);
+    }
+    const res = await created;
+    const body = ok(res);
+    const canonical = canonicalOf(t, 1);
+    assert.deepEqual(fs.readFileSync(canonical), sent, "the canonical file holds the bytes that were sent");
+    assert.equal(body.version.manifest_path, canonical.slice(1));
+    const d = ok(await req("POST", `/v1/table/${t.enc}/version/describe?delimiter=%24`, { body: { version: 1 } }));
+    assert.equal(d.version.manifest_size, sent.length);
+    assert.equal(d.version.manifest_path, canonical.slice(1));
+    await new Promise((r) => (holder.exitCode !== null ? r() : holder.on("exit", r)));
   });
 });
