@@ -39,10 +39,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,8 +49,9 @@
 
 #include <jansson.h>
 #include <libpq-fe.h>
-#include <microhttpd.h>
 #include <openssl/evp.h>
+
+#include "probe_http.h"
 
 #define MAX_BODY (64 * 1024)
 #define MAX_MANIFEST (16 * 1024 * 1024)
@@ -82,23 +80,6 @@ typedef struct Req
 } Req;
 
 /*
- * reply
- *		Queue a JSON answer (steals text).
- */
-static enum MHD_Result
-reply(struct MHD_Connection *conn, unsigned status, char *text)
-{
-	struct MHD_Response *resp;
-	enum MHD_Result ret;
-
-	resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-	MHD_add_response_header(resp, "Content-Type", "application/json");
-	ret = MHD_queue_response(conn, status, resp);
-	MHD_destroy_response(resp);
-	return ret;
-}
-
-/*
  * error
  *		Queue an error answer in the shape of the gateway's.
  */
@@ -109,7 +90,7 @@ error(struct MHD_Connection *conn, unsigned status, int code, const char *msg)
 
 	if (asprintf(&text, "{\"error\":\"%s\",\"code\":%d}", msg, code) < 0)
 		return MHD_NO;
-	return reply(conn, status, text);
+	return probe_reply(conn, status, text);
 }
 
 /*
@@ -336,7 +317,7 @@ create_version(struct MHD_Connection *conn, const char *url, const char *body, s
 							 "\"manifest_size\":%s}}", ver, canonical, size) < 0)
 					ret = MHD_NO;
 				else
-					ret = reply(conn, 200, text);
+					ret = probe_reply(conn, 200, text);
 			}
 		}
 	}
@@ -377,7 +358,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 		return MHD_YES;
 	}
 	if (strcmp(method, "GET") == 0 && strcmp(url, "/health") == 0)
-		return reply(conn, 200, strdup("{\"status\":\"ok\"}"));
+		return probe_reply(conn, 200, strdup("{\"status\":\"ok\"}"));
 	if (strcmp(method, "POST") != 0 || strncmp(url, "/v1/table/", 10) != 0)
 		return error(conn, 406, 0, "not served by the floor probe");
 	return create_version(conn, url, r->body ? r->body : "", r->len);
@@ -406,11 +387,6 @@ on_completed(void *cls, struct MHD_Connection *conn, void **ctx, enum MHD_Reques
 int
 main(int argc, char **argv)
 {
-	struct MHD_Daemon *d;
-	sigset_t	set;
-	int			sig;
-	struct sockaddr_in addr = {0};
-
 	if (argc != 3 && !(argc == 4 && strcmp(argv[3], "gw") == 0))
 	{
 		fprintf(stderr, "usage: create_floor PORT CONNINFO [gw]\n");
@@ -420,27 +396,6 @@ main(int argc, char **argv)
 	gw_mode = argc == 4;
 	/* a connection's thread ends with it: so does its PGconn */
 	pthread_key_create(&conn_key, (void (*) (void *)) PQfinish);
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	addr.sin_family = AF_INET;
-	addr.sin_port = htons(atoi(argv[1]));
-	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-						 MHD_USE_POLL, 0, NULL, NULL, on_request, NULL,
-						 MHD_OPTION_SOCK_ADDR, &addr,
-						 MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-						 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) 120,
-						 MHD_OPTION_END);
-	if (d == NULL)
-	{
-		fprintf(stderr, "create_floor: cannot listen on 127.0.0.1:%s\n", argv[1]);
-		return 1;
-	}
-	printf("create_floor listening on 127.0.0.1:%s\n", argv[1]);
-	fflush(stdout);
-	sigwait(&set, &sig);
-	MHD_stop_daemon(d);
-	return 0;
+	return probe_serve("create_floor", argv[1], MHD_USE_THREAD_PER_CONNECTION |
+					   MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, on_request, on_completed);
 }

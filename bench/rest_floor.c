@@ -50,10 +50,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +62,8 @@
 
 #include <jansson.h>
 #include <libpq-fe.h>
-#include <microhttpd.h>
+
+#include "probe_http.h"
 
 static int flush_fd = -1;		/* FLUSH_LOG, or -1 */
 static PGconn *pg;				/* pg: or pg2:CONNINFO, or NULL */
@@ -114,15 +112,9 @@ static enum MHD_Result
 reply(struct MHD_Connection *conn, unsigned status, json_t *body)
 {
 	char	   *text = json_dumps(body, JSON_COMPACT);
-	struct MHD_Response *resp;
-	enum MHD_Result ret;
 
 	json_decref(body);
-	resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-	MHD_add_response_header(resp, "Content-Type", "application/json");
-	ret = MHD_queue_response(conn, status, resp);
-	MHD_destroy_response(resp);
-	return ret;
+	return probe_reply(conn, status, text);
 }
 
 /*
@@ -472,11 +464,6 @@ cmp_double(const void *a, const void *b)
 int
 main(int argc, char **argv)
 {
-	struct MHD_Daemon *d;
-	sigset_t	set;
-	int			sig;
-	struct sockaddr_in addr = {0};
-
 	if (argc != 3 && argc != 4)
 	{
 		fprintf(stderr, "usage: rest_floor PORT ROOT [FLUSH_LOG | pg:CONNINFO | pg2:CONNINFO]\n");
@@ -508,28 +495,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "rest_floor: %s: %s\n", argv[2], strerror(errno));
 		return 2;
 	}
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	addr.sin_family = AF_INET;
-	addr.sin_port = htons(atoi(argv[1]));
-	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
-						 on_request, NULL,
-						 MHD_OPTION_SOCK_ADDR, &addr,
-						 MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-						 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) 120,
-						 MHD_OPTION_END);
-	if (d == NULL)
-	{
-		fprintf(stderr, "rest_floor: cannot listen on 127.0.0.1:%s\n", argv[1]);
+	if (probe_serve("rest_floor", argv[1], MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL,
+					on_request, on_completed) != 0)
 		return 1;
-	}
-	printf("rest_floor listening on 127.0.0.1:%s\n", argv[1]);
-	fflush(stdout);
-	sigwait(&set, &sig);
-	MHD_stop_daemon(d);
 	qsort(create_us, ncreates, sizeof(double), cmp_double);
 	printf("FLOOR requests=%ld creates=%d create_median_us=%.0f\n", served, ncreates,
 		   ncreates ? create_us[ncreates / 2] : 0.0);
