@@ -118,6 +118,26 @@ export function psqlBackground(sql, { quiet = false } = {}) {
   });
 }
 
+/**
+ * Hold a lock on a catalog table for ms (mode: a LOCK TABLE mode); resolves
+ * with the psql child once the lock is held.  release() ends it sooner.
+ */
+export async function holdLock(table, ms, { mode = "ACCESS EXCLUSIVE" } = {}) {
+  const tag = fresh("lk");
+  const p = psqlBackground(
+    `BEGIN; LOCK TABLE lance_namespace.${table} IN ${mode} MODE; ` +
+      `SELECT pg_catalog.set_config('application_name', '${tag}', true); SELECT pg_sleep(${ms / 1000}); COMMIT;`,
+    { quiet: true },
+  );
+  p.release = () =>
+    psql(`SELECT pg_catalog.pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '${tag}'`);
+  for (let i = 0; i < 200; i++) {
+    if (psql(`SELECT count(*) FROM pg_stat_activity WHERE application_name = '${tag}'`) === "1") return p;
+    await sleep(25);
+  }
+  throw new Error("the lock holder did not start");
+}
+
 /** Directory of a table's manifests. */
 export function versionsDir(location) {
   return path.join(location, "_versions");

@@ -8,7 +8,7 @@ import { describe, it, after } from "node:test";
 import assert from "node:assert/strict";
 import {
   GW_DB, ROOT, req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, psql, psqlBackground,
-  startGateway, stop, sleep,
+  startGateway, stop, sleep, holdLock,
 } from "./lib.mjs";
 
 const gateways = [];
@@ -26,20 +26,6 @@ async function gatewayWith(settings, extra = [], db = GW_DB) {
   assert.ok(g.url, `gateway did not start: ${g.log()}`);
   gateways.push(g);
   return g;
-}
-
-/** Hold an ACCESS EXCLUSIVE lock on a catalog table for ms; resolves once held. */
-async function holdLock(table, ms) {
-  const tag = fresh("lk");
-  const p = psqlBackground(
-    `BEGIN; LOCK TABLE lance_namespace.${table} IN ACCESS EXCLUSIVE MODE; ` +
-      `SELECT pg_catalog.set_config('application_name', '${tag}', true); SELECT pg_sleep(${ms / 1000}); COMMIT;`,
-  );
-  for (let i = 0; i < 200; i++) {
-    if (psql(`SELECT count(*) FROM pg_stat_activity WHERE application_name = '${tag}'`) === "1") return p;
-    await sleep(25);
-  }
-  throw new Error("the lock holder did not start");
 }
 
 const done = (p) => new Promise((r) => (p.exitCode !== null ? r() : p.on("exit", r)));

@@ -6,7 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import {
   req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, writeStaging,
-  versionsDir, v2Name, startGateway, stop, psql, psqlBackground, sleep, GW_URL, GW_DB, ROOT, TMP,
+  versionsDir, v2Name, startGateway, stop, psql, holdLock, sleep, GW_URL, GW_DB, ROOT, TMP,
 } from "./lib.mjs";
 
 const canonicalOf = (t, v) => path.join(versionsDir(t.location), v2Name(v));
@@ -350,19 +350,13 @@ describe("versions", () => {
     const sent = Buffer.from("the bytes the gateway read and sent ".repeat(8));
     const st = writeStaging(t.location, 1, sent);
     // the create's insert waits behind this lock, after the gateway read the file
-    const tag = fresh("lk");
-    const holder = psqlBackground(
-      `BEGIN; LOCK TABLE lance_namespace.versions IN EXCLUSIVE MODE; ` +
-        `SELECT pg_catalog.set_config('application_name', '${tag}', true); SELECT pg_sleep(60); COMMIT;`,
-      { quiet: true },	// ended below by pg_terminate_backend
-    );
-    const holding = () => psql(`SELECT count(*) FROM pg_stat_activity WHERE application_name = '${tag}'`) === "1";
+    const holder = await holdLock("versions", 60000, { mode: "EXCLUSIVE" });
     const created = req("POST", `/v1/table/${t.enc}/version/create?delimiter=%24`,
       { body: { version: 1, manifest_path: st.rel, naming_scheme: "V2" } });
     try {
       let waiting = false;
       for (let i = 0; i < 400 && !waiting; i++) {
-        waiting = holding() && psql(
+        waiting = psql(
           "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' " +
           "AND query LIKE '%rest_create_table_version%'") === "1";
         if (!waiting) await sleep(25);
@@ -373,7 +367,7 @@ describe("versions", () => {
       fs.writeFileSync(other, "a writer's other bytes");
       fs.renameSync(other, st.abs);
     } finally {
-      psql(`SELECT pg_catalog.pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '${tag}'`);
+      holder.release();
     }
     const res = await created;
     const body = ok(res);
