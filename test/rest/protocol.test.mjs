@@ -527,3 +527,54 @@ describe("the HTTP server", () => {
     }
   });
 });
+
+describe("what SQL sees of a request", () => {
+  // src/gateway/README.md: request.headers (a JSON object with lower-cased
+  // names), request.method and request.path are set for the call as
+  // PostgREST sets them, and lance_namespace.interface is rest.  A trigger
+  // on the catalog's entries records them while CreateNamespace inserts.
+  it("request.headers, request.method, request.path and the interface", async () => {
+    psql(`CREATE TABLE public.seen_requests (name text, headers text, method text, path text, interface text);
+          GRANT ALL ON public.seen_requests TO PUBLIC;
+          CREATE FUNCTION public.seen_request() RETURNS trigger LANGUAGE plpgsql AS $f$
+          BEGIN
+            INSERT INTO public.seen_requests VALUES (NEW.name, current_setting('request.headers', true),
+              current_setting('request.method', true), current_setting('request.path', true),
+              current_setting('lance_namespace.interface', true));
+            RETURN NULL;
+          END $f$;
+          CREATE TRIGGER seen_request AFTER INSERT ON lance_namespace.entries
+            FOR EACH ROW EXECUTE FUNCTION public.seen_request();`);
+    try {
+      const ns = fresh("seen");
+      const target = `/v1/namespace/${ns}/create`;
+      // header values go out as latin1: these are the bytes of UTF-8 text,
+      // and two bytes that are not UTF-8
+      const r = await req("POST", target, {
+        headers: {
+          Host: "gw.example", "X-Quote": 'a"b\\c', "X-Tab": "a\tb", "X-MiXeD-Case": "v", "X-Dup": ["1", "2"],
+          "X-Utf8": Buffer.from("h\u00e9llo \u2713", "utf8").toString("latin1"), "X-Not-Utf8": "\xff\xfe",
+        },
+      });
+      assert.equal(r.status, 200, r.text);
+      const row = psql(`SELECT json_build_array(headers::jsonb, method, path, interface)
+                          FROM public.seen_requests WHERE name = '${ns}'`);
+      assert.ok(row, "the trigger saw no insert of the namespace");
+      const [h, method, path, iface] = JSON.parse(row);
+      assert.equal(method, "POST");
+      assert.equal(path, target);
+      assert.equal(iface, "rest");
+      assert.equal(h.host, "gw.example");
+      assert.equal(h["x-quote"], 'a"b\\c');
+      assert.equal(h["x-tab"], "a\tb");
+      assert.equal(h["x-mixed-case"], "v");
+      assert.equal(h["x-utf8"], "h\u00e9llo \u2713");
+      assert.equal(h["x-dup"], "2", "the last of two fields of one name");
+      assert.ok(!("x-not-utf8" in h), "a value that is not UTF-8 is left out");
+      for (const k of Object.keys(h)) assert.equal(k, k.toLowerCase());
+    } finally {
+      psql(`DROP TRIGGER seen_request ON lance_namespace.entries;
+            DROP FUNCTION public.seen_request(); DROP TABLE public.seen_requests;`);
+    }
+  });
+});
