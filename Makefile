@@ -1,7 +1,8 @@
 # lance_namespace: PGXS build of the extension and the REST gateway.
 
 EXTENSION = lance_namespace
-EXTVERSION = 0.5.0
+# the version is the control file's default_version, for both halves
+EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).control)
 
 MODULE_big = lance_namespace
 OBJS = \

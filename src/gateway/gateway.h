@@ -16,7 +16,7 @@
 #include <time.h>
 
 #define GW_PROGRAM "lance-namespace-gateway"
-#define GW_VERSION "0.1.0"
+#define GW_VERSION LANCE_EXTVERSION	/* one version: the Makefile's EXTVERSION */
 
 #include "error_rules.h"
 #include "lance_limits.h"

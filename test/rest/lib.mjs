@@ -210,7 +210,7 @@ export function startGateway(args, { env = {}, expectExit = false, prefix = [] }
     const timer = setTimeout(() => proc.kill("SIGKILL"), expectExit ? 120000 : 20000);
     proc.stderr.on("data", (c) => {
       log += c.toString();
-      const m = /listening on 127\.0\.0\.1:(\d+)/.exec(log);
+      const m = /listening on (?:127\.0\.0\.1|0\.0\.0\.0):(\d+)/.exec(log);
       if (m && !settled && !expectExit) {
         settled = true;
         clearTimeout(timer);

@@ -8,7 +8,7 @@ import path from "node:path";
 import { spawnSync } from "node:child_process";
 import {
   req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, versionsDir, v2Name,
-  startGateway, stop, psql, psqlBackground, sleep, GW_DB, ROOT, TMP, PG_BINDIR,
+  startGateway, stop, psql, psqlBackground, holdLock, sleep, GW_DB, ROOT, TMP, PG_BINDIR,
 } from "./lib.mjs";
 
 const base = ["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT];
@@ -26,6 +26,32 @@ describe("gateway process", () => {
     const g = await startGateway(["--listen", "0.0.0.0:0", "--db", GW_DB, "--root", ROOT], { expectExit: true });
     assert.notEqual(g.exitCode, 0);
     assert.match(g.log(), /non-loopback/);
+  });
+
+  it("listens on a non-loopback address with --force-insecure-bind", async () => {
+    const g = await startGateway(["--listen", "0.0.0.0:0", "--db", GW_DB, "--root", ROOT, "--force-insecure-bind"]);
+    try {
+      assert.ok(g.url, `the gateway did not start: ${g.log()}`);
+      assert.match(g.log(), /listening on 0\.0\.0\.0:\d+/);
+      ok(await req("GET", "/health", { base: g.url }));
+    } finally {
+      assert.equal(await stop(g.proc), 0);
+    }
+  });
+
+  it("has the extension's version: --version, the start-up line", async () => {
+    const control = fs.readFileSync(new URL("../../lance_namespace.control", import.meta.url), "utf8");
+    const version = /^default_version = '([^']+)'$/m.exec(control)[1];
+    const r = spawnSync(process.env.GW_BIN, ["--version"], { encoding: "utf8" });
+    assert.equal(r.status, 0);
+    assert.equal(r.stdout, `lance-namespace-gateway ${version}\n`);
+    assert.equal(psql("SELECT extversion FROM pg_extension WHERE extname = 'lance_namespace'"), version);
+    const g = await startGateway(base);
+    try {
+      assert.match(g.log(), new RegExp(`^lance-namespace-gateway ${version.replaceAll(".", "\\.")}: listening on `, "m"));
+    } finally {
+      await stop(g.proc);
+    }
   });
 
   it("refuses an option value out of its range, from the command line or the environment", () => {
@@ -246,6 +272,46 @@ describe("gateway process", () => {
     assert.match(g.log(), /POST \/v1\/namespace\/\S+\/describe 200 [0-9.]+ms/);
     assert.match(g.log(), /stopped/);
     locker.kill();
+  });
+
+  it("keeps a create's intent in --intents-dir, settled once it is answered", async () => {
+    const dir = path.join(TMP, fresh("intents"));
+    const g = await startGateway([...base, "--intents-dir", dir]);
+    try {
+      assert.equal(fs.statSync(dir).mode & 0o777, 0o700);
+      const t = await mkTable(await mkNamespace());
+      const { res } = await createVersion(t, 1, { base: g.url, content: "intent elsewhere" });
+      assert.equal(res.status, 200, res.text);
+      const files = fs.readdirSync(dir);
+      assert.ok(files.length >= 1, "no intent file in --intents-dir");
+      for (const f of files) {
+        assert.match(f, new RegExp(`^${g.proc.pid}-\\w{6}\\.intent$`));
+        const text = fs.readFileSync(path.join(dir, f), "utf8");
+        assert.equal(text[0], "#", `not settled: ${text}`);
+        assert.match(text, /"canonical":/, "the record names the canonical manifest");
+      }
+    } finally {
+      await stop(g.proc);
+    }
+  });
+
+  it("stops after --shutdown-timeout seconds although a request is still running", async () => {
+    const g = await startGateway([...base, "--shutdown-timeout", "1"]);
+    const ns = await mkNamespace();
+    const locker = await holdLock("entries", 15000);
+    try {
+      const inflight = req("POST", `/v1/namespace/${ns}/describe`, { base: g.url }).catch((e) => e);
+      await sleep(500);
+      const t0 = Date.now();
+      assert.equal(await stop(g.proc), 0);
+      // well before the lock ends (15 s) and the default timeout (30 s)
+      assert.ok(Date.now() - t0 < 8000, `stopping took ${Date.now() - t0} ms`);
+      assert.match(g.log(), /1 requests still running at shutdown/);
+      const r = await inflight;
+      assert.ok(r instanceof Error, `the request was answered: ${r.status} ${r.text}`);
+    } finally {
+      locker.release();
+    }
   });
 
   it("survives a PostgreSQL restart: 503 while down, then reconnects", async () => {
