@@ -8,7 +8,7 @@ import path from "node:path";
 import { spawnSync } from "node:child_process";
 import {
   req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, versionsDir, v2Name,
-  startGateway, stop, psql, psqlBackground, holdLock, sleep, GW_DB, ROOT, TMP, PG_BINDIR,
+  startGateway, stop, psql, holdLock, sleep, GW_DB, ROOT, TMP, PG_BINDIR,
 } from "./lib.mjs";
 
 const base = ["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT];
@@ -218,11 +218,8 @@ describe("gateway process", () => {
     // go down the event loop's own pipelined connection)
     const g = await startGateway([...base, "--pool", "1", "--pool-wait-ms", "200"]);
     const ns = await mkNamespace();
-    const locker = psqlBackground(
-      "BEGIN; LOCK TABLE lance_namespace.entries IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;",
-    );
+    const locker = await holdLock("entries", 3000);
     try {
-      await sleep(500);
       const blocked = req("POST", `/v1/namespace/${ns}/drop`, { base: g.url });
       await sleep(300);
       const r = await req("POST", `/v1/namespace/${ns}_other/create`, { base: g.url });
@@ -230,7 +227,7 @@ describe("gateway process", () => {
       assert.ok(r.headers["retry-after"], "Retry-After header");
       ok(await blocked);
     } finally {
-      locker.kill();
+      locker.release();
       await stop(g.proc);
     }
   });
@@ -259,10 +256,7 @@ describe("gateway process", () => {
   it("finishes in-flight requests on SIGTERM", async () => {
     const g = await startGateway(base);
     const ns = await mkNamespace();
-    const locker = psqlBackground(
-      "BEGIN; LOCK TABLE lance_namespace.entries IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(1.5); COMMIT;",
-    );
-    await sleep(500);
+    const locker = await holdLock("entries", 1500);
     const inflight = req("POST", `/v1/namespace/${ns}/describe`, { base: g.url });
     await sleep(300);
     const exited = stop(g.proc);
@@ -271,7 +265,7 @@ describe("gateway process", () => {
     assert.equal(await exited, 0);
     assert.match(g.log(), /POST \/v1\/namespace\/\S+\/describe 200 [0-9.]+ms/);
     assert.match(g.log(), /stopped/);
-    locker.kill();
+    locker.release();
   });
 
   it("keeps a create's intent in --intents-dir, settled once it is answered", async () => {
