@@ -38,10 +38,10 @@ static const char *const batch_fields[] = {"entries", "ranges", "operations", NU
 
 /* the gateway's own routes (no binding), then the extension's from gw_route_add */
 GwRoute		gw_routes[GW_MAX_ROUTES] = {
-	{"/health", GW_GET, GW_ROUTE_HEALTH, NULL, "Health", false},
-	{"/ready", GW_GET, GW_ROUTE_READY, NULL, "Ready", false},
-	{"/metrics", GW_GET, GW_ROUTE_METRICS, NULL, "Metrics", false},
-	{"/v1/events", GW_GET, GW_ROUTE_EVENTS, NULL, "ChangeFeed", false},
+	{"/health", GW_GET, GW_ROUTE_HEALTH, NULL, "Health", false, NULL},
+	{"/ready", GW_GET, GW_ROUTE_READY, NULL, "Ready", false, NULL},
+	{"/metrics", GW_GET, GW_ROUTE_METRICS, NULL, "Metrics", false, NULL},
+	{"/v1/events", GW_GET, GW_ROUTE_EVENTS, NULL, "ChangeFeed", false, NULL},
 };
 int			gw_nroutes = 4;		/* the four above */
 
@@ -75,7 +75,7 @@ gw_route_add(const char *path, int methods, const char *operation,
 			 const char *binding, bool read_only, bool no_body, bool client_paths,
 			 GwError *err)
 {
-	GwRoute		r = {NULL, methods, GW_ROUTE_CATALOG, NULL, NULL, client_paths};
+	GwRoute		r = {NULL, methods, GW_ROUTE_CATALOG, NULL, NULL, client_paths, NULL};
 	bool		ok = gw_nroutes < GW_MAX_ROUTES && methods != 0 && path[0] == '/' &&
 		binding[0] != '\0' && strlen(binding) < 60 &&
 		strspn(binding, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(binding);
@@ -94,6 +94,7 @@ gw_route_add(const char *path, int methods, const char *operation,
 					 path, binding);
 		return false;
 	}
+	r.last = strcmp(strrchr(r.pattern, '/'), "/{id}") == 0 ? NULL : strrchr(r.pattern, '/') + 1;
 	gw_routes[gw_nroutes++] = r;
 	return true;
 }
@@ -179,15 +180,15 @@ gw_route_match(const char *path, int method, const GwRoute **route, char **raw_i
 	{
 		const char *id = NULL;
 		size_t		idlen = 0;
-		const char *p = strrchr(gw_routes[i].pattern, '/') + 1;
+		const GwRoute *r = &gw_routes[i];
 
-		/* a cheap test of the last segment spares match_one most routes */
-		if ((strcmp(p, "{id}") != 0 && (strlen(p) != (size_t) (path + len - last) ||
-										 memcmp(p, last, path + len - last) != 0)) ||
-			!match_one(gw_routes[i].pattern, path, len, &id, &idlen))
+		/* the last segment (known since gw_route_add) spares match_one most routes */
+		if ((r->last != NULL && (r->last[0] != last[0] || strncmp(r->last, last, path + len - last) != 0 ||
+								 r->last[path + len - last] != '\0')) ||
+			!match_one(r->pattern, path, len, &id, &idlen))
 			continue;
-		*route = &gw_routes[i];
-		if ((gw_routes[i].methods & method) == 0)
+		*route = r;
+		if ((r->methods & method) == 0)
 			return GW_MATCH_METHOD;
 		if (id != NULL)
 			*raw_id = strndup(id, idlen);

@@ -46,6 +46,7 @@ typedef struct GwRoute
 	const char *function;		/* lance_namespace.<function>(jsonb) */
 	const char *operation;		/* spec operation name, for messages */
 	bool		client_paths;	/* answers are table versions (rest_routes) */
+	const char *last;			/* its last segment (NULL: {id}, or match_one) */
 } GwRoute;
 
 typedef enum GwMatch

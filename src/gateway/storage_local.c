@@ -317,16 +317,19 @@ same_content(int a, int b, int64_t size)
 
 /*
  * same_bytes
- *		True if the open file fd holds exactly the len bytes of buf.
+ *		True if the open file fd, of fd_size bytes (-1: not known yet),
+ *		holds exactly the len bytes of buf.
  */
 static bool
-same_bytes(int fd, const unsigned char *buf, size_t len)
+same_bytes(int fd, int64_t fd_size, const unsigned char *buf, size_t len)
 {
 	char		b[65536];
 	size_t		off = 0;
 	struct stat sb;
 
-	if (fstat(fd, &sb) != 0 || (size_t) sb.st_size != len)
+	if (fd_size < 0)
+		fd_size = fstat(fd, &sb) == 0 ? (int64_t) sb.st_size : -1;
+	if (fd_size != (int64_t) len)
 		return false;
 	while (off < len)
 	{
@@ -439,18 +442,50 @@ write_canonical(int in, int dfd, const char *cbase, const char *canonical, int64
 }
 
 /*
+ * keep_identical
+ *		An identical canonical manifest (an idempotent retry) is kept: 1 if
+ *		cbase in dfd already holds the size bytes of in, 0 if it does not
+ *		exist or differs, -1 (err set) if it is not a regular file.
+ */
+static int
+keep_identical(int in, int dfd, const char *cbase, const char *canonical, int64_t size,
+			   GwError *err)
+{
+	struct stat sb;
+	int			cur;
+	bool		same;
+
+	if (fstatat(dfd, cbase, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+		return 0;
+	if (!S_ISREG(sb.st_mode))
+	{
+		gw_error_set(err, LANCE_INVALID_INPUT,
+					 "canonical manifest %s exists and is not a regular file", canonical);
+		return -1;
+	}
+	cur = openat(dfd, cbase, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (cur < 0)
+		return 0;
+	same = ((int64_t) sb.st_size == size && same_content(in, cur, size));
+	close(cur);
+	return same ? 1 : 0;
+}
+
+/*
  * link_canonical
  *		Give the staging file's inode (in, already checked: a regular file
  *		of the expected size) the canonical name cbase in the directory dfd
  *		too.  The link is made through /proc/self/fd, so it names exactly
  *		the inode that was opened, checked and fsync'd, even if the staging
  *		path has been replaced since (for example by a symbolic link).  An
- *		existing canonical file (an orphan of an attempt that did not
- *		commit) is replaced atomically through a temporary name.  Without
- *		flush nothing is fsync'd (the catalog holds the bytes).  Returns 1
- *		when the canonical name is made (durable with flush), 0 when a link
- *		cannot be made here (the caller copies instead), -1 on an error
- *		(err set).
+ *		existing canonical file is kept if it holds the same bytes (an
+ *		idempotent retry), else (an orphan of an attempt that did not
+ *		commit) replaced atomically through a temporary name: linking first
+ *		spares a create the look for it.  Without flush nothing is fsync'd
+ *		(the catalog holds the bytes).  Returns 1 when the canonical name
+ *		is made (durable with flush) or kept (written left unset), 0 when a
+ *		link cannot be made here (the caller copies instead), -1 on an
+ *		error (err set).
  */
 static int
 link_canonical(int in, const struct stat *insb, int dfd, const char *cbase,
@@ -461,6 +496,7 @@ link_canonical(int in, const struct stat *insb, int dfd, const char *cbase,
 	char		tmp[64];
 	bool		already = synced->created && synced->dev == (uint64_t) insb->st_dev &&
 		synced->ino == (uint64_t) insb->st_ino;
+	int			kept;
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", in);
 	if (flush && !already && fsync(in) != 0)
@@ -473,6 +509,8 @@ link_canonical(int in, const struct stat *insb, int dfd, const char *cbase,
 	{
 		if (errno != EEXIST)
 			return 0;
+		if ((kept = keep_identical(in, dfd, cbase, canonical, insb->st_size, err)) != 0)
+			return kept;
 		temp_name(tmp, sizeof(tmp));
 		if (linkat(AT_FDCWD, proc, dfd, tmp, AT_SYMLINK_FOLLOW) != 0)
 			return 0;
@@ -526,36 +564,6 @@ local_sync_staging(GwStorage *st, const char *path, GwWritten *synced)
 		synced->ino = sb.st_ino;
 	}
 	close(fd);
-}
-
-/*
- * keep_identical
- *		An identical canonical manifest (an idempotent retry) is kept: 1 if
- *		cbase in dfd already holds the size bytes of in, 0 if it does not
- *		exist or differs, -1 (err set) if it is not a regular file.
- */
-static int
-keep_identical(int in, int dfd, const char *cbase, const char *canonical, int64_t size,
-			   GwError *err)
-{
-	struct stat sb;
-	int			cur;
-	bool		same;
-
-	if (fstatat(dfd, cbase, &sb, AT_SYMLINK_NOFOLLOW) != 0)
-		return 0;
-	if (!S_ISREG(sb.st_mode))
-	{
-		gw_error_set(err, LANCE_INVALID_INPUT,
-					 "canonical manifest %s exists and is not a regular file", canonical);
-		return -1;
-	}
-	cur = openat(dfd, cbase, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (cur < 0)
-		return 0;
-	same = ((int64_t) sb.st_size == size && same_content(in, cur, size));
-	close(cur);
-	return same ? 1 : 0;
 }
 
 /*
@@ -623,24 +631,24 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 					 staging, (long long) sb.st_size, (long long) size);
 		ok = false;
 	}
-	else if (held && !same_bytes(in, staged->bytes, staged->len))
+	else if (held && !same_bytes(in, sb.st_size, staged->bytes, staged->len))
 	{
 		gw_error_set(err, LANCE_INVALID_INPUT,
 					 "staging manifest %s changed while its version was committed", staging);
 		ok = false;
 	}
-	else if (strcmp(staging, canonical) == 0 ||
-			 (kept = keep_identical(in, dfd, cbase, canonical, size, err)) > 0)
+	else if (strcmp(staging, canonical) == 0)
 		ok = true;
-	else if (kept < 0)
-		ok = false;
 	else
 	{
 		int			linked = gw_config.manifest_copy ? 0 :
 			link_canonical(in, &sb, dfd, cbase, canonical, synced, !held, written, err);
 
-		ok = linked > 0 ||
-			(linked == 0 && write_canonical(in, dfd, cbase, canonical, size, !held, written, err));
+		/* no link: the canonical file is kept as link_canonical would, or written */
+		if (linked == 0)
+			linked = (kept = keep_identical(in, dfd, cbase, canonical, size, err)) != 0 ? kept :
+				write_canonical(in, dfd, cbase, canonical, size, !held, written, err) ? 1 : -1;
+		ok = linked > 0;
 	}
 	if (!reuse)
 	{
@@ -1191,7 +1199,7 @@ local_republish(GwStorage *st, const char *canonical, const unsigned char *bytes
 	cur = openat(dfd, cbase, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (cur >= 0)
 	{
-		bool		same = same_bytes(cur, bytes, len);
+		bool		same = same_bytes(cur, -1, bytes, len);
 
 		close(cur);
 		if (same)
