@@ -253,8 +253,10 @@ describe("versions", () => {
     // with identical bytes (an idempotent retry) keeps the file
     const canon2 = canonicalOf(t, 2);
     const bytes2 = fs.readFileSync(canon2);
+    const inode2 = fs.statSync(canon2).ino;
     ok((await createVersion(t, 2, { content: bytes2 })).res);
     assert.deepEqual(fs.readFileSync(canon2), bytes2);
+    assert.equal(fs.statSync(canon2).ino, inode2, "the identical file is kept, not replaced");
     // and with different bytes the catalog's new version wins
     ok(await req("POST", `/v1/table/${t.enc}/version/delete`, { body: { ranges: [{ start_version: 3, end_version: 4 }] } }));
     assertError(await req("POST", `/v1/table/${t.enc}/version/describe`, { body: { version: 3 } }), 404, 11);
