@@ -583,7 +583,6 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 	struct stat sb;
 	int			dfd;
 	int			in;
-	int			kept = 0;
 	bool		ok;
 	bool		held = staged != NULL && staged->bytes != NULL;
 	bool		reuse = held && staged->open;	/* read_staging's descriptors */
@@ -644,10 +643,9 @@ local_finalize(GwStorage *st, const char *staging, const char *canonical,
 		int			linked = gw_config.manifest_copy ? 0 :
 			link_canonical(in, &sb, dfd, cbase, canonical, synced, !held, written, err);
 
-		/* no link: the canonical file is kept as link_canonical would, or written */
-		if (linked == 0)
-			linked = (kept = keep_identical(in, dfd, cbase, canonical, size, err)) != 0 ? kept :
-				write_canonical(in, dfd, cbase, canonical, size, !held, written, err) ? 1 : -1;
+		/* no link: an identical canonical file is kept, else a copy is written */
+		if (linked == 0 && (linked = keep_identical(in, dfd, cbase, canonical, size, err)) == 0)
+			linked = write_canonical(in, dfd, cbase, canonical, size, !held, written, err) ? 1 : -1;
 		ok = linked > 0;
 	}
 	if (!reuse)

@@ -248,6 +248,13 @@ describe("gateway process", () => {
       const second = await createVersion(t, 2, { base: g.url, content: "the committed one" });
       assert.equal(second.res.status, 200, second.res.text);
       assert.deepEqual(fs.readFileSync(orphan), second.st.bytes);
+      // a canonical file that already holds the same bytes (a retry) is kept
+      const same = path.join(versionsDir(t.location), v2Name(3));
+      fs.writeFileSync(same, "the same bytes");
+      const ino = fs.statSync(same).ino;
+      const third = await createVersion(t, 3, { base: g.url, content: "the same bytes" });
+      assert.equal(third.res.status, 200, third.res.text);
+      assert.equal(fs.statSync(same).ino, ino, "the identical file is kept, not copied over");
     } finally {
       await stop(g.proc);
     }
