@@ -539,7 +539,7 @@ next_frame(FeedSub *s)
  *		resumes it; the end once the stream closed or its client went away.
  */
 static ssize_t
-read_cb(void *cls, uint64_t pos, char *buf, size_t max)
+read_cb(void *cls, uint64_t pos GW_UNUSED, char *buf, size_t max)
 {
 	FeedSub    *s = cls;
 	const union MHD_ConnectionInfo *ci =
@@ -549,7 +549,6 @@ read_cb(void *cls, uint64_t pos, char *buf, size_t max)
 	long		sent = 0;
 	bool		end = false;
 
-	(void) pos;
 	pthread_mutex_lock(&feed_lock);
 	clock_gettime(CLOCK_MONOTONIC, &s->last_look);
 	while (n < max && (s->cur != NULL || (s->cur = next_frame(s)) != NULL))

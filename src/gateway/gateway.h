@@ -16,6 +16,7 @@
 #include <time.h>
 
 #define GW_PROGRAM "lance-namespace-gateway"
+#define GW_UNUSED __attribute__((unused))	/* a callback's parameter it ignores */
 #define GW_VERSION LANCE_EXTVERSION	/* one version: the Makefile's EXTVERSION */
 
 #include "error_rules.h"

@@ -326,9 +326,8 @@ gw_publish_pass(PGconn *conn, const char *manifest_path, bool dry_run,
  *		create since the last one, and a last pass at shutdown.
  */
 static void *
-publisher_main(void *arg)
+publisher_main(void *arg GW_UNUSED)
 {
-	(void) arg;
 	for (;;)
 	{
 		bool		last;

@@ -21,6 +21,7 @@
 #include "metrics.h"
 #include "router.h"
 #include "server_int.h"
+#include "storage.h"
 
 #define SCAN_MS			1000	/* the longest wait: a lost database connection is retried */
 #define MAX_EVENTS		16
@@ -75,13 +76,11 @@ gw_loop_resume(GwLoop *L, struct MHD_Connection *conn)
  *		(cut at '?' once the head is complete) in the same allocation.
  */
 static void *
-on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+on_uri(void *cls GW_UNUSED, const char *uri, struct MHD_Connection *conn GW_UNUSED)
 {
 	size_t		n = strlen(uri) + 1;
 	GwReq	   *r = calloc(1, sizeof(GwReq) + n);
 
-	(void) cls;
-	(void) conn;
 	if (r != NULL)
 		r->req.path = memcpy(r + 1, uri, n);
 	return r;
@@ -162,13 +161,12 @@ reply_error(GwReq *r, int status, const char *message)
  *		(name lower-cased; UTF-8 values only).
  */
 static enum MHD_Result
-take_header(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+take_header(void *cls, enum MHD_ValueKind kind GW_UNUSED, const char *key, size_t key_size,
 			const char *value, size_t value_size)
 {
 	GwReq	   *r = cls;
 	char	   *name = strndup(key, key_size);
 
-	(void) kind;
 	r->header_bytes += key_size + value_size + 4;	/* "k: v\r\n" */
 	if (name == NULL)
 	{
@@ -262,12 +260,11 @@ dispatch(GwReq *r)
  */
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
-		   const char *version, const char *upload, size_t *upload_size, void **ctx)
+		   const char *version GW_UNUSED, const char *upload, size_t *upload_size, void **ctx)
 {
 	GwReq	   *r = *ctx;
 
 	(void) url;					/* decoded: on_uri kept the raw one */
-	(void) version;
 	if (r == NULL)
 		return MHD_NO;
 	if (!r->started)
@@ -312,13 +309,11 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
  *		A request ended: the access log line, the metrics, its memory.
  */
 static void
-on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
+on_completed(void *cls GW_UNUSED, struct MHD_Connection *conn GW_UNUSED, void **ctx,
 			 enum MHD_RequestTerminationCode toe)
 {
 	GwReq	   *r = *ctx;
 
-	(void) cls;
-	(void) conn;
 	if (r == NULL)
 		return;
 	*ctx = NULL;
@@ -356,6 +351,7 @@ loop_main(void *arg)
 	struct epoll_event evs[MAX_EVENTS];
 	bool		quiesced = false;
 
+	gw_presence_enter_loop(L->ep, GW_EV_FILES);	/* storage_presence.c */
 	while (!atomic_load(&ending))
 	{
 		MHD_UNSIGNED_LONG_LONG mhd_ms;
@@ -366,6 +362,9 @@ loop_main(void *arg)
 		if (MHD_get_timeout(L->daemon, &mhd_ms) == MHD_YES && mhd_ms < (MHD_UNSIGNED_LONG_LONG) timeout)
 			timeout = (int) mhd_ms;
 		n = epoll_wait(L->ep, evs, MAX_EVENTS, timeout);
+		for (int i = 0; i < n; i++)
+			if (evs[i].data.u64 == GW_EV_FILES)
+				gw_presence_drain();	/* before this wake-up's answers */
 		for (int i = 0; i < n; i++)
 		{
 			if (evs[i].data.u64 == GW_EV_WAKE)

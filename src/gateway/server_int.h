@@ -25,6 +25,7 @@
 #define GW_EV_DAEMON	1		/* the daemon's own epoll set */
 #define GW_EV_WAKE		2		/* wake_fd */
 #define GW_EV_PIPE		3		/* the pipelined database connection */
+#define GW_EV_FILES		4		/* the presence cache's inotify (storage_presence.c) */
 
 /*
  * A loop: its thread, its libmicrohttpd daemon and its pipelined database

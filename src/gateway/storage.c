@@ -39,6 +39,8 @@ gw_storage_init(const char *root, GwError *err)
 	}
 	else if ((local_storage = gw_storage_local_create(root, err)) == NULL)
 		return false;
+	else
+		gw_storage_local_cache(local_storage);
 	if (!gw_s3_init(err))
 		return false;
 	s3_storage = gw_storage_s3_create(s3_root, err);

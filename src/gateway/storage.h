@@ -184,6 +184,7 @@ extern bool gw_storage_plain_components(const char *path);
 extern GwStorage *gw_storage_local_create(const char *root, GwError *err);
 extern void gw_storage_local_free(GwStorage *st);
 extern const char *gw_storage_local_root_of(GwStorage *st);
+extern void gw_storage_local_cache(GwStorage *st);
 extern const char *gw_storage_local_root(void);
 extern GwStorage *gw_storage_s3_create(const char *root, GwError *err);
 
@@ -192,5 +193,11 @@ extern void gw_staged_free(GwStaged *staged);
 extern bool gw_storage_init(const char *root, GwError *err);
 extern GwStorage *gw_storage_for(const char *path, GwError *err);
 extern const char *gw_storage_s3_root(void);
+
+/* storage_presence.c: the root's manifests a loop has seen (present) */
+extern void gw_presence_init(int rootfd);
+extern void gw_presence_enter_loop(int ep, uint64_t tag);
+extern void gw_presence_drain(void);
+extern bool gw_presence_lookup(const char *rel);
 
 #endif							/* LANCE_GATEWAY_STORAGE_H */

@@ -21,7 +21,8 @@
  *	  (sweep.c) it lists the regular files of a directory and removes one
  *	  of them, by name relative to the opened directory, only if it is
  *	  still the file that was listed.  Only present, a hint that a
- *	  reader's check may stop at, looks a path up as a client does.
+ *	  reader's check may stop at, looks a path up as a client does (for
+ *	  the gateway's root, through the cache of storage_presence.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -56,6 +57,7 @@ typedef struct LocalStorage
 	char		root[PATH_MAX];
 	size_t		rootlen;
 	int			rootfd;			/* O_PATH descriptor of root */
+	bool		cached;			/* present asks storage_presence.c */
 } LocalStorage;
 
 /* 0: not tried yet, 1: openat2 works, -1: the kernel refuses it */
@@ -277,18 +279,24 @@ local_stat_staging(GwStorage *st, const char *path, int64_t *size, GwError *err)
 
 /*
  * local_present
- *		See GwStorage.present: one fstatat of the path's text from the root.
+ *		See GwStorage.present: one fstatat of the path's text from the root,
+ *		or for the gateway's root the presence cache, which makes it when
+ *		it must.
  */
 static bool
 local_present(GwStorage *st, const char *path)
 {
 	LocalStorage *ls = st->priv;
+	const char *rel;
 	struct stat sb;
 	GwError		ignored;
 
-	return check_lexical(ls, path, &ignored) &&
-		fstatat(ls->rootfd, path + (ls->rootlen == 1 ? 1 : ls->rootlen + 1), &sb,
-				AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode);
+	if (!check_lexical(ls, path, &ignored))
+		return false;
+	rel = path + (ls->rootlen == 1 ? 1 : ls->rootlen + 1);
+	if (ls->cached)
+		return gw_presence_lookup(rel);
+	return fstatat(ls->rootfd, rel, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode);
 }
 
 /*
@@ -1093,6 +1101,19 @@ gw_storage_local_free(GwStorage *st)
 	close(ls->rootfd);
 	free(ls);
 	free(st);
+}
+
+/*
+ * gw_storage_local_cache
+ *		Let st's present use the presence cache: the gateway's root only.
+ */
+void
+gw_storage_local_cache(GwStorage *st)
+{
+	LocalStorage *ls = st->priv;
+
+	gw_presence_init(ls->rootfd);
+	ls->cached = true;
 }
 
 /*

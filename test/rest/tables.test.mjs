@@ -210,6 +210,40 @@ describe("tables", () => {
     assertError(await describe(2), 404, 11);
   });
 
+  it("a manifest removed after describes found it: the next describe still sees it gone (the loop's presence cache follows removals, renames, moved directories and a replaced symbolic link)", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns, fresh("seen"));
+    for (const v of [1, 2, 3, 4, 5]) ok((await createVersion(t, v)).res);
+    const vdir = path.join(t.location, "_versions");
+    const file = (v) => path.join(vdir, v2Name(v));
+    const describe = (v) => req("POST", `/v1/table/${t.enc}/version/describe?delimiter=%24`, { body: { version: v } });
+    for (const v of [1, 2, 3, 4, 5]) ok(await describe(v));
+    // the gateway watches the directories above what it found, or this test proves nothing
+    const fdinfo = `/proc/${process.env.GW_PID}/fdinfo`;
+    const watches = fs.readdirSync(fdinfo).map((fd) => { try { return fs.readFileSync(path.join(fdinfo, fd), "utf8"); } catch { return ""; } })
+      .join("").match(/^inotify wd:/gm) ?? [];
+    assert.ok(watches.length >= 4, `inotify watches of the gateway: ${watches.length}`);
+    fs.unlinkSync(file(1));
+    assertError(await describe(1), 404, 11);
+    fs.renameSync(file(2), `${file(2)}.moved`);
+    assertError(await describe(2), 404, 11);
+    // the directory moved aside, and a new one in its place without version 3
+    fs.renameSync(vdir, `${vdir}.old`);
+    fs.mkdirSync(vdir);
+    for (const v of [4, 5]) fs.linkSync(path.join(`${vdir}.old`, v2Name(v)), file(v));
+    assertError(await describe(3), 404, 11);
+    ok(await describe(4));
+    // a directory on the way that is a symbolic link, replaced by a directory without version 4
+    fs.renameSync(vdir, `${vdir}.real`);
+    fs.symlinkSync(`${vdir}.real`, vdir);
+    ok(await describe(4));
+    fs.unlinkSync(vdir);
+    fs.mkdirSync(vdir);
+    fs.linkSync(path.join(`${vdir}.real`, v2Name(5)), file(5));
+    assertError(await describe(4), 404, 11);
+    ok(await describe(5));
+  });
+
   it("deregisters keeping the files; drops deleting them, catalog first, confined to the table's location", async () => {
     const ns = await mkNamespace();
     const t1 = await mkTable(ns, "a");
