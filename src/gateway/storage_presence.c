@@ -322,10 +322,12 @@ gw_presence_drain(void)
 	ssize_t		n;
 
 	pthread_mutex_lock(&lock);
-	while ((n = read(ifd, buf, sizeof(buf))) > 0)
+	while ((n = read(ifd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
 		for (char *p = buf; p < buf + n; p += sizeof(struct inotify_event) +
 			 ((struct inotify_event *) p)->len)
 			apply((struct inotify_event *) p);
+	if (n < 0 && errno != EAGAIN)
+		reset();				/* events left unread: forget everything */
 	pthread_mutex_unlock(&lock);
 }
 
