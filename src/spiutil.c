@@ -31,12 +31,21 @@
  * trigger records): while it runs, the audit trigger writes no row of its
  * own, and versions accept the insert (audit.c).
  */
+/*
+ * generic marks a page walk whose plan is kept generic.  Its LIMIT is a
+ * parameter, so the plan cache costs a generic plan as if it fetched a
+ * tenth of the rows and every custom plan (a page of a few rows) as
+ * cheaper: it would plan the statement again on every call, a third of a
+ * list's CPU.  The generic plan is the same index range scan
+ * (bench/sql/scale_explain.sql shows it on the scale fixtures).
+ */
 typedef struct LancePlanDef
 {
 	const char *sql;
 	int			nargs;
 	Oid			argtypes[12];
 	bool		operation;
+	bool		generic;
 } LancePlanDef;
 
 static const LancePlanDef plan_defs[PLAN_COUNT] = {
@@ -145,13 +154,13 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		"SELECT name FROM lance_namespace.entries"
 		" WHERE parent_id = $1 AND kind = 'n' AND name > $2 COLLATE \"C\""
 		" ORDER BY name LIMIT $3",
-		3, {INT8OID, TEXTOID, INT8OID}
+		3, {INT8OID, TEXTOID, INT8OID}, .generic = true
 	},
 	[PLAN_LIST_TABLES] = {
 		"SELECT name FROM lance_namespace.entries"
 		" WHERE parent_id = $1 AND kind = 't' AND name > $2 COLLATE \"C\""
 		" ORDER BY name LIMIT $3",
-		3, {INT8OID, TEXTOID, INT8OID}
+		3, {INT8OID, TEXTOID, INT8OID}, .generic = true
 	},
 	[PLAN_LIST_TABLES_CREATED] = {
 		"SELECT e.name FROM lance_namespace.entries e"
@@ -165,7 +174,7 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		"SELECT path FROM lance_namespace.entries"
 		" WHERE kind = 't' AND path > $1 COLLATE \"C\""
 		" ORDER BY path LIMIT $2",
-		2, {TEXTARRAYOID, INT8OID}
+		2, {TEXTARRAYOID, INT8OID}, .generic = true
 	},
 	[PLAN_LIST_ALL_TABLES_CREATED] = {
 		"SELECT e.path FROM lance_namespace.entries e"
@@ -179,13 +188,13 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		"SELECT " VERSION_COLUMNS " FROM lance_namespace.versions"
 		" WHERE table_id = $1 AND branch = $2 COLLATE \"C\" AND version > $3"
 		" ORDER BY version LIMIT $4",
-		4, {INT8OID, TEXTOID, INT8OID, INT8OID}
+		4, {INT8OID, TEXTOID, INT8OID, INT8OID}, .generic = true
 	},
 	[PLAN_LIST_VERSIONS_DESC] = {
 		"SELECT " VERSION_COLUMNS " FROM lance_namespace.versions"
 		" WHERE table_id = $1 AND branch = $2 COLLATE \"C\" AND version <= $3"
 		" ORDER BY version DESC LIMIT $4",
-		4, {INT8OID, TEXTOID, INT8OID, INT8OID}
+		4, {INT8OID, TEXTOID, INT8OID, INT8OID}, .generic = true
 	},
 	[PLAN_UPDATE_ENTRY_PROPERTIES] = {
 		"UPDATE lance_namespace.entries SET properties = $2 WHERE id = $1",
@@ -288,7 +297,7 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 	[PLAN_LIST_BRANCHES] = {
 		"SELECT " BRANCH_COLUMNS " FROM lance_namespace.branches"
 		" WHERE table_id = $1 AND name > $2 COLLATE \"C\" ORDER BY name LIMIT $3",
-		3, {INT8OID, TEXTOID, INT8OID}
+		3, {INT8OID, TEXTOID, INT8OID}, .generic = true
 	},
 	[PLAN_GET_TAG] = {
 		"SELECT t.name, t.branch, t.version, v.manifest_size"
@@ -384,7 +393,8 @@ lance_plan(LancePlanId id)
 		const LancePlanDef *def = &plan_defs[id];
 		SPIPlanPtr	plan;
 
-		plan = SPI_prepare(def->sql, def->nargs, (Oid *) def->argtypes);
+		plan = SPI_prepare_cursor(def->sql, def->nargs, (Oid *) def->argtypes,
+								  def->generic ? CURSOR_OPT_GENERIC_PLAN : 0);
 		if (plan == NULL)
 			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
 				 def->sql, SPI_result_code_string(SPI_result));
