@@ -30,14 +30,15 @@
  * records in the history itself (or, for a version insert, that the audit
  * trigger records): while it runs, the audit trigger writes no row of its
  * own, and versions accept the insert (audit.c).
- */
-/*
+ *
  * generic marks a page walk whose plan is kept generic.  Its LIMIT is a
  * parameter, so the plan cache costs a generic plan as if it fetched a
  * tenth of the rows and every custom plan (a page of a few rows) as
  * cheaper: it would plan the statement again on every call, a third of a
  * list's CPU.  The generic plan is the same index range scan
- * (bench/sql/scale_explain.sql shows it on the scale fixtures).
+ * (bench/sql/scale_explain.sql shows it on the scale fixtures).  The walks
+ * with a subquery or a join (declared tables left out, tags) are left to
+ * the plan cache: their generic plans are not shown there.
  */
 typedef struct LancePlanDef
 {
