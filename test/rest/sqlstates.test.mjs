@@ -46,6 +46,12 @@ async function session(sqlWithTag) {
 /** A path id as a SQL array literal. */
 const pathOf = (ns, name) => `ARRAY['${ns}', '${name}']`;
 
+/** SQL that waits (at most 5 s) until a backend running a statement like pattern waits for a lock. */
+const untilWaiting = (pattern) =>
+  `DO $$BEGIN FOR i IN 1..500 LOOP PERFORM pg_catalog.pg_stat_clear_snapshot(); ` +
+  `EXIT WHEN EXISTS (SELECT 1 FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_stat_activity s USING (pid) ` +
+  `WHERE NOT l.granted AND s.query LIKE '${pattern}'); PERFORM pg_catalog.pg_sleep(0.01); END LOOP; END$$;`;
+
 describe("SQLSTATE to Lance code and HTTP status, from real conditions", () => {
   it("57014 (statement timeout) is 503 with code 17, for a write and for a read", async () => {
     const ns = await mkNamespace();
@@ -114,7 +120,8 @@ describe("SQLSTATE to Lance code and HTTP status, from real conditions", () => {
     // a renames to "c" and holds its transaction open: b's rename to "c"
     // passes the name check, then waits on the unique index until a commits
     const holder = await session((tag) =>
-      `BEGIN; SELECT lance_namespace.lance_rename_table(${pathOf(ns, a.name)}, 'c'); ${tag} SELECT pg_sleep(1); COMMIT;`);
+      `BEGIN; SELECT lance_namespace.lance_rename_table(${pathOf(ns, a.name)}, 'c'); ${tag} ` +
+        `${untilWaiting("%rest_rename_table%")} COMMIT;`);
     try {
       const r = await req("POST", `/v1/table/${b.enc}/rename?delimiter=%24`, { body: { new_table_name: "c" }, base: g.url });
       assertError(r, 409, 14);
@@ -140,10 +147,7 @@ describe("SQLSTATE to Lance code and HTTP status, from real conditions", () => {
     const holder = await session((tag) =>
       `BEGIN; SET LOCAL deadlock_timeout = '10s'; ` +
         `SELECT 1 FROM lance_namespace.entries WHERE path = ${pathOf(ns, b.name)} FOR UPDATE; ${tag} ` +
-        `DO $$BEGIN FOR i IN 1..500 LOOP PERFORM pg_catalog.pg_stat_clear_snapshot(); ` +
-        `EXIT WHEN EXISTS (SELECT 1 FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_stat_activity s USING (pid) ` +
-        `WHERE NOT l.granted AND s.query LIKE '%batch_create%'); PERFORM pg_catalog.pg_sleep(0.01); END LOOP; END$$; ` +
-        `SELECT 1 FROM lance_namespace.entries WHERE path = ${pathOf(ns, a.name)} FOR UPDATE; COMMIT;`);
+        `${untilWaiting("%batch_create%")} SELECT 1 FROM lance_namespace.entries WHERE path = ${pathOf(ns, a.name)} FOR UPDATE; COMMIT;`);
     try {
       const r = await req("POST", "/v1/table/version/batch-create", {
         base: g.url,
