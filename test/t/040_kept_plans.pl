@@ -8,8 +8,9 @@
 # 300 tables, namespaces and branches, analyzed), each list operation runs
 # 30 times in one session, and pg_stat_statements, which counts the
 # planning of statements run through SPI (and stores them with their
-# constants as parameters), must show each page walk planned at most once.  Without the generic plans the versions' walks were planned
-# on every call.  The answers are checked too: the pages are the same.
+# constants as parameters), must show each page walk planned at most once.
+# Without the generic plans the versions' walks were planned on every call.
+# The answers are checked too: the pages are the same.
 use strict;
 use warnings;
 
@@ -73,7 +74,7 @@ foreach my $w (@walks)
 	my @answers = split /\n/, $node->safe_psql('postgres', join(";\n", ($call) x $CALLS));
 	is(scalar(@answers), $CALLS, "$what: $CALLS answers");
 	is(scalar(keys %{{ map { $_ => 1 } @answers }}), 1, "$what: the same page every time");
-	is($answers[0], $first, "$what: the page's first entry") if defined $first;
+	is($answers[0], $first, "$what: the page's first entry");
 	my ($plans, $calls) = split /\|/, $node->safe_psql('postgres', qq{
 		SELECT sum(plans), sum(calls) FROM pg_stat_statements
 		 WHERE query LIKE '%' || \$q\$$stmt\$q\$ || '%' AND query NOT LIKE '%pg_stat_statements%'});
