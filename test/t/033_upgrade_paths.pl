@@ -11,7 +11,7 @@
 #
 # The releases in order: each later release's checks apply to an update
 # that reaches it (a path from any earlier version).
-my @chain = ('0.1.0', '0.2.0', '0.3.0', '0.4.0', '0.5.0');
+my @chain = ('0.1.0', '0.2.0', '0.3.0', '0.4.0', '0.5.0', '0.6.0');
 use strict;
 use warnings;
 
