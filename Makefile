@@ -35,7 +35,9 @@ OBJS = \
 	src/auth.o \
 	src/privileges.o \
 	src/postgrest.o \
-	src/limits.o
+	src/limits.o \
+	src/location_rules.o \
+	src/table_location.o
 
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 

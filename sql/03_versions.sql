@@ -34,8 +34,9 @@ SELECT lance_try($$SELECT lance_namespace.rest_create_table_version('{"id": ["vs
 SELECT lance_try($$SELECT lance_namespace.lance_declare_table('{vs,long}', '/' || repeat('l', 4096))$$);
 -- (at the limits: taken)
 BEGIN;
+SELECT location FROM lance_namespace.lance_declare_table('{vs,limits}');
 SELECT version, length(e_tag) AS e_tag_bytes
-  FROM lance_namespace.lance_create_table_version('{vs,u}', 3, '/' || repeat('p', 4095), e_tag => repeat('e', 1024));
+  FROM lance_namespace.lance_create_table_version('{vs,limits}', 3, '/' || repeat('p', 4095), e_tag => repeat('e', 1024));
 ROLLBACK;
 -- the view keeps the staging path and the scheme
 SELECT name, branch, version, manifest_path, staging_manifest_path, naming_scheme, manifest_size, e_tag, metadata
@@ -172,7 +173,9 @@ SELECT ARRAY(SELECT (v).version FROM unnest(versions) v) FROM lance_namespace.la
 SELECT * FROM lance_namespace.lance_batch_delete_table_versions('{vs,many}', '[{"start_version": 0, "end_version": 3}]');
 SELECT * FROM lance_namespace.lance_batch_delete_table_versions('{vs,many}', '[{"start_version": 5, "end_version": 5}, {"start_version": 9, "end_version": 7}]');  -- empty ranges
 SELECT * FROM lance_namespace.lance_batch_delete_table_versions('{vs,many}', '[{"start_version": 5, "end_version": 6}, {"start_version": 10, "end_version": 12}, {"start_version": 11, "end_version": 13}]');
-SELECT * FROM lance_namespace.lance_batch_delete_table_versions('{vs,many}', '[{"start_version": 20, "end_version": -1}]');
+-- the latest version (24) stays: a range through it is refused whole
+SELECT lance_try($$SELECT * FROM lance_namespace.lance_batch_delete_table_versions('{vs,many}', '[{"start_version": 20, "end_version": -1}]')$$);
+SELECT * FROM lance_namespace.lance_batch_delete_table_versions('{vs,many}', '[{"start_version": 20, "end_version": 24}]');
 SELECT * FROM lance_namespace.lance_batch_delete_table_versions('{vs,many}', '[]');
 SELECT * FROM lance_namespace.lance_batch_delete_table_versions('{vs,many}', '[{"start_version": 100, "end_version": -1}]');
 SELECT * FROM lance_namespace.lance_batch_delete_table_versions('{vs,many}', '[{"start_version": 0, "end_version": 1}]', 'main');
@@ -196,9 +199,31 @@ SELECT lance_try($$SELECT * FROM lance_namespace.lance_batch_delete_table_versio
 -- a bad range anywhere deletes nothing
 SELECT lance_try($$SELECT * FROM lance_namespace.lance_batch_delete_table_versions('{vs,many}', '[{"start_version": 0, "end_version": -1}, {"start_version": -3, "end_version": 1}]')$$);
 SELECT count(*) AS many_versions FROM lance_namespace.table_versions WHERE id = '{vs,many}';
--- 0 .. -1 deletes everything; a deleted version can be created again
-SELECT * FROM lance_namespace.lance_batch_delete_table_versions('{vs,many}', '[{"start_version": 0, "end_version": -1}]');
-SELECT version, manifest_path FROM lance_namespace.lance_create_table_version('{vs,many}', 4, '/new/4');
+-- a version number is acknowledged once: 0 .. -1 would take the latest
+-- version, so it deletes nothing; 0 .. 24 deletes all but the latest, and
+-- no deleted number is created again, by any manifest (409), nor the
+-- latest with another manifest; the same manifest again is a retry
+SELECT lance_try($$SELECT * FROM lance_namespace.lance_batch_delete_table_versions('{vs,many}', '[{"start_version": 0, "end_version": -1}]')$$);
+SELECT * FROM lance_namespace.lance_batch_delete_table_versions('{vs,many}', '[{"start_version": 0, "end_version": 24}]');
+SELECT lance_try($$SELECT * FROM lance_namespace.lance_create_table_version('{vs,many}', 4, '/new/4')$$);
+SELECT lance_try($$SELECT * FROM lance_namespace.lance_create_table_version('{vs,many}', 4, '/m/4')$$);
+SELECT lance_try($$SELECT * FROM lance_namespace.lance_create_table_version('{vs,many}', 24, '/new/24')$$);
+SELECT version FROM lance_namespace.lance_create_table_version('{vs,many}', 24, '/m/24');
+SELECT version FROM lance_namespace.lance_create_table_version('{vs,many}', 25, '/m/25');
+-- ... a direct DELETE of the latest (as the catalog's owner too) is refused,
+-- and a retirement of the latest keeps it
+DO $$BEGIN
+	DELETE FROM lance_namespace.versions v USING lance_namespace.entries e
+	 WHERE v.table_id = e.id AND e.path = '{vs,many}' AND v.version = 25;
+	RAISE NOTICE 'deleted';
+EXCEPTION WHEN OTHERS THEN
+	RAISE NOTICE '%: %', SQLSTATE, SQLERRM;
+END$$;
+SELECT lance_namespace.lance_retire_table_version('{vs,many}', 25, NULL,
+	(SELECT manifest_path FROM lance_namespace.lance_describe_table_version('{vs,many}', 25)));
+SELECT lance_namespace.lance_retire_table_version('{vs,many}', 24, NULL,
+	(SELECT manifest_path FROM lance_namespace.lance_describe_table_version('{vs,many}', 24)));
+SELECT ARRAY(SELECT (v).version FROM unnest(versions) v) AS remaining FROM lance_namespace.lance_list_table_versions('{vs,many}');
 
 --
 -- BatchCreateTableVersions: all or nothing, results in request order

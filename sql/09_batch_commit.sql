@@ -40,7 +40,7 @@ SELECT lance_namespace.lance_batch_commit_tables('[
 	{"declare_table": {"id": ["bc", "b"], "location": "/ext/b2", "properties": {"k": "v"}}},
 	{"create_table_version": {"id": ["bc", "b"], "version": 7, "manifest_path": "/m/b/7", "manifest_size": 70,
 	                          "e_tag": "e7", "metadata": {"x": "y"}, "naming_scheme": "V1"}},
-	{"delete_table_versions": {"id": ["bc", "a"], "ranges": [{"start_version": 4, "end_version": -1}]}}
+	{"delete_table_versions": {"id": ["bc", "a"], "ranges": [{"start_version": 3, "end_version": 4}]}}
   ]') #- '{0,deregister_table,transaction_id}' #- '{1,declare_table,transaction_id}'
       #- '{2,create_table_version,transaction_id}' #- '{2,create_table_version,version,timestamp_millis}'
       #- '{3,delete_table_versions,transaction_id}' AS results;
@@ -151,7 +151,7 @@ SELECT * FROM pg_temp.bc_state();
 SELECT r AS rest_response FROM lance_namespace.rest_batch_commit_tables('{"operations": [
 	{"declare_table": {"id": ["bc", "r"]}},
 	{"create_table_version": {"id": ["bc", "r"], "version": 1, "manifest_path": "/m/r/1"}},
-	{"delete_table_versions": {"id": ["bc", "a"], "ranges": [{"start_version": 9, "end_version": 10}]}}
+	{"delete_table_versions": {"id": ["bc", "a"], "ranges": [{"start_version": 8, "end_version": 9}]}}
   ]}') r \gset
 SELECT r ? 'transaction_id' AS has_txid,
        r ->> 'transaction_id' = (r #>> '{results,0,declare_table,transaction_id}') AS same_txid,

@@ -115,7 +115,7 @@ INSERT INTO responses (op, r) SELECT 'create_table_tag', lance_namespace.rest_cr
 INSERT INTO responses (op, r) SELECT 'update_table_tag', lance_namespace.rest_update_table_tag('{"id": ["hf", "u"], "tag": "g", "version": 1}');
 INSERT INTO responses (op, r) SELECT 'delete_table_tag', lance_namespace.rest_delete_table_tag('{"id": ["hf", "u"], "tag": "g"}');
 INSERT INTO responses (op, r) SELECT 'delete_table_branch', lance_namespace.rest_delete_table_branch('{"id": ["hf", "u"], "name": "b"}');
-INSERT INTO responses (op, r) SELECT 'batch_delete_table_versions', lance_namespace.rest_batch_delete_table_versions('{"id": ["hf", "u"], "ranges": [{"start_version": 2, "end_version": -1}]}');
+INSERT INTO responses (op, r) SELECT 'batch_delete_table_versions', lance_namespace.rest_batch_delete_table_versions('{"id": ["hf", "u"], "ranges": [{"start_version": 1, "end_version": 2}]}');
 INSERT INTO responses (op, r) SELECT 'batch_commit_tables', lance_namespace.rest_batch_commit_tables('{"operations": []}');
 INSERT INTO responses (op, r) SELECT 'rename_table', lance_namespace.rest_rename_table('{"id": ["hf", "u"], "new_table_name": "u2"}');
 INSERT INTO responses (op, r) SELECT 'deregister_table', lance_namespace.rest_deregister_table('{"id": ["hf", "reg"]}');

@@ -352,7 +352,16 @@ SELECT * FROM lance_namespace.lance_create_namespace('{a,x}', properties => '{"k
 SELECT * FROM lance_namespace.lance_create_namespace('{a,x}', 'ExistOk');
 SELECT * FROM lance_namespace.lance_create_namespace('{a,x,y}');
 SELECT location FROM lance_namespace.lance_declare_table('{a,x,y,t}');
-SELECT location FROM lance_namespace.lance_register_table('{a,x,r}', '/ext/r');
+-- a tenant places a table only below its namespace's location (0.6.0):
+-- elsewhere, at the namespace's own location, or in another tenant's
+-- namespace, it is refused (42501, before anything is written)
+SELECT lance_try($$SELECT * FROM lance_namespace.lance_register_table('{a,x,r}', '/ext/r')$$);
+SELECT lance_try($$SELECT * FROM lance_namespace.lance_register_table('{a,x,r}', '/data/lance/a/x')$$);
+SELECT lance_try($$SELECT * FROM lance_namespace.lance_register_table('{a,x,r}', '/data/lance/b/t.lance')$$);
+SELECT lance_try($$SELECT * FROM lance_namespace.lance_declare_table('{a,x,r}', 's3://other/a/x/r')$$);
+SELECT lance_try($$SELECT * FROM lance_namespace.lance_check_table_location('{a,x,r}', '/data/lance/b/t.lance')$$);
+SELECT lance_namespace.lance_check_table_location('{a,x,r}', '/data/lance/a/x/r');
+SELECT location FROM lance_namespace.lance_register_table('{a,x,r}', '/data/lance/a/x/r');
 SELECT version, manifest_path FROM lance_namespace.lance_create_table_version('{a,x,y,t}', 1, '/m/1');
 SELECT version FROM lance_namespace.lance_batch_create_table_versions('[{"id": ["a", "x", "y", "t"], "version": 2, "manifest_path": "/m/2"}]');
 SELECT lance_namespace.lance_create_table_branch('{a,x,y,t}', 'dev', from_version => 1) IS NOT NULL AS branched;
@@ -361,7 +370,7 @@ SELECT lance_namespace.lance_update_table_tag('{a,x,y,t}', 'first', 2);
 SELECT * FROM lance_namespace.lance_get_table_tag_version('{a,x,y,t}', 'first');
 SELECT lance_namespace.lance_rename_table('{a,x,r}', 'r2', '{a}');
 SELECT lance_namespace.lance_rename_table('{a,t1}', 't1', '{a,x}');
-SELECT * FROM lance_namespace.lance_batch_delete_table_versions('{a,x,y,t}', '[{"start_version": 2, "end_version": 3}]');
+SELECT * FROM lance_namespace.lance_batch_delete_table_versions('{a,x,y,t}', '[{"start_version": 1, "end_version": 2}]');
 SELECT id, location FROM lance_namespace.lance_deregister_table('{a,r2}');
 SELECT tables FROM lance_namespace.lance_list_all_tables();
 SELECT name, branch, version FROM lance_namespace.table_versions ORDER BY name, branch, version;

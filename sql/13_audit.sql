@@ -104,7 +104,10 @@ BEGIN
 		(10, 'versions: INSERT ON CONFLICT DO UPDATE', $$INSERT INTO lance_namespace.versions (table_id, version, manifest_path, staging_manifest_path, naming_scheme, timestamp_millis)
 			SELECT id, 2, '/evil/2', '/evil/2', 'V2', 0 FROM lance_namespace.entries WHERE path = '{au,t}'
 			ON CONFLICT (table_id, branch, version) DO UPDATE SET manifest_path = '/evil/2'$$),
-		(11, 'versions: DELETE, own table', $$DELETE FROM lance_namespace.versions WHERE table_id = (SELECT id FROM lance_namespace.entries WHERE path = '{au,t}')$$),
+		(11, 'versions: DELETE, own table, the latest too', $$DELETE FROM lance_namespace.versions WHERE table_id = (SELECT id FROM lance_namespace.entries WHERE path = '{au,t}')$$),
+		(15, 'versions: DELETE, own table, below the latest', $$DELETE FROM lance_namespace.versions WHERE table_id = (SELECT id FROM lance_namespace.entries WHERE path = '{au,t}') AND version = 1$$),
+		(16, 'versions: INSERT after a DELETE', $$INSERT INTO lance_namespace.versions (table_id, version, manifest_path, staging_manifest_path, naming_scheme, timestamp_millis)
+			SELECT id, 1, '/evil/1', '/evil/1', 'V2', 0 FROM lance_namespace.entries WHERE path = '{au,t}'$$),
 		(12, 'versions: DELETE, read-only table', $$DELETE FROM lance_namespace.versions WHERE table_id = (SELECT id FROM lance_namespace.entries WHERE path = '{au_ro,t}')$$),
 		(13, 'versions: TRUNCATE', $$TRUNCATE lance_namespace.versions$$),
 		(14, 'versions: UPDATE the creation record', $$UPDATE lance_namespace.versions SET transaction_id = '1', created_at = now(),
@@ -126,7 +129,11 @@ BEGIN
 		(31, 'entries: INSERT, read-only subtree', $$INSERT INTO lance_namespace.entries (parent_id, kind, name, path)
 			SELECT id, 'n', 'direct', '{au_ro,direct}' FROM lance_namespace.entries WHERE path = '{au_ro}'$$),
 		(32, 'entries: UPDATE properties', $$UPDATE lance_namespace.entries SET properties = '{"k": "v"}' WHERE path = '{au}'$$),
-		(33, 'entries: UPDATE location', $$UPDATE lance_namespace.entries SET location = '/moved' WHERE path = '{au,t}'$$),
+		(33, 'entries: UPDATE location, outside its namespace', $$UPDATE lance_namespace.entries SET location = '/moved' WHERE path = '{au,t}'$$),
+		(39, 'entries: UPDATE location, onto another table', $$UPDATE lance_namespace.entries SET location = (SELECT location FROM lance_namespace.entries WHERE path = '{au_ro,t}') WHERE path = '{au,t}'$$),
+		(28, 'entries: INSERT a table outside its namespace', $$INSERT INTO lance_namespace.entries (parent_id, kind, name, path, location)
+			SELECT id, 't', 'evil', '{au,evil}', (SELECT location FROM lance_namespace.entries WHERE path = '{au_ro,t}') FROM lance_namespace.entries WHERE path = '{au}'$$),
+		(29, 'entries: UPDATE location, below its namespace', $$UPDATE lance_namespace.entries SET location = '/data/lance/au/moved.lance' WHERE path = '{au,t}'$$),
 		(34, 'entries: UPDATE path into a read-only subtree', $$UPDATE lance_namespace.entries SET path = '{au_ro,t2}', name = 't2',
 			parent_id = (SELECT id FROM lance_namespace.entries WHERE path = '{au_ro}') WHERE path = '{au,t}'$$),
 		(35, 'entries: DELETE, own subtree', $$DELETE FROM lance_namespace.entries WHERE path = '{au,t}'$$),
@@ -245,7 +252,8 @@ SELECT regress_au_dml($$INSERT INTO lance_namespace.entries (parent_id, kind, na
 	SELECT id, 'n', 'direct', '{au,direct}', 'postgres' FROM lance_namespace.entries WHERE path = '{au}'$$);
 SELECT regress_au_dml($$UPDATE lance_namespace.entries SET properties = '{"k": "v"}' WHERE path = '{au,direct}'$$);
 SELECT regress_au_dml($$UPDATE lance_namespace.entries SET location = '/moved' WHERE path = '{au,t}'$$);
-SELECT regress_au_dml($$UPDATE lance_namespace.entries SET location = '/loc/au/t' WHERE path = '{au,t}'$$);
+SELECT regress_au_dml($$UPDATE lance_namespace.entries SET location = '/data/lance/au/moved.lance' WHERE path = '{au,t}'$$);
+SELECT regress_au_dml($$UPDATE lance_namespace.entries SET location = '/data/lance/au/t.lance' WHERE path = '{au,t}'$$);
 SELECT regress_au_dml($$DELETE FROM lance_namespace.entries WHERE path = '{au,direct}'$$);
 SELECT regress_au_dml(format($$INSERT INTO lance_namespace.tags (table_id, name, version) VALUES (%s, 'direct', 2)$$, :au_t_id));
 SELECT regress_au_dml($$UPDATE lance_namespace.tags SET version = 1 WHERE name = 'direct'$$);
@@ -257,7 +265,7 @@ SELECT regress_au_dml($$DELETE FROM lance_namespace.branches WHERE name = 'direc
 \copy lance_namespace.tags from '/dev/null'
 -- a rolled-back direct write leaves nothing behind, not even its history
 BEGIN;
-SELECT regress_au_dml($$DELETE FROM lance_namespace.versions WHERE version = 2 AND branch = 'main'$$);
+SELECT regress_au_dml($$UPDATE lance_namespace.entries SET properties = '{"rolled": "back"}' WHERE path = '{au,t}'$$);
 ROLLBACK;
 -- the tenant cannot claim the REST interface by setting the GUC
 SET lance_namespace.interface = 'rest';

@@ -79,6 +79,9 @@
 /* > 0 while a statement of a catalog operation runs (see lance_exec) */
 static int	op_depth = 0;
 
+/* > 0 while the catalog clears a table's or a branch's versions (0.6.0) */
+static int	clearing_depth = 0;
+
 /* The version a CreateTableVersion is inserting: its table's id and path */
 static int64 version_table_id = -1;
 static ArrayType *version_path = NULL;
@@ -117,6 +120,7 @@ static void
 reset_state(void)
 {
 	op_depth = 0;
+	clearing_depth = 0;
 	version_table_id = -1;
 	version_path = NULL;
 }
@@ -175,6 +179,32 @@ bool
 lance_in_operation(void)
 {
 	return op_depth > 0;
+}
+
+/*
+ * lance_clearing_begin / lance_clearing_end / lance_clearing_versions
+ *		Bracket a statement by which the catalog removes every version of a
+ *		table or a branch (lance_exec does it for the plans marked
+ *		"clearing"); while it runs, a branch's latest version may go
+ *		(lance_versions_keep_latest).
+ */
+void
+lance_clearing_begin(void)
+{
+	clearing_depth++;
+}
+
+void
+lance_clearing_end(void)
+{
+	if (clearing_depth > 0)
+		clearing_depth--;
+}
+
+bool
+lance_clearing_versions(void)
+{
+	return clearing_depth > 0;
 }
 
 /*

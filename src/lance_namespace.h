@@ -111,7 +111,10 @@ typedef enum LancePlanId
 	PLAN_DELETE_VERSION_RANGE,
 	PLAN_RETIRE_VERSION,
 	PLAN_INSERT_PUBLICATION,
-	PLAN_LOCATION_OVERLAP,
+	PLAN_LOCATION_TAKEN,
+	PLAN_LATEST_VERSION_NUMBER,
+	PLAN_VERSION_NUMBER_EXISTS,
+	PLAN_VERSION_KEEPS_LATEST,
 	PLAN_LIST_NAMESPACES,
 	PLAN_LIST_TABLES,
 	PLAN_LIST_TABLES_CREATED,
@@ -164,8 +167,14 @@ extern Datum lance_list_table_map(FunctionCallInfo fcinfo, const char *op, Lance
 extern int	lance_exec(LancePlanId id, Datum *values, const char *nulls, bool read_only, long count);
 extern int	lance_exec_as(Oid role, LancePlanId id, Datum *values, const char *nulls,
 						  bool read_only, long count);
+extern int	lance_exec_latest_as(Oid role, LancePlanId id, Datum *values, const char *nulls,
+								 long count);
 extern Datum lance_spi_value(int row, int col, bool *isnull);
 extern Datum lance_spi_copy_value(int row, int col, bool *isnull, MemoryContext cxt);
+
+/* table_location.c */
+extern void lance_check_location(int64 table_id, ArrayType *path, const char *location);
+extern bool lance_location_taken_by_other(int64 table_id, const char *location);
 
 /* catalog.c */
 typedef struct LanceEntry
@@ -247,6 +256,9 @@ extern void lance_audit_init(void);
 extern void lance_operation_begin(void);
 extern void lance_operation_end(void);
 extern bool lance_in_operation(void);
+extern void lance_clearing_begin(void);
+extern void lance_clearing_end(void);
+extern bool lance_clearing_versions(void);
 extern void lance_audit_version(int64 table_id, ArrayType *path, TimestampTz at);
 extern Oid	lance_catalog_owner(void);
 extern bool lance_is_owner_of(Relation rel);

@@ -18,6 +18,7 @@
 #include "miscadmin.h"
 #include "utils/datum.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 
 #include "lance_namespace.h"
 
@@ -47,6 +48,7 @@ typedef struct LancePlanDef
 	Oid			argtypes[12];
 	bool		operation;
 	bool		generic;
+	bool		clearing;		/* removes every version of a table or branch */
 } LancePlanDef;
 
 static const LancePlanDef plan_defs[PLAN_COUNT] = {
@@ -126,10 +128,13 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		" AND version >= $3 AND version <= $4",
 		4, {INT8OID, TEXTOID, INT8OID, INT8OID}, true
 	},
+	/* never a branch's latest version: its number stays taken */
 	[PLAN_RETIRE_VERSION] = {
-		"DELETE FROM lance_namespace.versions"
-		" WHERE table_id = $1 AND branch = $2 COLLATE \"C\""
-		" AND version = $3 AND manifest_path = $4",
+		"DELETE FROM lance_namespace.versions v"
+		" WHERE v.table_id = $1 AND v.branch = $2 COLLATE \"C\""
+		" AND v.version = $3 AND v.manifest_path = $4"
+		" AND EXISTS (SELECT 1 FROM lance_namespace.versions w WHERE w.table_id = $1"
+		"  AND w.branch = $2 COLLATE \"C\" AND w.version > $3)",
 		4, {INT8OID, TEXTOID, INT8OID, TEXTOID}, true
 	},
 	/*
@@ -142,14 +147,46 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		" VALUES ($1, $2, $3, $4)",
 		4, {INT8OID, TEXTOID, INT8OID, BYTEAOID}
 	},
-	[PLAN_LOCATION_OVERLAP] = {
-		"SELECT lance_namespace.lance_format_id(t.path) FROM (SELECT e.path,"
-		"  pg_catalog.rtrim(pg_catalog.regexp_replace(e.location, '^file://', ''), '/') AS l"
-		"  FROM lance_namespace.entries e WHERE e.kind = 't' AND e.id <> $1) t,"
-		" (SELECT pg_catalog.rtrim(pg_catalog.regexp_replace($2, '^file://', ''), '/') AS d) x"
-		" WHERE t.l = x.d OR pg_catalog.starts_with(t.l, x.d || '/')"
-		"  OR pg_catalog.starts_with(x.d, t.l || '/') LIMIT 1",
+	/*
+	 * Another live table ($1: this one's id, 0 for none; $2: its path, to
+	 * leave to the unique constraint a row of the same name) whose location
+	 * key is one of $3 (a key and the keys it lies within) or lies below
+	 * $4 (a key and "/": up to $5, that key and "0", the next byte), by the
+	 * expression index entries_location_key_idx (location_rules.c).
+	 */
+	[PLAN_LOCATION_TAKEN] = {
+		"SELECT 1 FROM lance_namespace.entries e"
+		" WHERE e.kind = 't' AND e.id <> $1 AND e.path <> $2 COLLATE \"C\""
+		" AND ((lance_namespace.lance_location_key(e.location) COLLATE \"C\") = ANY ($3)"
+		"  OR ((lance_namespace.lance_location_key(e.location) COLLATE \"C\") >= $4"
+		"      AND (lance_namespace.lance_location_key(e.location) COLLATE \"C\") < $5))"
+		" LIMIT 1",
+		5, {INT8OID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID, TEXTOID}
+	},
+	/* a branch's latest version number, and whether it has version $3 */
+	[PLAN_LATEST_VERSION_NUMBER] = {
+		"SELECT version FROM lance_namespace.versions"
+		" WHERE table_id = $1 AND branch = $2 COLLATE \"C\""
+		" ORDER BY version DESC LIMIT 1",
 		2, {INT8OID, TEXTOID}
+	},
+	[PLAN_VERSION_NUMBER_EXISTS] = {
+		"SELECT 1 FROM lance_namespace.versions"
+		" WHERE table_id = $1 AND branch = $2 COLLATE \"C\" AND version = $3",
+		3, {INT8OID, TEXTOID, INT8OID}
+	},
+	/*
+	 * Whether deleting version $3 of a branch leaves its latest version:
+	 * a later version exists, or the table ($1) or the branch ($2, not
+	 * main) is gone (a drop's cascade).
+	 */
+	[PLAN_VERSION_KEEPS_LATEST] = {
+		"SELECT EXISTS (SELECT 1 FROM lance_namespace.versions"
+		"  WHERE table_id = $1 AND branch = $2 COLLATE \"C\" AND version > $3)"
+		" OR NOT EXISTS (SELECT 1 FROM lance_namespace.entries WHERE id = $1)"
+		" OR ($2 <> 'main' AND NOT EXISTS (SELECT 1 FROM lance_namespace.branches"
+		"  WHERE table_id = $1 AND name = $2 COLLATE \"C\"))",
+		3, {INT8OID, TEXTOID, INT8OID}
 	},
 	[PLAN_LIST_NAMESPACES] = {
 		"SELECT name FROM lance_namespace.entries"
@@ -215,7 +252,7 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 	},
 	[PLAN_DELETE_ALL_VERSIONS] = {
 		"DELETE FROM lance_namespace.versions WHERE table_id = $1",
-		1, {INT8OID}, true
+		1, {INT8OID}, true, false, true
 	},
 	/*
 	 * Run as the catalog's owner (audit.c); session_role is its default.
@@ -289,7 +326,7 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 	},
 	[PLAN_DELETE_BRANCH_VERSIONS] = {
 		"DELETE FROM lance_namespace.versions WHERE table_id = $1 AND branch = $2 COLLATE \"C\"",
-		2, {INT8OID, TEXTOID}, true
+		2, {INT8OID, TEXTOID}, true, false, true
 	},
 	[PLAN_DELETE_BRANCH_TAGS] = {
 		"DELETE FROM lance_namespace.tags WHERE table_id = $1 AND branch = $2 COLLATE \"C\"",
@@ -418,7 +455,11 @@ lance_exec(LancePlanId id, Datum *values, const char *nulls, bool read_only, lon
 	if (plan_defs[id].operation)
 	{
 		lance_operation_begin();
+		if (plan_defs[id].clearing)
+			lance_clearing_begin();
 		rc = SPI_execute_plan(lance_plan(id), values, nulls, read_only, count);
+		if (plan_defs[id].clearing)
+			lance_clearing_end();
 		lance_operation_end();
 	}
 	else
@@ -449,6 +490,31 @@ lance_exec_as(Oid role, LancePlanId id, Datum *values, const char *nulls, bool r
 	n = lance_exec(id, values, nulls, read_only, count);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 	return n;
+}
+
+/*
+ * lance_exec_latest_as
+ *		lance_exec_as, read-only, with the latest snapshot instead of the
+ *		statement's: how a check that must see what other transactions
+ *		committed since (a version number, a location) reads, as RI
+ *		triggers do, under any isolation level.
+ */
+int
+lance_exec_latest_as(Oid role, LancePlanId id, Datum *values, const char *nulls, long count)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			rc;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(role, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	rc = SPI_execute_snapshot(lance_plan(id), values, nulls, GetLatestSnapshot(),
+							  InvalidSnapshot, false, false, count);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_snapshot failed for \"%s\": %s",
+			 plan_defs[id].sql, SPI_result_code_string(rc));
+	return (int) SPI_processed;
 }
 
 /*

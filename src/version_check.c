@@ -15,8 +15,21 @@
  * which manifest is version N), and versions are inserted only by
  * CreateTableVersion and its batch form, which compute the canonical
  * manifest path, the time and the creator themselves.  Both are
- * insufficient_privilege (42501).  Deleting stays a matter of grants and
- * row level security; the audit trigger records it (audit.c).
+ * insufficient_privilege (42501).  Deleting is a matter of grants and row
+ * level security, and the audit trigger records it (audit.c), but for one
+ * rule (0.6.0).
+ *
+ * A version number is acknowledged once: once (table, branch, N) has
+ * named a manifest, no other manifest is ever version N, after a deletion
+ * or a retirement too.  Versions only grow: a new version must be above
+ * the branch's latest one (else ConcurrentModification; the same version
+ * again is left to the primary key, which makes a retry idempotent), and
+ * a branch's latest version cannot be deleted (lance_versions_keep_latest),
+ * as Lance's own cleanup never deletes it, while the table and the branch
+ * live.  So the latest number only grows, and every deleted number stays
+ * below it.  Both checks read with the latest snapshot, as the catalog's
+ * owner, so that they hold under any isolation level and whatever row
+ * level security hides.
  *
  * Since 0.4.0 it also writes, on every new row, the record of the
  * version's creation (who, when, through which interface, in which
@@ -30,14 +43,18 @@
 
 #include "access/htup_details.h"
 #include "commands/trigger.h"
+#include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/rel.h"
 
 #include "lance_namespace.h"
 
 /* attribute numbers of lance_namespace.versions */
+#define Anum_table_id			1
+#define Anum_branch				2
 #define Anum_version			3
 #define Anum_manifest_path		4
 #define Anum_staging_path		5
@@ -57,6 +74,39 @@ check_failed(Relation rel, const char *name)
 			 errmsg("new row for relation \"%s\" violates check constraint \"%s\"",
 					RelationGetRelationName(rel), name),
 			 errtableconstraint(rel, name)));
+}
+
+/*
+ * check_version_grows
+ *		Raise ConcurrentModification unless the new version row tuple is
+ *		above its branch's latest version, or is that version number again
+ *		(the primary key then decides).
+ */
+static void
+check_version_grows(Relation rel, HeapTuple tuple)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	bool		isnull;
+	Datum		args[3];
+	int64		version;
+	int64		latest;
+
+	args[0] = heap_getattr(tuple, Anum_table_id, desc, &isnull);
+	args[1] = heap_getattr(tuple, Anum_branch, desc, &isnull);
+	args[2] = heap_getattr(tuple, Anum_version, desc, &isnull);
+	if (isnull)
+		return;					/* NOT NULL reports it */
+	version = DatumGetInt64(args[2]);
+	SPI_connect();
+	if (lance_exec_latest_as(rel->rd_rel->relowner, PLAN_LATEST_VERSION_NUMBER, args, NULL, 1) == 1 &&
+		(latest = DatumGetInt64(lance_spi_value(0, 1, &isnull))) > version &&
+		lance_exec_latest_as(rel->rd_rel->relowner, PLAN_VERSION_NUMBER_EXISTS, args, NULL, 1) == 0)
+		lance_error(LANCE_CONCURRENT_MODIFICATION,
+					errmsg("version " INT64_FORMAT " of branch \"%s\" is below its latest version " INT64_FORMAT,
+						   version, TextDatumGetCString(args[1]), latest),
+					errdetail("A version number is acknowledged once: the number of a deleted or retired version is never used again."),
+					errhint("Describe the table's latest version and retry at the next one."));
+	SPI_finish();
 }
 
 /*
@@ -146,9 +196,58 @@ lance_versions_check(PG_FUNCTION_ARGS)
 	d = heap_getattr(tuple, Anum_metadata, desc, &isnull);
 	if (!isnull && !JB_ROOT_IS_OBJECT(DatumGetJsonbP(d)))
 		check_failed(rel, "versions_metadata_check");
+	/* 0.6.0: versions only grow */
+	if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) && !lance_restoring(rel))
+		check_version_grows(rel, tuple);
 	/* 0.4.0: a new row carries the record of its creation (audit.c) */
 	if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) && lance_versions_carry_records(desc) &&
 		!lance_restoring(rel))
 		tuple = lance_version_record(rel, tuple);
+	return PointerGetDatum(tuple);
+}
+
+PG_FUNCTION_INFO_V1(lance_versions_keep_latest);
+
+/*
+ * lance_versions_keep_latest() returns trigger
+ *		BEFORE DELETE FOR EACH ROW on versions: a branch's latest version is
+ *		not deleted while its table and branch live (InvalidInput), so that
+ *		its number, and every number below it, stays taken.  A drop of the
+ *		table or the branch, and the catalog's own clearing of a table's or
+ *		a branch's versions (RegisterTable's Overwrite, DeleteTableBranch:
+ *		lance_clearing_versions), delete it.
+ */
+Datum
+lance_versions_keep_latest(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Relation	rel;
+	TupleDesc	desc;
+	HeapTuple	tuple;
+	Datum		args[3];
+	bool		isnull;
+	bool		keeps;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) || !TRIGGER_FIRED_BY_DELETE(trigdata->tg_event))
+		elog(ERROR, "lance_versions_keep_latest must be a BEFORE DELETE ROW trigger");
+	rel = trigdata->tg_relation;
+	desc = RelationGetDescr(rel);
+	tuple = trigdata->tg_trigtuple;
+	if (lance_clearing_versions())
+		return PointerGetDatum(tuple);
+	args[0] = heap_getattr(tuple, Anum_table_id, desc, &isnull);
+	args[1] = heap_getattr(tuple, Anum_branch, desc, &isnull);
+	args[2] = heap_getattr(tuple, Anum_version, desc, &isnull);
+	SPI_connect();
+	lance_exec_latest_as(rel->rd_rel->relowner, PLAN_VERSION_KEEPS_LATEST, args, NULL, 1);
+	keeps = DatumGetBool(lance_spi_value(0, 1, &isnull));
+	if (!keeps)
+		lance_error(LANCE_INVALID_INPUT,
+					errmsg("version " INT64_FORMAT " is the latest version of branch \"%s\" and cannot be deleted",
+						   DatumGetInt64(args[2]), TextDatumGetCString(args[1])),
+					errdetail("A version number is acknowledged once: the latest version stays, so that no later manifest can take a deleted number."),
+					errhint("Delete older versions only; DropTable or DeleteTableBranch remove every version."));
+	SPI_finish();
 	return PointerGetDatum(tuple);
 }

@@ -5,7 +5,8 @@
 GW_PROGRAM = lance-namespace-gateway
 GW_SRCS = $(wildcard src/gateway/*.c)
 # the extension's rules, shared rather than copied
-GW_SHARED_OBJS = src/name_rules.gw.o src/error_rules.gw.o src/manifest_rules.gw.o
+GW_SHARED_OBJS = src/name_rules.gw.o src/error_rules.gw.o src/manifest_rules.gw.o \
+	src/location_rules.gw.o
 GW_OBJS = $(GW_SRCS:.c=.gw.o) $(GW_SHARED_OBJS)
 GW_HDRS = $(wildcard src/gateway/*.h)
 

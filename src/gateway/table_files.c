@@ -282,7 +282,8 @@ done:
 /*
  * gw_register_table
  *		Run rest_register_table with the versions found under the
- *		location.  Returns the response text, or NULL with err set.
+ *		location, once rest_check_table_location allowed the location.
+ *		Returns the response text, or NULL with err set.
  */
 char *
 gw_register_table(const char *function, json_t *request, const GwRequestInfo *info,
@@ -291,12 +292,31 @@ gw_register_table(const char *function, json_t *request, const GwRequestInfo *in
 	const char *location = json_string_value(json_object_get(request, "location"));
 	json_t	   *versions;
 
+	char	   *checked;
+
 	if (location == NULL)
 		json_object_del(request, "versions");
-	else if ((versions = list_versions(location, err)) == NULL)
-		return NULL;
 	else
+	{
+		/*
+		 * The catalog says whether this role may place the table there
+		 * before anything at the location is read: a refusal is the same
+		 * whether or not a dataset is there.
+		 */
+		json_t	   *check = json_pack("{s:O*,s:s}", "id", json_object_get(request, "id"),
+									  "location", location);
+
+		checked = check ? call_request("rest_check_table_location", check, info, NULL, err) : NULL;
+		if (check == NULL)
+			gw_error_set(err, LANCE_INTERNAL, "out of memory");
+		json_decref(check);
+		if (checked == NULL)
+			return NULL;
+		free(checked);
+		if ((versions = list_versions(location, err)) == NULL)
+			return NULL;
 		json_object_set_new(request, "versions", versions);
+	}
 	return call_request(function, request, info, NULL, err);
 }
 
