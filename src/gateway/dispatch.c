@@ -243,6 +243,11 @@ gw_dispatch_run(GwCall *call, const GwHttpRequest *req, GwResponse *resp)
 		result = gw_drop_table(function, call->request, &call->info, &err);
 	else if (kind == GW_ROUTE_TABLE_REGISTER)
 		result = gw_register_table(function, call->request, &call->info, &err);
+	else if (kind == GW_ROUTE_TABLE_DECLARE)
+		result = gw_declare_table(function, call->request, &call->info, &err);
+	else if (kind == GW_ROUTE_BRANCH_CREATE || kind == GW_ROUTE_BRANCH_DELETE)
+		result = gw_table_branch(function, call->request, kind == GW_ROUTE_BRANCH_CREATE,
+								 &call->info, &err);
 	else if ((text = gw_call_text(call, &err)) != NULL)
 		result = gw_db_call(function, text, &call->info, NULL, &err);
 	gw_dispatch_finish(call, result, &err, resp);

@@ -31,6 +31,9 @@ static const struct
 	{"BatchCommitTables", GW_ROUTE_BATCH_COMMIT},
 	{"DropTable", GW_ROUTE_TABLE_DROP},
 	{"RegisterTable", GW_ROUTE_TABLE_REGISTER},
+	{"DeclareTable", GW_ROUTE_TABLE_DECLARE},
+	{"CreateTableBranch", GW_ROUTE_BRANCH_CREATE},
+	{"DeleteTableBranch", GW_ROUTE_BRANCH_DELETE},
 };
 
 /* Request arrays whose length is capped by --max-batch-entries. */

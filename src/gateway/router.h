@@ -32,6 +32,9 @@ typedef enum GwRouteKind
 	GW_ROUTE_BATCH_COMMIT,		/* rest_batch_commit_tables + copies */
 	GW_ROUTE_TABLE_DROP,		/* rest_drop_table, then the files go */
 	GW_ROUTE_TABLE_REGISTER,	/* rest_register_table + listed versions */
+	GW_ROUTE_TABLE_DECLARE,		/* rest_declare_table, no manifests there */
+	GW_ROUTE_BRANCH_CREATE,		/* rest_create_table_branch, none there */
+	GW_ROUTE_BRANCH_DELETE,		/* rest_delete_table_branch, then its manifests go */
 	GW_ROUTE_EVENTS,			/* change feed (Server-Sent Events) */
 	GW_ROUTE_METRICS,			/* Prometheus metrics, no database */
 	GW_ROUTE_HEALTH,			/* liveness, no database */

@@ -42,13 +42,12 @@
 	"SELECT e.location FROM lance_namespace.entries e" \
 	" WHERE e.id = $1::bigint AND e.kind = 't' FOR UPDATE"
 
-/* no table of the catalog is at, above or below location $1 */
+/*
+ * no table of the catalog is at, above or below location $1 (but table $2,
+ * if given), whatever row level security hides: the extension's rule
+ */
 #define SQL_LOCATION_FREE \
-	"SELECT NOT EXISTS (SELECT 1 FROM (SELECT pg_catalog.rtrim(" \
-	"   pg_catalog.regexp_replace(e.location, '^file://', ''), '/') AS l" \
-	"   FROM lance_namespace.entries e WHERE e.kind = 't') t" \
-	" WHERE t.l = $1 OR pg_catalog.starts_with(t.l, $1 || '/')" \
-	"  OR pg_catalog.starts_with($1, t.l || '/'))"
+	"SELECT NOT lance_namespace.lance_location_taken($1::pg_catalog.text, $2::pg_catalog.int8)"
 
 /* the versions of a branch, read under the table's lock */
 #define SQL_BRANCH_VERSIONS \
@@ -267,6 +266,26 @@ sweep_table(Sweep *sw, const char *table_id, const char *table_name)
 	/* the location again, under the lock: it may have changed */
 	if (res != NULL && PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
 		dir = table_dir(PQgetvalue(res, 0, 0));
+	if (dir != NULL)
+	{
+		/*
+		 * Another table's manifests are not this one's orphans: a table
+		 * whose location another's is, lies in or contains (a catalog from
+		 * before 0.6.0 can hold such) is left alone.
+		 */
+		const char *free_params[2] = {PQgetvalue(res, 0, 0), table_id};
+		PGresult   *r = run(sw, table_name, SQL_LOCATION_FREE, 2, free_params);
+
+		if (r == NULL || strcmp(PQgetvalue(r, 0, 0), "t") != 0)
+		{
+			if (r != NULL)
+				printf("table %s shares its location %s with another table: not swept\n",
+					   table_name, PQgetvalue(res, 0, 0));
+			free(dir);
+			dir = NULL;
+		}
+		PQclear(r);
+	}
 	PQclear(res);
 	if (dir != NULL)
 		branches = run(sw, table_name, SQL_BRANCHES, 1, params);
@@ -346,7 +365,8 @@ gw_sweep_run(void)
 			 * table is at, above or below it now.  Files younger than
 			 * --sweep-min-age stay (a table declared since).
 			 */
-			PGresult   *r = run(&sw, dir, SQL_LOCATION_FREE, 1, (const char *const *) &dir);
+			const char *free_params[2] = {dir, NULL};
+			PGresult   *r = run(&sw, dir, SQL_LOCATION_FREE, 2, free_params);
 			bool		is_free = r != NULL && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
 			long		removed;
 

@@ -20,6 +20,13 @@
 #include "manifest_rules.h"
 #include "table_files.h"
 
+/* CreateTableBranch and DeleteTableBranch: where the branch's manifests are */
+typedef struct BranchCtx
+{
+	char	   *location;		/* <table location>/tree/<branch> */
+	struct timespec checked;	/* when checked, before COMMIT (monotonic) */
+} BranchCtx;
+
 typedef struct DropCtx
 {
 	char	   *location;		/* normalized location of the dropped table */
@@ -318,6 +325,164 @@ gw_register_table(const char *function, json_t *request, const GwRequestInfo *in
 		json_object_set_new(request, "versions", versions);
 	}
 	return call_request(function, request, info, NULL, err);
+}
+
+/*
+ * declare_after_call
+ *		Inside the transaction, once the catalog placed the table (its
+ *		location is the caller's to take, and no live table's overlaps it):
+ *		a new table meets no manifests, such as a dropped table's whose
+ *		files are not yet deleted, or a dataset never registered, which a
+ *		first commit would mix with its own.
+ */
+static bool
+declare_after_call(void *arg GW_UNUSED, char **result, GwError *err)
+{
+	json_t	   *res = json_loads(*result, 0, NULL);
+	const char *location = json_string_value(json_object_get(res, "location"));
+	json_t	   *found = location ? list_versions(location, err) : NULL;
+	bool		ok = found != NULL && json_array_size(found) == 0;
+
+	if (found != NULL && !ok)
+	{
+		gw_error_set(err, LANCE_TABLE_ALREADY_EXISTS,
+					 "DeclareTable: the location %s already holds the manifests of %zu versions",
+					 location, json_array_size(found));
+		gw_error_detail(err, "RegisterTable imports a dataset that is there; "
+						"--sweep removes what a dropped table left");
+	}
+	else if (location == NULL)
+		gw_error_set(err, LANCE_INTERNAL, "DeclareTable: the catalog returned no location");
+	json_decref(found);
+	json_decref(res);
+	return ok;
+}
+
+/*
+ * gw_declare_table
+ *		Run rest_declare_table; the table is declared only where no
+ *		manifests are (declare_after_call).  Returns the response text,
+ *		or NULL with err set.
+ */
+char *
+gw_declare_table(const char *function, json_t *request, const GwRequestInfo *info,
+				 GwError *err)
+{
+	GwTxHooks	hooks = {NULL, declare_after_call, NULL, NULL, NULL, NULL};
+
+	return call_request(function, request, info, &hooks, err);
+}
+
+/*
+ * no_manifests_at
+ *		Whether location (a table's or a branch's) holds no manifests in
+ *		its versions directory; false with err set (code, what) if it does
+ *		or cannot be listed.
+ */
+static bool
+no_manifests_at(const char *location, int code, const char *what, GwError *err)
+{
+	json_t	   *found = list_versions(location, err);
+	bool		ok = found != NULL && json_array_size(found) == 0;
+
+	if (found != NULL && !ok)
+	{
+		gw_error_set(err, code, "%s: %s already holds the manifests of %zu versions",
+					 what, location, json_array_size(found));
+		gw_error_detail(err, "RegisterTable imports a dataset that is there; "
+						"--sweep removes what a dropped table left");
+	}
+	json_decref(found);
+	return ok;
+}
+
+/*
+ * branch_create_after_call
+ *		Inside the transaction: a new branch meets no manifests that a
+ *		deleted branch of the same name left.
+ */
+static bool
+branch_create_after_call(void *arg, char **result GW_UNUSED, GwError *err)
+{
+	BranchCtx  *ctx = arg;
+
+	return no_manifests_at(ctx->location, LANCE_TABLE_BRANCH_ALREADY_EXISTS,
+						   "CreateTableBranch", err);
+}
+
+/*
+ * branch_delete_after_call, branch_delete_after_commit
+ *		The branch is gone from the catalog: its manifests go too (files
+ *		younger than the check stay: a branch created again since), so
+ *		that a branch created again under its name never meets them.  Only
+ *		under --root, as DropTable; a failure is logged.
+ */
+static bool
+branch_delete_after_call(void *arg, char **result GW_UNUSED, GwError *err GW_UNUSED)
+{
+	BranchCtx  *ctx = arg;
+
+	clock_gettime(CLOCK_MONOTONIC, &ctx->checked);
+	return true;
+}
+
+static void
+branch_delete_after_commit(void *arg)
+{
+	BranchCtx  *ctx = arg;
+	char	   *dir = gw_table_location_dir(ctx->location);
+	char	   *vdir = NULL;
+	GwError		err;
+	long		removed;
+
+	if (dir != NULL && (dir[0] != '/' || gw_table_location_inside(dir) || gw_config.drop_outside_root) &&
+		asprintf(&vdir, "%s/" LANCE_VERSIONS_DIR, dir) >= 0 &&
+		!gw_table_remove_data(vdir, gw_ms_since(&ctx->checked), &removed, &err))
+		fprintf(stderr, "%s: DeleteTableBranch: the branch was deleted, but deleting its "
+				"manifests at %s failed: %s %s\n", GW_PROGRAM, vdir, err.message, err.detail);
+	free(vdir);
+	free(dir);
+}
+
+/*
+ * gw_table_branch
+ *		Run rest_create_table_branch (create) or rest_delete_table_branch,
+ *		with the branch's manifests looked at (create) or deleted after
+ *		COMMIT.  The table's location comes from rest_describe_table first
+ *		(a table's location does not change while it has branches).
+ *		Returns the response text, or NULL with err set.
+ */
+char *
+gw_table_branch(const char *function, json_t *request, bool create,
+				const GwRequestInfo *info, GwError *err)
+{
+	const char *name = json_string_value(json_object_get(request, "name"));
+	json_t	   *describe = json_pack("{s:O*}", "id", json_object_get(request, "id"));
+	char	   *text = NULL;
+	json_t	   *table = NULL;
+	const char *location = NULL;
+	BranchCtx	ctx = {0};
+	GwTxHooks	hooks = {NULL, create ? branch_create_after_call : branch_delete_after_call,
+	create ? NULL : branch_delete_after_commit, NULL, &ctx, NULL};
+	char	   *result = NULL;
+
+	if (name != NULL && describe != NULL)
+		text = call_request("rest_describe_table", describe, info, NULL, err);
+	if (text != NULL)
+		table = json_loads(text, 0, NULL);
+	location = json_string_value(json_object_get(table, "location"));
+	if (name == NULL || describe == NULL || text == NULL || location == NULL)
+		/* the catalog reports a missing name or table */
+		result = call_request(function, request, info, NULL, err);
+	else if (asprintf(&ctx.location, "%s/" LANCE_BRANCH_DIR "/%s", location, name) < 0)
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
+	else
+		result = call_request(function, request, info, &hooks, err);
+	free(ctx.location);
+	json_decref(table);
+	json_decref(describe);
+	free(text);
+	return result;
 }
 
 /*

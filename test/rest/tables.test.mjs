@@ -170,7 +170,14 @@ describe("tables", () => {
     // all or nothing: a registration that fails imports nothing
     assertError(await req("POST", `/v1/table/${encodeURIComponent(t1)}/register?delimiter=%24`, { body: { location: v2loc } }), 409, 5);
     assert.deepEqual((await list(t1)).map((v) => v.version), [1, 2]);
-    // Overwrite replaces the history with the listing of the new location
+    // a table owns its location (issue 39): not even Overwrite moves t1 to
+    // t2's; once t2 is deregistered, Overwrite replaces the history with the
+    // listing of the new location
+    assertError(await req("POST", `/v1/table/${encodeURIComponent(t1)}/register?delimiter=%24`, { body: { location: v2loc, mode: "Overwrite" } }), 409, 5);
+    assertError(await req("POST", `/v1/table/${encodeURIComponent(`${ns}$twin`)}/register?delimiter=%24`, { body: { location: `${v2loc}/` } }), 409, 5);
+    assertError(await req("POST", `/v1/table/${encodeURIComponent(`${ns}$inner`)}/declare?delimiter=%24`, { body: { location: `${v2loc}/inner.lance` } }), 409, 5);
+    assert.deepEqual((await list(t1)).map((v) => v.version), [1, 2]);
+    ok(await req("POST", `/v1/table/${t2.enc}/deregister?delimiter=%24`, { body: {} }));
     ok(await req("POST", `/v1/table/${encodeURIComponent(t1)}/register?delimiter=%24`, { body: { location: v2loc, mode: "Overwrite" } }));
     assert.deepEqual((await list(t1)).map((v) => v.version), [1, 2, 3, 4]);
     // an empty location: no versions

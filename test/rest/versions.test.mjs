@@ -249,19 +249,32 @@ describe("versions", () => {
     assert.deepEqual(after.versions.map((v) => v.version), [1, 4, 5, 6]);
     assertError(await req("POST", `/v1/table/${t.enc}/version/delete`, { body: { ranges: "all" } }), 400, 13);
 
-    // re-creating a deleted version whose canonical file is still there
-    // with identical bytes (an idempotent retry) keeps the file
+    // a version number is acknowledged once (issue 39): a deleted number is
+    // not created again, with its old bytes or others, and the canonical
+    // file the delete kept is not touched
     const canon2 = canonicalOf(t, 2);
     const bytes2 = fs.readFileSync(canon2);
     const inode2 = fs.statSync(canon2).ino;
-    ok((await createVersion(t, 2, { content: bytes2 })).res);
+    assertError((await createVersion(t, 2, { content: bytes2 })).res, 409, 14);
+    assertError((await createVersion(t, 2, { content: "other two" })).res, 409, 14);
     assert.deepEqual(fs.readFileSync(canon2), bytes2);
-    assert.equal(fs.statSync(canon2).ino, inode2, "the identical file is kept, not replaced");
-    // and with different bytes the catalog's new version wins
-    ok(await req("POST", `/v1/table/${t.enc}/version/delete`, { body: { ranges: [{ start_version: 3, end_version: 4 }] } }));
-    assertError(await req("POST", `/v1/table/${t.enc}/version/describe`, { body: { version: 3 } }), 404, 11);
-    ok((await createVersion(t, 3, { content: "new three" })).res);
-    assert.equal(fs.readFileSync(canonicalOf(t, 3), "utf8"), "new three");
+    assert.equal(fs.statSync(canon2).ino, inode2, "the kept file is not replaced");
+    assertError(await req("POST", `/v1/table/${t.enc}/version/describe`, { body: { version: 2 } }), 404, 11);
+    // nor is the latest version deleted (its number would be free again)
+    assertError(await req("POST", `/v1/table/${t.enc}/version/delete`, { body: { ranges: [{ start_version: 5, end_version: -1 }] } }), 400, 13);
+    assert.deepEqual(ok(await req("POST", `/v1/table/${t.enc}/version/list`)).versions.map((v) => v.version), [1, 4, 5, 6]);
+
+    // a canonical file of a number never acknowledged (a crash before
+    // COMMIT) with identical bytes is kept; with other bytes the catalog's
+    // version wins
+    const canon7 = canonicalOf(t, 7);
+    fs.writeFileSync(canon7, "seven");
+    const inode7 = fs.statSync(canon7).ino;
+    ok((await createVersion(t, 7, { content: "seven" })).res);
+    assert.equal(fs.statSync(canon7).ino, inode7, "the identical file is kept, not replaced");
+    fs.writeFileSync(canonicalOf(t, 8), "a leftover");
+    ok((await createVersion(t, 8, { content: "new eight" })).res);
+    assert.equal(fs.readFileSync(canonicalOf(t, 8), "utf8"), "new eight");
   });
 
   it("batch-creates versions of several tables atomically", async () => {
