@@ -208,6 +208,34 @@ describe("LanceDB through the REST gateway", () => {
     assert.equal(await again.countRows(), 15);
   });
 
+  it("after every delete the catalog allows, the client's commit loop goes on (a version number is acknowledged once)", async () => {
+    const t = await db.createTable("deleted", rows(0, 2, "d"), [NS]);
+    for (let i = 0; i < 4; i++) await t.add(rows(2 + i * 2, 2, "d"));
+    const del = (ranges) => fetch(`${URI}/v1/table/${NS}%24deleted/version/delete?delimiter=%24`, {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ranges }),
+    });
+    // older versions may go; the latest (5) may not, by any range
+    assert.equal((await del([{ start_version: 2, end_version: 4 }])).status, 200);
+    for (const ranges of [[{ start_version: 5, end_version: 6 }], [{ start_version: 0, end_version: -1 }]]) {
+      const r = await del(ranges);
+      assert.equal(r.status, 400, await r.text());
+    }
+    assert.deepEqual(catalogVersions("deleted").map((r) => r.version), [1, 4, 5]);
+    // the writer goes on at 6, 7, and a fresh connection at 8, each once
+    await t.add(rows(10, 1, "d"));
+    await t.add(rows(11, 1, "d"));
+    const again = await (await lancedb.connectNamespace("rest", { uri: URI })).openTable("deleted", [NS]);
+    await again.add(rows(12, 1, "d"));
+    assert.equal(await again.countRows(), 13);
+    assert.deepEqual(catalogVersions("deleted").map((r) => r.version), [1, 4, 5, 6, 7, 8]);
+    // and after deleting all but the latest, two writers race without losing a row
+    assert.equal((await del([{ start_version: 0, end_version: 8 }])).status, 200);
+    const other = await (await lancedb.connectNamespace("rest", { uri: URI })).openTable("deleted", [NS]);
+    await Promise.all([again.add(rows(20, 1, "r")), other.add(rows(21, 1, "r"))]);
+    assert.equal(await other.countRows(), 15);
+    assert.deepEqual(catalogVersions("deleted").map((r) => r.version), [8, 9, 10]);
+  });
+
   it("drops a table: the catalog entry, then its files", async () => {
     const t = await db.createTable("scratch", rows(0, 3, "s"), [NS]);
     const loc = catalogVersions("scratch")[0].manifest_path;
