@@ -469,13 +469,20 @@ list_page(const S3Object *o, const char *dir, const char *token, bool delimited,
 	GwS3Request req = {.method = "GET", .bucket = o->bucket};
 
 	snprintf(prefix, sizeof(prefix), "%s/", o->key);
-	eprefix = gw_s3_escape(prefix, false);
+
+	/*
+	 * "/" stays as it is in the query: libcurl 7.88's SigV4 (Debian 12)
+	 * signs a "%2F" of a query value as something else than the store
+	 * checks (SignatureDoesNotMatch once the store verifies signatures),
+	 * and it encodes a plain "/" itself when it signs.
+	 */
+	eprefix = gw_s3_escape(prefix, true);
 	if (token)
 		etoken = gw_s3_escape(token, false);
 	/* parameters in the order SigV4's canonical query string sorts them */
 	if (asprintf(&query, "%s%s%s%slist-type=2&prefix=%s",
 				 etoken ? "continuation-token=" : "", etoken ? etoken : "",
-				 etoken ? "&" : "", delimited ? "delimiter=%2F&" : "", eprefix) < 0)
+				 etoken ? "&" : "", delimited ? "delimiter=/&" : "", eprefix) < 0)
 		query = NULL;
 	free(eprefix);
 	free(etoken);
