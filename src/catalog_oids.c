@@ -95,6 +95,8 @@ lance_catalog_oids(void)
 
 			oids.entries = get_relname_relid("entries", nsp);
 			oids.entries_path_key = get_relname_relid("entries_path_key", nsp);
+			oids.versions = get_relname_relid("versions", nsp);
+			oids.versions_pkey = get_relname_relid("versions_pkey", nsp);
 			oids.history_has_session_role = OidIsValid(history) &&
 				get_attnum(history, "session_role") != InvalidAttrNumber;
 		}

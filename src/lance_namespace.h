@@ -197,6 +197,7 @@ typedef enum LanceLock
 
 /* entry_probe.c: the LANCE_LOCK_NONE_FRESH and LANCE_LOCK_NONE lookups without SPI */
 extern int	lance_probe_entry(ArrayType *path, bool fresh, LanceEntry *entry);
+extern int	lance_probe_latest_version(int64 table_id, const char *branch, int64 *latest);
 
 /* catalog_oids.c: the catalog's relations, looked up once per backend */
 #define LANCE_ENTRY_NCOLS 5
@@ -208,6 +209,9 @@ typedef struct LanceCatalogOids
 													 * properties, declared */
 	AttrNumber	entry_path;		/* path */
 	bool		history_has_session_role;	/* 0.2.0 on */
+	Oid			versions;		/* lance_namespace.versions */
+	Oid			versions_pkey;	/* its primary key (table_id, branch,
+								 * version) */
 } LanceCatalogOids;
 
 extern const LanceCatalogOids *lance_catalog_oids(void);

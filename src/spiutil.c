@@ -168,7 +168,7 @@ static const LancePlanDef plan_defs[PLAN_COUNT] = {
 		"SELECT version FROM lance_namespace.versions"
 		" WHERE table_id = $1 AND branch = $2 COLLATE \"C\""
 		" ORDER BY version DESC LIMIT 1",
-		2, {INT8OID, TEXTOID}
+		2, {INT8OID, TEXTOID}, false, true
 	},
 	[PLAN_VERSION_NUMBER_EXISTS] = {
 		"SELECT 1 FROM lance_namespace.versions"

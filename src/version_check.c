@@ -77,39 +77,6 @@ check_failed(Relation rel, const char *name)
 }
 
 /*
- * check_version_grows
- *		Raise ConcurrentModification unless the new version row tuple is
- *		above its branch's latest version, or is that version number again
- *		(the primary key then decides).
- */
-static void
-check_version_grows(Relation rel, HeapTuple tuple)
-{
-	TupleDesc	desc = RelationGetDescr(rel);
-	bool		isnull;
-	Datum		args[3];
-	int64		version;
-	int64		latest;
-
-	args[0] = heap_getattr(tuple, Anum_table_id, desc, &isnull);
-	args[1] = heap_getattr(tuple, Anum_branch, desc, &isnull);
-	args[2] = heap_getattr(tuple, Anum_version, desc, &isnull);
-	if (isnull)
-		return;					/* NOT NULL reports it */
-	version = DatumGetInt64(args[2]);
-	SPI_connect();
-	if (lance_exec_latest_as(rel->rd_rel->relowner, PLAN_LATEST_VERSION_NUMBER, args, NULL, 1) == 1 &&
-		(latest = DatumGetInt64(lance_spi_value(0, 1, &isnull))) > version &&
-		lance_exec_latest_as(rel->rd_rel->relowner, PLAN_VERSION_NUMBER_EXISTS, args, NULL, 1) == 0)
-		lance_error(LANCE_CONCURRENT_MODIFICATION,
-					errmsg("version " INT64_FORMAT " of branch \"%s\" is below its latest version " INT64_FORMAT,
-						   version, TextDatumGetCString(args[1]), latest),
-					errdetail("A version number is acknowledged once: the number of a deleted or retired version is never used again."),
-					errhint("Describe the table's latest version and retry at the next one."));
-	SPI_finish();
-}
-
-/*
  * text_is_empty
  *		Whether a non-NULL text attribute is the empty string.
  */
@@ -196,9 +163,6 @@ lance_versions_check(PG_FUNCTION_ARGS)
 	d = heap_getattr(tuple, Anum_metadata, desc, &isnull);
 	if (!isnull && !JB_ROOT_IS_OBJECT(DatumGetJsonbP(d)))
 		check_failed(rel, "versions_metadata_check");
-	/* 0.6.0: versions only grow */
-	if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) && !lance_restoring(rel))
-		check_version_grows(rel, tuple);
 	/* 0.4.0: a new row carries the record of its creation (audit.c) */
 	if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) && lance_versions_carry_records(desc) &&
 		!lance_restoring(rel))

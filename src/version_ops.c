@@ -216,6 +216,45 @@ hold_manifest(const char *op, LanceVersionRequest *req, Datum *values)
 }
 
 /*
+ * check_version_grows
+ *		Raise ConcurrentModification unless the version just inserted
+ *		(values as for PLAN_INSERT_VERSION) is its branch's latest: a
+ *		version number is acknowledged once (version_check.c).  Read after
+ *		the insert, with the latest snapshot, as the catalog's owner: a
+ *		transaction that deleted this number before (which it may only do
+ *		below a later version) committed before the insert got past the
+ *		primary key, so that later version is seen here, under any
+ *		isolation level.  Leaves the insert's row as row 0 of the SPI
+ *		result.
+ */
+static void
+check_version_grows(LanceVersionRequest *req, Datum *values)
+{
+	SPITupleTable *saved = SPI_tuptable;
+	uint64		nsaved = SPI_processed;
+	bool		isnull;
+	int64		latest = 0;
+	int			found = lance_probe_latest_version(DatumGetInt64(values[0]),
+												   TextDatumGetCString(values[1]), &latest);
+
+	/* the probe stands in for the statement; without the catalog's objects, the statement */
+	if (found < 0 &&
+		lance_exec_latest_as(lance_catalog_owner(), PLAN_LATEST_VERSION_NUMBER, values, NULL, 1) == 1)
+	{
+		latest = DatumGetInt64(lance_spi_value(0, 1, &isnull));
+		found = 1;
+	}
+	if (found > 0 && latest > req->version)
+		lance_error(LANCE_CONCURRENT_MODIFICATION,
+					errmsg("version " INT64_FORMAT " of branch \"%s\" is below its latest version " INT64_FORMAT,
+						   req->version, TextDatumGetCString(values[1]), latest),
+					errdetail("A version number is acknowledged once: the number of a deleted or retired version is never used again."),
+					errhint("Describe the table's latest version and retry at the next one."));
+	SPI_tuptable = saved;
+	SPI_processed = nsaved;
+}
+
+/*
  * lance_create_version_spi
  *		The one implementation of CreateTableVersion.  Must be called while
  *		connected to SPI.  Leaves as row 0 of the SPI result the new version,
@@ -278,6 +317,7 @@ lance_create_version_spi(const char *op, LanceVersionRequest *req)
 			int64		ts = DatumGetInt64(lance_spi_value(0, 5, &isnull));
 
 			lance_audit_version(-1, NULL, 0);
+			check_version_grows(req, values);
 			if (req->manifest != NULL)
 				hold_manifest(op, req, values);
 			lance_record_version(req->id, now, branch.name, req->version, canonical);
