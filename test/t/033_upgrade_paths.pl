@@ -187,6 +187,16 @@ if (reaches('0.5.0'))
 	like($fresh, qr/column rest_routes.client_paths #7 boolean /, '... for the routes rest_routes marks');
 }
 
+# 0.6.0: a table owns its location; a version number is acknowledged once (issue 39)
+if (reaches('0.6.0'))
+{
+	like($fresh, qr/trigger entries_location_check: CREATE TRIGGER entries_location_check BEFORE INSERT OR UPDATE OF location ON lance_namespace.entries/,
+		'0.6.0: every placement of a table is checked');
+	like($fresh, qr/index CREATE INDEX entries_location_key_idx .*lance_location_key\(location\)/, '... by the key of its location, indexed');
+	like($fresh, qr/trigger versions_keep_latest: CREATE TRIGGER versions_keep_latest BEFORE DELETE ON lance_namespace.versions/,
+		'... and a branch\'s latest version is kept');
+}
+
 # A catalog's content, as comparable text.
 sub content
 {
@@ -254,6 +264,15 @@ foreach my $src (@sources)
 	is($node->safe_psql($db,
 		q{SELECT version FROM lance_namespace.lance_describe_table_version(ARRAY['keep','t'])}),
 		'2', "$src: the updated catalog serves its versions");
+	if (reaches('0.6.0'))
+	{
+		my ($rc6, $out6, $err6) = $node->psql($db,
+			q{SELECT lance_namespace.lance_declare_table(ARRAY['keep','twin'], '/data/upgrade/keep/t.lance/')});
+		like($err6, qr/belongs to another table/, "$src: the updated catalog refuses a second table at a table's location");
+		($rc6, $out6, $err6) = $node->psql($db,
+			q{SELECT lance_namespace.lance_batch_delete_table_versions(ARRAY['keep','t'], '[{"start_version": 2, "end_version": 3}]')});
+		like($err6, qr/is the latest version/, "$src: ... and keeps a branch's latest version");
+	}
 
 	# The updated catalog enforces 0.2.0's rules, and records the session role.
 	my ($rc, $out, $err) = $node->psql($db, q{SET ROLE upg_tenant;
