@@ -4,7 +4,9 @@
 -- of a thread goes to table n mod K at version n div K + 1.  The staging
 -- manifest <root>/bench/<table>.lance/_versions/stg-<version> is created by
 -- bench/run beforehand (a real file: the gateway checks it, copies it to the
--- canonical path with fsync, and removes it after COMMIT).
+-- canonical path with fsync, and removes it after COMMIT).  bench/run gives
+-- each thread one connection, so a table's versions arrive in order: the
+-- catalog refuses a version below a table's latest.
 dofile(os.getenv("BENCH_DIR") .. "/wrk/common.lua")
 local prefix = os.getenv("BENCH_PREFIX")
 local root = os.getenv("BENCH_ROOT")
