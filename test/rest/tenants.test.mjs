@@ -147,3 +147,111 @@ describe("README's authenticator", () => {
     assert.match(g.log(), /hint: the catalog has no root location yet.*lance_set_root_location\('/);
   });
 });
+
+describe("the change feed under README's authenticator", () => {
+  it("streams each tenant its own subtree's events only, and a REVOKE holds by the next poll", async () => {
+    const { gw, A, B } = await startTenantPair();
+    // C: a role with an API key and no grant at all (its polls are refused)
+    const C = fresh("tenant_c");
+    psql(`CREATE ROLE ${C} NOLOGIN; GRANT ${C} TO ${gw.role}`);
+    const keyC = psql(`SELECT lance_namespace.lance_create_api_key('${C}')`);
+    const subs = [];
+    try {
+      const a = await subscribe("", { base: gw.url, headers: A.headers });
+      const b = await subscribe("", { base: gw.url, headers: B.headers });
+      // a filter naming the other tenant's namespace does not widen what A sees
+      const a2 = await subscribe(`?namespace=${B.ns}`, { base: gw.url, headers: A.headers });
+      const c = await subscribe("", { base: gw.url, headers: { "x-api-key": keyC } });
+      for (const s of [a, b, a2, c]) assert.equal(s.status, 200, s.text);
+      subs.push(a, b, a2, c);
+      const tA = await declare(A);
+      const tB = await declare(B);
+      for (let v = 1; v <= 3; v++) {
+        await commit(A, tA, v);
+        await commit(B, tB, v);
+      }
+      await a.until((s) => eventsOf(s, tA.id).length >= 3, 15000, "A's events");
+      await b.until((s) => eventsOf(s, tB.id).length >= 3, 15000, "B's events");
+      // a commit after everything else: once it arrived, nothing else is pending
+      const tA2 = await declare(A);
+      await commit(A, tA2, 1);
+      await a.until((s) => eventsOf(s, tA2.id).length >= 1, 15000, "A's last event");
+      await sleep(300);
+      assert.deepEqual(eventsOf(a, tA.id).map((e) => e.data.version), [1, 2, 3]);
+      assert.deepEqual(eventsOf(b, tB.id).map((e) => e.data.version), [1, 2, 3]);
+      for (const e of a.events) assert.equal(e.data.id[0], A.ns, `A received ${e.data.table}`);
+      for (const e of b.events) assert.equal(e.data.id[0], B.ns, `B received ${e.data.table}`);
+      assert.equal(a2.events.length, 0, JSON.stringify(a2.events));
+      assert.equal(c.events.length, 0, JSON.stringify(c.events));
+      assert.ok((await metric(gw.url, "lance_gateway_sse_events_withheld_total")) >= 6);
+      // no reconnect storm: C's refused polls are C's alone
+      for (const s of [a, b, c]) assert.ok(!s.other.some((f) => f.event === "reconnected"), JSON.stringify(s.other));
+      assert.equal(await metric(gw.url, "lance_gateway_feed_reconnects_total"), 0);
+      assert.equal((gw.log().match(new RegExp(`role "${C}" may not read`, "g")) ?? []).length, 1, gw.log());
+
+      // REVOKE: A's next commit (made by the owner) is no longer A's to see
+      A.revoke(A.ns, "write");
+      const st = writeStaging(tA.location, 4);
+      ok(await req("POST", `/v1/table/${tA.enc}/version/create?delimiter=%24`,
+        { body: { version: 4, manifest_path: st.rel, naming_scheme: "V2" } }));
+      await commit(B, tB, 4);
+      await b.until((s) => eventsOf(s, tB.id).length >= 4, 15000, "B's marker");
+      await sleep(300);
+      assert.deepEqual(eventsOf(a, tA.id).map((e) => e.data.version), [1, 2, 3], "A still sees its revoked subtree");
+      // and a resuming subscriber of A catches up on nothing it may no longer read
+      const since = a.lastEventId;
+      assert.ok(since);
+      const again = await subscribe(`?since=${encodeURIComponent(a.ids[0])}`, { base: gw.url, headers: A.headers });
+      subs.push(again);
+      await sleep(300);
+      assert.ok(!eventsOf(again, tA.id).some((e) => e.data.version === 4), JSON.stringify(again.events));
+    } finally {
+      for (const s of subs) s.close();
+      await gw.stop();
+    }
+  });
+});
+
+describe("the change feed when the database refuses its polls", () => {
+  it("says so once and retries with bounded backoff: no reconnect storm", async () => {
+    // a gateway role that may start the gateway but not read the history
+    const role = fresh("gw_nohist");
+    psql(`CREATE ROLE ${role} LOGIN NOINHERIT; GRANT USAGE ON SCHEMA lance_namespace TO ${role};` +
+      ` GRANT SELECT ON lance_namespace.settings TO ${role}`);
+    const g = await startGateway(["--listen", "127.0.0.1:0", "--db", `${GW_DB} user=${role}`, "--root", ROOT]);
+    assert.ok(g.url, g.log());
+    try {
+      const sub = await subscribe("", { base: g.url });
+      assert.equal(sub.status, 200, sub.text);
+      const polls0 = await metric(g.url, "lance_gateway_feed_polls_total");
+      const connects0 = await metric(g.url, "lance_gateway_db_connects_total");
+      await sleep(2000);
+      const polls = (await metric(g.url, "lance_gateway_feed_polls_total")) - polls0;
+      const connects = (await metric(g.url, "lance_gateway_db_connects_total")) - connects0;
+      const reconnected = sub.other.filter((f) => f.event === "reconnected").length;
+      assert.equal(reconnected, 0, `${reconnected} reconnected frames in 2 s`);
+      assert.equal(await metric(g.url, "lance_gateway_feed_reconnects_total"), 0);
+      assert.ok(connects <= 1, `${connects} connections in 2 s`);
+      // backoff: 100 ms doubling (0.1, 0.3, 0.7, 1.5 s, ...), not every 100 ms
+      assert.ok(polls <= 8, `${polls} polls in 2 s`);
+      assert.equal(sub.comments.filter((c) => /cannot read the commit history/.test(c)).length, 1,
+        JSON.stringify(sub.comments));
+      assert.equal((g.log().match(/refused the poll/g) ?? []).length, 1, g.log());
+      // once the role may read, the same connection polls again and the stream goes on
+      const nsName = fresh("fr");
+      ok(await req("POST", `/v1/namespace/${nsName}/create`, { body: {} }));
+      psql(`SELECT lance_namespace.lance_grant('${role}', ARRAY['${nsName}'], 'read')`);
+      const tid = `${nsName}$t`;
+      const t = ok(await req("POST", `/v1/table/${encodeURIComponent(tid)}/declare?delimiter=%24`, { body: {} }));
+      const st = writeStaging(t.location, 1);
+      ok(await req("POST", `/v1/table/${encodeURIComponent(tid)}/version/create?delimiter=%24`,
+        { body: { version: 1, manifest_path: st.rel, naming_scheme: "V2" } }));
+      await sub.until((s) => eventsOf(s, tid).length >= 1, 15000, "the event after the grant");
+      assert.match(g.log(), /change feed: polling again/);
+      assert.equal(await metric(g.url, "lance_gateway_feed_reconnects_total"), 0);
+      sub.close();
+    } finally {
+      await stop(g.proc);
+    }
+  });
+});
