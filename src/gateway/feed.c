@@ -129,7 +129,7 @@ static atomic_bool poller_stop;
 static atomic_bool poke_pending;
 static int	wake_fd = -1;		/* eventfd: wakes the poller */
 static uint64_t rounds;			/* the poller's rounds of work (FeedSub.round) */
-static json_t *denied;			/* the poller's: roles whose polls were refused, said once */
+static json_t *denied;			/* the poller's: role -> {since, wait, at} of refused roles */
 
 /* the log: frames log_tail .. log_head - 1, at their number % --sse-queue */
 static Frame **log_ring;
@@ -342,28 +342,56 @@ end_transaction(PGconn *conn)
 }
 
 /*
+ * now_ms
+ *		A monotonic clock in milliseconds.
+ */
+static json_int_t
+now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (json_int_t) t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/*
  * role_refused
- *		Role's poll or catch-up was refused with err (the connection is
- *		fine): the role reads nothing this time (fail closed), which is said
- *		once, until one of its polls succeeds again.
+ *		Role's poll from since was refused with err (the connection is
+ *		fine): the role reads nothing for now (fail closed).  Said once; the
+ *		role's polls are tried again FEED_RETRY_MIN_MS later, then twice as
+ *		long each time up to FEED_RETRY_MAX_MS, from the cursor of its first
+ *		refused poll, so that a role granted meanwhile misses no commit.
  */
 static void
-role_refused(const char *role, const GwError *err)
+role_refused(const char *role, const char *since, const GwError *err)
 {
-	if (json_object_get(denied, role) != NULL)
-		return;
-	fprintf(stderr, "%s: change feed: role \"%s\" may not read the commit history (%s); "
-			"its subscribers get no events until it may\n", GW_PROGRAM, role, err->message);
-	if (json_object_size(denied) < 4096)
-		json_object_set_new_nocheck(denied, role, json_true());
+	json_t	   *d = json_object_get(denied, role);
+	json_int_t	wait;
+
+	if (d == NULL)
+	{
+		fprintf(stderr, "%s: change feed: role \"%s\" may not read the commit history (%s); "
+				"its subscribers get no events until it may (tried again with backoff)\n",
+				GW_PROGRAM, role, err->message);
+		if (json_object_size(denied) >= 4096 ||
+			(d = json_pack("{s:s,s:I,s:I}", "since", since, "wait", (json_int_t) 0, "at",
+						   (json_int_t) 0)) == NULL)
+			return;				/* then tried at every poll */
+		json_object_set_new_nocheck(denied, role, d);
+	}
+	wait = json_integer_value(json_object_get(d, "wait"));
+	wait = wait == 0 ? FEED_RETRY_MIN_MS : wait * 2 > FEED_RETRY_MAX_MS ? FEED_RETRY_MAX_MS : wait * 2;
+	json_object_set_new(d, "wait", json_integer(wait));
+	json_object_set_new(d, "at", json_integer(now_ms() + wait));
 }
 
 /*
  * as_role
  *		In conn's open transaction, under a savepoint: switch to role and
  *		run sql with its one parameter param; *res holds the rows.
- *		POLL_REFUSED when the database refused the role or the read (the
- *		savepoint is rolled back, the role reads nothing: *res is NULL).
+ *		When the database refused the role or the read, the savepoint is
+ *		rolled back and the role reads nothing: POLL_OK with *res NULL and
+ *		err set.
  */
 static PollResult
 as_role(PGconn *conn, const char *role, const char *sql, int nparams, const char *const *params,
@@ -387,11 +415,9 @@ as_role(PGconn *conn, const char *role, const char *sql, int nparams, const char
 	{
 		GwError		e2;
 
-		role_refused(role, err);
 		return gw_db_exec(conn, "ROLLBACK TO SAVEPOINT feed_role", 0, NULL, NULL, NULL, &e2) ?
 			POLL_OK : POLL_LOST;
 	}
-	json_object_del(denied, role);
 	if (!gw_db_exec(conn, "RELEASE SAVEPOINT feed_role", 0, NULL, NULL, NULL, err))
 	{
 		PQclear(*res);
@@ -488,7 +514,6 @@ oom:
 static PollResult
 poll_roles(PGconn *conn, Merged *m, char **next, GwError *err)
 {
-	const char *params[1] = {log_cursor};
 	json_t	   *asked = json_object();
 	PGresult   *res = NULL;
 	PollResult	r = POLL_OK;
@@ -527,8 +552,20 @@ poll_roles(PGconn *conn, Merged *m, char **next, GwError *err)
 		for (size_t i = 0; r == POLL_OK && i < json_array_size(roles); i++)
 		{
 			const char *role = json_string_value(json_array_get(roles, i));
+			json_t	   *d = json_object_get(denied, role);
+			const char *since[1] = {d ? json_string_value(json_object_get(d, "since")) : log_cursor};
 
-			r = as_role(conn, role, ROLE_POLL_SQL, 1, params, &res, err);
+			if (d && now_ms() < json_integer_value(json_object_get(d, "at")))
+				continue;		/* refused lately: not yet again */
+			r = as_role(conn, role, ROLE_POLL_SQL, 1, since, &res, err);
+			if (r == POLL_OK && res == NULL)
+				role_refused(role, since[0], err);
+			else if (r == POLL_OK && d != NULL)
+			{
+				fprintf(stderr, "%s: change feed: role \"%s\" may read the commit history again\n",
+						GW_PROGRAM, role);
+				json_object_del(denied, role);
+			}
 			if (r == POLL_OK && res != NULL && !merge_role(m, role, res))
 			{
 				gw_error_set(err, LANCE_INTERNAL, "out of memory");
@@ -537,6 +574,19 @@ poll_roles(PGconn *conn, Merged *m, char **next, GwError *err)
 			PQclear(res);
 		}
 		json_decref(roles);
+	}
+	/* (feed_lock held if POLL_OK) the refused roles no one subscribes as any more */
+	if (r == POLL_OK)
+	{
+		const char *key;
+		json_t	   *v;
+		void	   *tmp;
+
+		json_object_foreach_safe(denied, tmp, key, v)
+		{
+			if (!json_object_get(asked, key) || (log_cursor && xmax(*next) < xmax(log_cursor)))
+				json_object_del(denied, key);
+		}
 	}
 	json_decref(asked);
 	if (r != POLL_OK)

@@ -12,7 +12,7 @@ import path from "node:path";
 import { spawnSync } from "node:child_process";
 import {
   req, ok, assertError, fresh, psql, writeStaging, startAuthGateway, startTenantPair, startGateway, stop,
-  sleep, readmeAuthSql, GW_DB, ROOT, PG_BINDIR,
+  sleep, readmeAuthSql, GW_DB, ROOT, PG_BINDIR, TMP,
 } from "./lib.mjs";
 import { subscribe, eventsOf } from "./sse.mjs";
 
@@ -198,6 +198,20 @@ describe("the change feed under README's authenticator", () => {
       await b.until((s) => eventsOf(s, tB.id).length >= 4, 15000, "B's marker");
       await sleep(300);
       assert.deepEqual(eventsOf(a, tA.id).map((e) => e.data.version), [1, 2, 3], "A still sees its revoked subtree");
+      // C's refused polls back off (100 ms doubling to 5 s), not one per poll:
+      // the server logs each refusal
+      const pglog = path.join(TMP, "postgres.log");
+      const refusals = () => (fs.readFileSync(pglog, "utf8").match(/permission denied for schema lance_namespace/g) ?? []).length;
+      const r0 = refusals();
+      await sleep(2000);
+      assert.ok(refusals() - r0 <= 3, `${refusals() - r0} refused polls of C in 2 s`);
+      // C, granted now, gets the commits it may read from then on (its refused
+      // polls are tried again with backoff, from where they were refused)
+      psql(`SELECT lance_namespace.lance_grant('${C}', ARRAY['${B.ns}'], 'read')`);
+      await commit(B, tB, 5);
+      await c.until((s) => eventsOf(s, tB.id).some((e) => e.data.version === 5), 15000, "C's event after its grant");
+      for (const e of c.events) assert.equal(e.data.id[0], B.ns, `C received ${e.data.table}`);
+      assert.match(gw.log(), new RegExp(`role "${C}" may read the commit history again`));
       // and a resuming subscriber of A catches up on nothing it may no longer read
       const since = a.lastEventId;
       assert.ok(since);
