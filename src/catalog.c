@@ -372,17 +372,31 @@ PG_FUNCTION_INFO_V1(lance_root_location);
 
 /*
  * lance_root_location() returns text
- *		The configured root location, or NULL.
+ *		The configured root location, or NULL.  Read as the catalog's owner
+ *		(issue 39, item 11): the gateway's authenticator reads it at start-up
+ *		and holds no privilege on any catalog table, as README's security
+ *		model has it.  Narrow: this one setting, which is no secret (every
+ *		DeclareTable answer shows a location under it, and lance_grant gives
+ *		each tenant SELECT on settings); the caller still needs USAGE on the
+ *		schema and EXECUTE on this function.
  */
 Datum
 lance_root_location(PG_FUNCTION_ARGS)
 {
 	MemoryContext outer = CurrentMemoryContext;
-	char	   *root;
+	Datum		values[1];
+	char	   *root = NULL;
 	text	   *result = NULL;
+	bool		isnull;
 
 	SPI_connect();
-	root = lance_get_setting("root_location");
+	values[0] = CStringGetTextDatum("root_location");
+	if (lance_exec_as(lance_catalog_owner(), PLAN_GET_SETTING, values, NULL, true, 1) > 0)
+	{
+		Datum		d = lance_spi_value(0, 1, &isnull);
+
+		root = isnull ? NULL : TextDatumGetCString(d);
+	}
 	if (root != NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(outer);

@@ -24,9 +24,9 @@
 #include "router.h"
 #include "server_int.h"
 
-#define PRIV_CACHE_MAX		4096
-#define PRIV_CACHE_TTL_S	60
 #define FEED_MIN_GAP_MS		5
+#define FEED_RETRY_MIN_MS	100 /* a refused poll is tried again after this, */
+#define FEED_RETRY_MAX_MS	5000	/* doubling up to this */
 #define FEED_IDLE_PING_MS	30000
 #define TICK_MS				500 /* a waiting stream looks for bytes this often */
 #define CURSOR_MAX			65536	/* the longest cursor accepted to resume from */
@@ -34,6 +34,9 @@
 #define HELLO "retry: 1000\n: subscribed to the change feed\n\n"
 #define WAITING "retry: 1000\n: the change feed is reconnecting to the database; " \
 	"the stream starts once it is back\n\n"
+#define REFUSED ": the change feed cannot read the commit history (the database " \
+	"refused the poll); retrying with backoff\n\n"
+#define REFUSED_WAITING "retry: 1000\n" REFUSED
 #define SLOW ": disconnected: the client did not keep up with the feed\n\n"
 #define HEARTBEAT ": heartbeat\n\n"
 #define COMMIT_DATA "event: commit\ndata: "
@@ -47,6 +50,21 @@
 	"       WITH ORDINALITY AS c ON true" \
 	" ORDER BY c.ordinality"
 
+/*
+ * With --db-auth, one poll is a REPEATABLE READ transaction (one snapshot):
+ * the cursor, then under each subscribing role in turn the versions after
+ * the last cursor that the role may read (row level security decides, at
+ * each poll), in the order to send them.
+ */
+#define POLL_BEGIN_SQL "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+#define POLL_CURSOR_SQL "SELECT lance_namespace.lance_changes_cursor()::text"
+#define SET_ROLE_SQL "SELECT pg_catalog.set_config('role', $1, true)"
+#define ROLE_POLL_SQL \
+	"SELECT c.payload::text" \
+	"  FROM lance_namespace.lance_changes($1::pg_catalog.pg_snapshot)" \
+	"       WITH ORDINALITY AS c" \
+	" ORDER BY c.ordinality"
+
 /* what a subscriber missed between its cursor and the log's, in order */
 #define CATCH_UP_SQL \
 	"SELECT c.payload::text" \
@@ -54,11 +72,13 @@
 	"                                     $2::pg_catalog.pg_snapshot) c" \
 	" LIMIT $3::integer"
 
-/* whether the role in effect may read table $1 (its id as JSON) */
-#define PRIVILEGE_SQL \
-	"SELECT NOT pg_catalog.row_security_active('lance_namespace.entries'::pg_catalog.regclass)" \
-	"    OR lance_namespace.lance_has_privilege(" \
-	"       ARRAY(SELECT pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb)), 'read')"
+/* what a poll came to */
+typedef enum PollResult
+{
+	POLL_OK,
+	POLL_LOST,					/* the connection is gone */
+	POLL_REFUSED				/* the database refused it: retried with backoff */
+} PollResult;
 
 /* One frame of the stream, shared by the subscribers that send it. */
 typedef struct Frame
@@ -68,7 +88,7 @@ typedef struct Frame
 	char	   *text;			/* the SSE frames */
 	size_t		len;
 	char	   *id_json;		/* a commit's table id (JSON array), NULL if unknown */
-	json_t	   *readers;		/* a commit's: role -> whether it may read the table */
+	json_t	   *readers;		/* a commit's, --db-auth: role -> true if its poll saw it */
 } Frame;
 
 typedef struct FeedSub
@@ -103,12 +123,13 @@ static FeedSub *subs;
 static atomic_int nsubs;		/* linked into subs: read without the lock */
 static bool stopping;
 static bool connected;			/* the poller is connected */
+static bool refused;			/* its polls are refused (not a lost connection) */
 static pthread_t poller;
 static atomic_bool poller_stop;
 static atomic_bool poke_pending;
 static int	wake_fd = -1;		/* eventfd: wakes the poller */
 static uint64_t rounds;			/* the poller's rounds of work (FeedSub.round) */
-static json_t *privs;			/* the poller's: "role\nid_json" -> seconds, negative: may not */
+static json_t *denied;			/* the poller's: role -> {since, wait, at} of refused roles */
 
 /* the log: frames log_tail .. log_head - 1, at their number % --sse-queue */
 static Frame **log_ring;
@@ -295,56 +316,6 @@ xmax(const char *snap)
 }
 
 /*
- * may_read
- *		On the poller's connection: whether role may read the table of
- *		commit frame f, as cached for PRIV_CACHE_TTL_S or as the database
- *		says now (an unknown answer is no, and is not cached).  A role that
- *		bypasses row level security on the catalog reads all, as over REST.
- */
-static bool
-may_read(PGconn *conn, const char *role, const Frame *f)
-{
-	const char *params[1] = {role};
-	GwError		err;
-	PGresult   *res;
-	char	   *key;
-	json_int_t	at;
-	int			answer = -1;
-
-	if (f->id_json == NULL || asprintf(&key, "%s\n%s", role, f->id_json) < 0)
-		return false;
-	at = json_integer_value(json_object_get(privs, key));	/* 0 if not cached */
-	if (time(NULL) - llabs(at) < PRIV_CACHE_TTL_S)
-	{
-		free(key);
-		return at > 0;
-	}
-	if (gw_db_exec(conn, "BEGIN READ ONLY", 0, NULL, NULL, NULL, &err) &&
-		gw_db_exec(conn, "SELECT pg_catalog.set_config('role', $1, true)", 1, params,
-				   NULL, NULL, &err))
-	{
-		params[0] = f->id_json;
-		if (gw_db_exec(conn, PRIVILEGE_SQL, 1, params, &res, NULL, &err))
-		{
-			answer = (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0) ? 1 : 0;
-			PQclear(res);
-		}
-		else if (PQstatus(conn) == CONNECTION_OK && err.code == LANCE_PERMISSION_DENIED)
-			answer = 0;			/* e.g. no USAGE on the schema: such a role reads nothing */
-	}
-	if (PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) != PQTRANS_IDLE)
-		PQclear(PQexec(conn, "ROLLBACK"));
-	if (answer >= 0)
-	{
-		if (json_object_size(privs) >= PRIV_CACHE_MAX)
-			json_object_clear(privs);
-		json_object_set_new(privs, key, json_integer(answer ? time(NULL) : -time(NULL)));
-	}
-	free(key);
-	return answer == 1;
-}
-
-/*
  * matches
  *		Whether frame f passes the filters of s (control frames do).
  */
@@ -359,51 +330,284 @@ matches(const FeedSub *s, const Frame *f)
 }
 
 /*
- * answer_readers
- *		Give each of the n commit frames the answer of every subscribing
- *		role whose filters it passes, role by role, asked without feed_lock
- *		(the frames are the poller's until appended; a null answer is one to
- *		ask).  Returns with feed_lock held and no subscriber left out, so
- *		that the frames are appended before another one can join.
+ * end_transaction
+ *		End conn's transaction, if one is open (the poller's are read only:
+ *		a rollback changes nothing).
  */
 static void
-answer_readers(PGconn *conn, Frame **frames, int n)
+end_transaction(PGconn *conn)
 {
-	uint64_t	round = ++rounds;
-	char	   *role = NULL;
+	if (PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) != PQTRANS_IDLE)
+		PQclear(PQexec(conn, "ROLLBACK"));
+}
 
-	for (;;)
+/*
+ * now_ms
+ *		A monotonic clock in milliseconds.
+ */
+static json_int_t
+now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (json_int_t) t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/*
+ * role_refused
+ *		Role's poll from since was refused with err (the connection is
+ *		fine): the role reads nothing for now (fail closed).  Said once; the
+ *		role's polls are tried again FEED_RETRY_MIN_MS later, then twice as
+ *		long each time up to FEED_RETRY_MAX_MS, from the cursor of its first
+ *		refused poll, so that a role granted meanwhile misses no commit.
+ */
+static void
+role_refused(const char *role, const char *since, const GwError *err)
+{
+	json_t	   *d = json_object_get(denied, role);
+	json_int_t	wait;
+
+	if (d == NULL)
 	{
-		pthread_mutex_lock(&feed_lock);
-		free(role);
-		role = NULL;
-		for (FeedSub *s = subs; n > 0 && s; s = s->next)
-		{
-			if (!s->role || s->round == round || (role && strcmp(role, s->role) != 0))
-				continue;
-			if (!role && (role = strdup(s->role)) == NULL)
-				break;
-			s->round = round;
-			for (int i = 0; i < n; i++)
-				if (frames[i] && matches(s, frames[i]) &&
-					!json_object_get(frames[i]->readers, role))
-					json_object_set_new(frames[i]->readers, role, json_null());
-		}
-		if (role == NULL)
-			return;				/* unanswered after a failure: withheld */
-		pthread_mutex_unlock(&feed_lock);
-		for (int i = 0; i < n; i++)
-			if (frames[i] && json_is_null(json_object_get(frames[i]->readers, role)))
-				json_object_set_new(frames[i]->readers, role,
-									json_boolean(may_read(conn, role, frames[i])));
+		fprintf(stderr, "%s: change feed: role \"%s\" may not read the commit history (%s); "
+				"its subscribers get no events until it may (tried again with backoff)\n",
+				GW_PROGRAM, role, err->message);
+		if (json_object_size(denied) >= 4096 ||
+			(d = json_pack("{s:s,s:I,s:I}", "since", since, "wait", (json_int_t) 0, "at",
+						   (json_int_t) 0)) == NULL)
+			return;				/* then tried at every poll */
+		json_object_set_new_nocheck(denied, role, d);
 	}
+	wait = json_integer_value(json_object_get(d, "wait"));
+	wait = wait == 0 ? FEED_RETRY_MIN_MS : wait * 2 > FEED_RETRY_MAX_MS ? FEED_RETRY_MAX_MS : wait * 2;
+	json_object_set_new(d, "wait", json_integer(wait));
+	json_object_set_new(d, "at", json_integer(now_ms() + wait));
+}
+
+/*
+ * as_role
+ *		In conn's open transaction, under a savepoint: switch to role and
+ *		run sql with its one parameter param; *res holds the rows.
+ *		When the database refused the role or the read, the savepoint is
+ *		rolled back and the role reads nothing: POLL_OK with *res NULL and
+ *		err set.
+ */
+static PollResult
+as_role(PGconn *conn, const char *role, const char *sql, int nparams, const char *const *params,
+		PGresult **res, GwError *err)
+{
+	const char *rp[1] = {role};
+	bool		done;
+
+	*res = NULL;
+	if (!gw_db_exec(conn, "SAVEPOINT feed_role", 0, NULL, NULL, NULL, err))
+		return PQstatus(conn) == CONNECTION_OK ? POLL_REFUSED : POLL_LOST;
+	done = gw_db_exec(conn, SET_ROLE_SQL, 1, rp, NULL, NULL, err) &&
+		gw_db_exec(conn, sql, nparams, params, res, NULL, err);
+	if (PQstatus(conn) != CONNECTION_OK)
+	{
+		PQclear(*res);
+		*res = NULL;
+		return POLL_LOST;
+	}
+	if (!done)
+	{
+		GwError		e2;
+
+		return gw_db_exec(conn, "ROLLBACK TO SAVEPOINT feed_role", 0, NULL, NULL, NULL, &e2) ?
+			POLL_OK : POLL_LOST;
+	}
+	if (!gw_db_exec(conn, "RELEASE SAVEPOINT feed_role", 0, NULL, NULL, NULL, err))
+	{
+		PQclear(*res);
+		*res = NULL;
+		return PQstatus(conn) == CONNECTION_OK ? POLL_REFUSED : POLL_LOST;
+	}
+	return POLL_OK;
+}
+
+/* The commits of one poll under --db-auth: each once, in each role's order */
+typedef struct Merged
+{
+	Frame	  **frames;
+	int			n;
+	json_t	   *index;			/* frame text -> its place in frames */
+} Merged;
+
+/*
+ * merge_role
+ *		Merge the commits that role's poll returned (res, in its order)
+ *		into m.  A commit that another role saw already is that frame, now
+ *		readable by role too; a new one goes right after the last commit
+ *		of role's before it, so that every role's own order is kept.  False
+ *		if out of memory (m unchanged).
+ */
+static bool
+merge_role(Merged *m, const char *role, PGresult *res)
+{
+	int			rows = PQntuples(res);
+	Frame	  **out = calloc((size_t) m->n + rows + 1, sizeof(Frame *));
+	json_t	   *index = json_object();
+	Frame	  **fresh = calloc((size_t) rows + 1, sizeof(Frame *));
+	int			k = 0;
+	int			p = 0;
+
+	if (out == NULL || index == NULL || fresh == NULL)
+		goto oom;
+	for (int i = 0; i < rows; i++)
+		if ((fresh[i] = commit_frame(PQgetvalue(res, i, 0))) == NULL)
+			goto oom;
+	for (int i = 0; i < rows; i++)
+	{
+		json_t	   *at = json_object_get(m->index, fresh[i]->text);
+		Frame	   *f = fresh[i];
+
+		if (at != NULL)
+		{
+			int			j = (int) json_integer_value(at);
+
+			while (p <= j)		/* (j < p: equal keys in another order; kept) */
+				out[k++] = m->frames[p++];
+			f = m->frames[j];
+			frame_unref(fresh[i]);
+			fresh[i] = NULL;
+		}
+		else
+		{
+			out[k++] = f;
+			fresh[i] = NULL;
+		}
+		json_object_set_new_nocheck(f->readers, role, json_true());
+	}
+	while (p < m->n)
+		out[k++] = m->frames[p++];
+	for (int i = 0; i < k; i++)
+		json_object_set_new_nocheck(index, out[i]->text, json_integer(i));
+	free(fresh);
+	free(m->frames);
+	json_decref(m->index);
+	m->frames = out;
+	m->n = k;
+	m->index = index;
+	return true;
+
+oom:
+	for (int i = 0; fresh != NULL && i < rows; i++)
+		frame_unref(fresh[i]);
+	free(fresh);
+	free(out);
+	json_decref(index);
+	return false;
+}
+
+/*
+ * poll_roles
+ *		The --db-auth poll, in one REPEATABLE READ transaction: the cursor,
+ *		then the commits after log_cursor under each subscribing role (a
+ *		role that joins meanwhile too).  Returns with feed_lock held and
+ *		*m filled on POLL_OK (*next the cursor), so that the frames are
+ *		appended before another subscriber can join, and the transaction
+ *		still open (end_transaction, once feed_lock is released); without
+ *		either otherwise.
+ */
+static PollResult
+poll_roles(PGconn *conn, Merged *m, char **next, GwError *err)
+{
+	json_t	   *asked = json_object();
+	PGresult   *res = NULL;
+	PollResult	r = POLL_OK;
+
+	*next = NULL;
+	if (asked == NULL || (m->index = json_object()) == NULL)
+	{
+		json_decref(asked);
+		gw_error_set(err, LANCE_INTERNAL, "out of memory");
+		return POLL_REFUSED;
+	}
+	if (!gw_db_exec(conn, POLL_BEGIN_SQL, 0, NULL, NULL, NULL, err) ||
+		!gw_db_exec(conn, POLL_CURSOR_SQL, 0, NULL, &res, NULL, err) ||
+		PQntuples(res) != 1 || (*next = strdup(PQgetvalue(res, 0, 0))) == NULL)
+		r = PQstatus(conn) == CONNECTION_OK ? POLL_REFUSED : POLL_LOST;
+	PQclear(res);
+	/* without a cursor yet, or after the ids went back, only the cursor */
+	while (r == POLL_OK)
+	{
+		json_t	   *roles = json_array();
+
+		pthread_mutex_lock(&feed_lock);
+		for (FeedSub *s = subs; roles && s; s = s->next)
+			if (s->role && log_cursor && xmax(*next) >= xmax(log_cursor) &&
+				!json_object_get(asked, s->role))
+			{
+				json_object_set_new_nocheck(asked, s->role, json_true());
+				json_array_append_new(roles, json_string_nocheck(s->role));
+			}
+		if (roles == NULL || json_array_size(roles) == 0)
+		{
+			json_decref(roles);
+			break;				/* no subscriber left out: with feed_lock */
+		}
+		pthread_mutex_unlock(&feed_lock);
+		for (size_t i = 0; r == POLL_OK && i < json_array_size(roles); i++)
+		{
+			const char *role = json_string_value(json_array_get(roles, i));
+			json_t	   *d = json_object_get(denied, role);
+			const char *since[1] = {d ? json_string_value(json_object_get(d, "since")) : log_cursor};
+
+			if (d && now_ms() < json_integer_value(json_object_get(d, "at")))
+				continue;		/* refused lately: not yet again */
+			r = as_role(conn, role, ROLE_POLL_SQL, 1, since, &res, err);
+			if (r == POLL_OK && res == NULL)
+				role_refused(role, since[0], err);
+			else if (r == POLL_OK && d != NULL)
+			{
+				fprintf(stderr, "%s: change feed: role \"%s\" may read the commit history again\n",
+						GW_PROGRAM, role);
+				json_object_del(denied, role);
+			}
+			if (r == POLL_OK && res != NULL && !merge_role(m, role, res))
+			{
+				gw_error_set(err, LANCE_INTERNAL, "out of memory");
+				r = POLL_REFUSED;
+			}
+			PQclear(res);
+		}
+		json_decref(roles);
+	}
+	/* (feed_lock held if POLL_OK) the refused roles no one subscribes as any more */
+	if (r == POLL_OK)
+	{
+		const char *key;
+		json_t	   *v;
+		void	   *tmp;
+
+		json_object_foreach_safe(denied, tmp, key, v)
+		{
+			if (!json_object_get(asked, key) || (log_cursor && xmax(*next) < xmax(log_cursor)))
+				json_object_del(denied, key);
+		}
+	}
+	json_decref(asked);
+	if (r != POLL_OK)
+	{
+		end_transaction(conn);
+		free(*next);
+		*next = NULL;
+		for (int i = 0; i < m->n; i++)
+			frame_unref(m->frames[i]);
+		m->n = 0;
+	}
+	return r;
 }
 
 /*
  * catch_up
  *		On the poller's connection: write to out the commits that s missed
  *		between its client's cursor and s->cursor, counted in *sent, or a
- *		reset when they cannot be sent (over max).  False to try again later.
+ *		reset when they cannot be sent (over max).  With --db-auth, those
+ *		that its role may read, as the database says now.  False to try
+ *		again later.
  */
 static bool
 catch_up(PGconn *conn, FeedSub *s, FILE *out, int *sent)
@@ -419,7 +623,20 @@ catch_up(PGconn *conn, FeedSub *s, FILE *out, int *sent)
 		return fputs(RESET("the cursor to resume from is not from this database's past; "
 						   "commits may have been missed"), out) >= 0;
 	snprintf(limit, sizeof(limit), "%d", max + 1);
-	if (!gw_db_exec(conn, CATCH_UP_SQL, 3, params, &res, NULL, &err))
+	if (s->role != NULL)
+	{
+		/* what the role may read (row level security): none if refused */
+		PollResult	r = POLL_LOST;
+
+		if (gw_db_exec(conn, "BEGIN READ ONLY", 0, NULL, NULL, NULL, &err))
+			r = as_role(conn, s->role, CATCH_UP_SQL, 3, params, &res, &err);
+		end_transaction(conn);
+		if (r != POLL_OK)
+			return false;		/* try again later */
+		if (res == NULL)
+			return true;		/* refused: nothing to catch up with */
+	}
+	else if (!gw_db_exec(conn, CATCH_UP_SQL, 3, params, &res, NULL, &err))
 		return PQstatus(conn) == CONNECTION_OK &&	/* the database refused the cursor */
 			fputs(RESET("the database refused the cursor to resume from; "
 						"commits may have been missed"), out) >= 0;
@@ -431,9 +648,7 @@ catch_up(PGconn *conn, FeedSub *s, FILE *out, int *sent)
 	{
 		Frame	   *f = commit_frame(PQgetvalue(res, i, 0));
 
-		if (f != NULL && matches(s, f) && s->role != NULL && !may_read(conn, s->role, f))
-			gw_metrics_add(GW_M_SSE_EVENTS_WITHHELD, 1);
-		else if (f != NULL && matches(s, f) && fputs(f->text, out) >= 0)
+		if (f != NULL && matches(s, f) && fputs(f->text, out) >= 0)
 			(*sent)++;
 		frame_unref(f);
 	}
@@ -507,10 +722,10 @@ next_frame(FeedSub *s)
 		s->first = NULL;
 		if ((s->started = f != NULL))
 			return f;
-		if (!connected && !s->told)
+		if ((!connected || refused) && !s->told)
 		{
 			s->told = true;
-			return frame_new(strdup(WAITING), 0);
+			return frame_new(strdup(connected ? REFUSED_WAITING : WAITING), 0);
 		}
 	}
 	/* a position that fell off the tail is closing (log_append) */
@@ -693,63 +908,87 @@ gw_stream_response(GwReq *r, void *stream)
 }
 
 /*
+ * poll_plain
+ *		The poll without --db-auth: one statement, as the gateway's role.
+ *		On POLL_OK returns with feed_lock held, *m and *next filled.
+ */
+static PollResult
+poll_plain(PGconn *conn, Merged *m, char **next, GwError *err)
+{
+	const char *params[1] = {log_cursor};	/* only the poller changes it */
+	PGresult   *res = NULL;
+
+	*next = NULL;
+	if (!gw_db_exec(conn, POLL_SQL, 1, params, &res, NULL, err) || PQntuples(res) < 1 ||
+		(*next = strdup(PQgetvalue(res, 0, 0))) == NULL ||
+		(m->frames = calloc(PQntuples(res), sizeof(Frame *))) == NULL)
+	{
+		PQclear(res);
+		free(*next);
+		*next = NULL;
+		if (PQstatus(conn) != CONNECTION_OK)
+			return POLL_LOST;
+		if (err->code < 0)
+			gw_error_set(err, LANCE_INTERNAL, "out of memory or no cursor");
+		return POLL_REFUSED;
+	}
+	if (log_cursor == NULL || xmax(*next) >= xmax(log_cursor))
+		for (int i = 0; i < PQntuples(res); i++)
+			if (!PQgetisnull(res, i, 1))
+				m->frames[m->n++] = commit_frame(PQgetvalue(res, i, 1));
+	PQclear(res);
+	pthread_mutex_lock(&feed_lock);
+	return POLL_OK;
+}
+
+/*
  * poll_once
  *		Append to the log the versions committed since the cursor, then
  *		the next cursor as an event id; without a cursor, take the current
- *		one (where the feed starts).  False if the connection failed.
+ *		one (where the feed starts).  With --db-auth, each commit once, for
+ *		the roles whose polls returned it (poll_roles).  POLL_LOST if the
+ *		connection failed; POLL_REFUSED, with err, if the database refused
+ *		the poll (the cursor stays: the same commits are read again).
  */
-static bool
-poll_once(PGconn *conn)
+static PollResult
+poll_once(PGconn *conn, GwError *err)
 {
-	const char *params[1] = {log_cursor};	/* only the poller changes it */
-	PGresult   *res = PQexecParams(conn, POLL_SQL, 1, NULL, params, NULL, NULL, 0);
-	Frame	  **frames;
+	Merged		m = {NULL, 0, NULL};
 	char	   *next;
 	char	   *id = NULL;
 	bool		back;
-	int			n = 0;
+	PollResult	r;
 
 	gw_metrics_add(GW_M_FEED_POLLS, 1);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) < 1)
+	gw_error_clear(err);
+	r = gw_config.db_auth ? poll_roles(conn, &m, &next, err) : poll_plain(conn, &m, &next, err);
+	if (r != POLL_OK)
 	{
-		if (PQstatus(conn) == CONNECTION_OK)
-			fprintf(stderr, "%s: change feed: poll failed: %s", GW_PROGRAM, PQerrorMessage(conn));
-		PQclear(res);
-		return false;
+		free(m.frames);
+		json_decref(m.index);
+		return r;
 	}
-	next = strdup(PQgetvalue(res, 0, 0));
-	frames = calloc(PQntuples(res), sizeof(Frame *));
-	if (next == NULL || frames == NULL)
-	{
-		free(next);
-		free(frames);
-		PQclear(res);
-		return true;			/* try again later from the same cursor */
-	}
+	/* feed_lock held */
 	back = log_cursor != NULL && xmax(next) < xmax(log_cursor);
 	if (back)
 		fprintf(stderr, "%s: change feed: the database's transaction ids went back; "
 				"reading from its current snapshot\n", GW_PROGRAM);
-	for (int i = 0; !back && i < PQntuples(res); i++)
-		if (!PQgetisnull(res, i, 1))
-			frames[n++] = commit_frame(PQgetvalue(res, i, 1));
-	PQclear(res);
-	gw_metrics_add(GW_M_FEED_COMMITS, n);
-	if ((n > 0 || back) && asprintf(&id, "id: %s\n\n", next) < 0)
+	gw_metrics_add(GW_M_FEED_COMMITS, m.n);
+	if ((m.n > 0 || back) && asprintf(&id, "id: %s\n\n", next) < 0)
 		id = NULL;
-
-	answer_readers(conn, frames, n);	/* takes feed_lock */
 	if (back)
 		log_append(frame_new(strdup(RESET("the database's transaction ids went back "
 										  "(a restored database); commits may have been missed")), 0));
-	for (int i = 0; i < n; i++)
-		log_append(frames[i]);
+	for (int i = 0; i < m.n; i++)
+		log_append(m.frames[i]);
 	log_append(frame_new(id, 0));
 	free(log_cursor);
 	log_cursor = next;
 	pthread_mutex_unlock(&feed_lock);
-	free(frames);
-	return true;
+	end_transaction(conn);
+	free(m.frames);
+	json_decref(m.index);
+	return POLL_OK;
 }
 
 /*
@@ -772,16 +1011,52 @@ wait_for_work(PGconn *conn, long ms)
 }
 
 /*
+ * poll_refused
+ *		The database refused a poll (not a lost connection): say it once,
+ *		to the log and to the streams, until a poll succeeds.
+ */
+static void
+poll_refused(const GwError *err)
+{
+	fprintf(stderr, "%s: change feed: the database refused the poll: %s; trying again "
+			"with backoff (%d ms doubling up to %d ms)\n", GW_PROGRAM, err->message,
+			FEED_RETRY_MIN_MS, FEED_RETRY_MAX_MS);
+	pthread_mutex_lock(&feed_lock);
+	refused = true;
+	log_append(frame_new(strdup(REFUSED), 0));
+	pthread_mutex_unlock(&feed_lock);
+}
+
+/*
+ * poll_accepted
+ *		A poll succeeded after refused ones.
+ */
+static void
+poll_accepted(void)
+{
+	fprintf(stderr, "%s: change feed: polling again\n", GW_PROGRAM);
+	pthread_mutex_lock(&feed_lock);
+	refused = false;
+	pthread_mutex_unlock(&feed_lock);
+}
+
+/*
  * poller_main
  *		The poller thread: connect, then poll and serve the subscribers
  *		while the connection works; reconnect with backoff, keeping the
- *		cursor across connections.  A stream is looked at every TICK_MS.
+ *		cursor across connections.  A poll that the database refuses on a
+ *		working connection (a permission, a statement timeout, ...) is
+ *		said once, to the log and to the streams, and tried again on the
+ *		same connection from the same cursor, FEED_RETRY_MIN_MS later and
+ *		then twice as long each time up to FEED_RETRY_MAX_MS.  A stream is
+ *		looked at every TICK_MS.
  */
 static void *
 poller_main(void *first_conn)
 {
 	PGconn	   *conn = first_conn;
 	int			backoff = 100;
+	long		retry_ms = 0;	/* while polls are refused: the wait before the next */
 	bool		ever = false;
 
 	while (!atomic_load(&poller_stop))
@@ -815,23 +1090,40 @@ poller_main(void *first_conn)
 		while (!atomic_load(&poller_stop) && PQstatus(conn) == CONNECTION_OK)
 		{
 			long		gap = FEED_MIN_GAP_MS - gw_ms_since(&last_poll);
+			long		every = retry_ms > 0 ? retry_ms : gw_config.feed_poll_ms;
 			long		due;
 
 			if (log_cursor != NULL && drop_cursor())
 				continue;		/* no one subscribes */
-			if (log_cursor == NULL ? atomic_load(&nsubs) > 0 :
+			if (retry_ms > 0 ? (atomic_load(&nsubs) > 0 && gw_ms_since(&last_poll) >= retry_ms) :
+				log_cursor == NULL ? atomic_load(&nsubs) > 0 :
 				woken || gw_ms_since(&last_poll) >= gw_config.feed_poll_ms)
 			{
+				PollResult	r;
+
 				/* a poke: poll soon, but not more often than every FEED_MIN_GAP_MS */
 				if (woken && log_cursor != NULL && gap > 0)
 					poll(NULL, 0, (int) gap);
 				clock_gettime(CLOCK_MONOTONIC, &last_poll);
-				if (!poll_once(conn))
+				if ((r = poll_once(conn, &err)) == POLL_LOST || PQstatus(conn) != CONNECTION_OK)
 					break;
+				if (r == POLL_REFUSED)
+				{
+					if (retry_ms == 0)
+						poll_refused(&err);
+					retry_ms = retry_ms == 0 ? FEED_RETRY_MIN_MS :
+						retry_ms * 2 > FEED_RETRY_MAX_MS ? FEED_RETRY_MAX_MS : retry_ms * 2;
+				}
+				else if (retry_ms > 0)
+				{
+					retry_ms = 0;
+					poll_accepted();
+				}
+				every = retry_ms > 0 ? retry_ms : gw_config.feed_poll_ms;
 			}
 			serve_subscribers(conn);
 			/* the next poll, or a stream's look; idle: the ping */
-			due = gw_config.feed_poll_ms - gw_ms_since(&last_poll);
+			due = every - gw_ms_since(&last_poll);
 			woken = wait_for_work(conn, log_cursor == NULL ? FEED_IDLE_PING_MS :
 								  due < TICK_MS ? due : TICK_MS);
 			if (!woken && log_cursor == NULL)
@@ -840,6 +1132,10 @@ poller_main(void *first_conn)
 
 		PQfinish(conn);
 		conn = NULL;
+		retry_ms = 0;			/* said again if the new connection's polls are refused */
+		pthread_mutex_lock(&feed_lock);
+		refused = false;
+		pthread_mutex_unlock(&feed_lock);
 		if (!atomic_load(&poller_stop))
 			fprintf(stderr, "%s: change feed: lost the database connection, reconnecting\n", GW_PROGRAM);
 		set_connected(false, atomic_load(&poller_stop) ? NULL :
@@ -876,9 +1172,9 @@ gw_feed_start(void)
 	heartbeat_ms = gw_config.sse_heartbeat_ms < gw_config.request_timeout_s * 500L ?
 		gw_config.sse_heartbeat_ms : gw_config.request_timeout_s * 500L;
 	log_ring = calloc(gw_config.sse_queue, sizeof(Frame *));
-	privs = json_object();
+	denied = json_object();
 	wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (log_ring == NULL || privs == NULL || wake_fd < 0 ||
+	if (log_ring == NULL || denied == NULL || wake_fd < 0 ||
 		regcomp(&cursor_form, CURSOR_FORM, REG_EXTENDED | REG_NOSUB) != 0)
 		return false;
 	/* subscribers of the first moment need not wait for the thread */
@@ -922,7 +1218,7 @@ gw_feed_join(void)
 	if (drop_cursor())
 	{
 		free(log_ring);
-		json_decref(privs);
+		json_decref(denied);
 		regfree(&cursor_form);
 	}
 }

@@ -140,8 +140,12 @@ main(int argc, char **argv)
 		{
 			fprintf(stderr, "%s: cannot use the catalog database: %s%s%s\n", GW_PROGRAM,
 					err.message, err.detail[0] ? ": " : "", err.detail);
-			if (strstr(err.message, "lance_namespace") != NULL ||
-				strstr(err.message, "does not exist") != NULL)
+			if (err.code == LANCE_PERMISSION_DENIED)
+				fprintf(stderr, "%s: hint: the catalog has no root location yet, and the gateway's "
+						"role may not set it; as the catalog's owner run "
+						"SELECT lance_namespace.lance_set_root_location('%s')\n", GW_PROGRAM, root);
+			else if (strstr(err.message, "lance_namespace") != NULL ||
+					 strstr(err.message, "does not exist") != NULL)
 				fprintf(stderr, "%s: hint: run CREATE EXTENSION lance_namespace in that database\n",
 						GW_PROGRAM);
 			exit(1);

@@ -10,7 +10,7 @@ import path from "node:path";
 import { spawnSync } from "node:child_process";
 import {
   GW_URL, GW_DB, ROOT, TMP, PG_BINDIR, req, ok, assertError, fresh, psql, mkNamespace, mkTable,
-  createVersion, writeStaging, startGateway, stop, sleep,
+  createVersion, writeStaging, startGateway, startAuthGateway, stop, sleep,
 } from "./lib.mjs";
 import { subscribe, eventsOf } from "./sse.mjs";
 
@@ -284,14 +284,10 @@ describe("change feed (GET /v1/events)", () => {
     const nsB = await mkNamespace();
     const tA = await mkTable(nsA);
     const tB = await mkTable(nsB);
-    const rA = fresh("gw_feed_a");
-    const rB = fresh("gw_feed_b");
-    psql(`CREATE ROLE ${rA} NOLOGIN; CREATE ROLE ${rB} NOLOGIN`);
-    psql(`SELECT lance_namespace.lance_grant('${rA}', ARRAY['${nsA}'], 'read')`);
-    psql(`SELECT lance_namespace.lance_grant('${rB}', ARRAY['${nsB}'], 'write')`);
-    const keyA = psql(`SELECT lance_namespace.lance_create_api_key('${rA}')`);
-    const keyB = psql(`SELECT lance_namespace.lance_create_api_key('${rB}')`);
-    const g = await startGateway([...base, "--db-auth"]);
+    // README's authenticator; A may read nsA, B may write nsB (README's statements)
+    const g = await startAuthGateway();
+    const { key: keyA } = await g.tenant({ ns: nsA, privilege: "read", create: false, prefix: "gw_feed_a" });
+    const { key: keyB } = await g.tenant({ ns: nsB, privilege: "write", create: false, prefix: "gw_feed_b" });
     const subs = [];
     try {
       assertError(await subscribe("", { base: g.url }), 401, 16);

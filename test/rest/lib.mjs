@@ -242,3 +242,103 @@ export function stop(proc) {
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------
+// Tenants under README's authenticator (issue 39, item 11).
+//
+// README.md's "Credentials (for the gateway)" has two SQL blocks: the
+// authenticator (set once by the catalog's owner) and a tenant.  The
+// helpers below run exactly those blocks, with only their names replaced
+// by this run's (the authenticator lance_gateway, the role tenant_a, the
+// namespace adv_a, the privilege write, the root /srv/lance), so that a
+// README that no longer starts the gateway fails the suite.
+
+const README_PATH = new URL("../../README.md", import.meta.url);
+
+/**
+ * README's two blocks: {authenticator, tenant}, as written there (the
+ * blocks of its "### Credentials (for the gateway)" section that start with
+ * the root location's SELECT and with CREATE ROLE tenant_a).
+ */
+export function readmeAuthSql() {
+  const readme = fs.readFileSync(README_PATH, "utf8");
+  const at = readme.indexOf("\n### Credentials (for the gateway)\n");
+  if (at < 0) throw new Error('README.md has no section "### Credentials (for the gateway)"');
+  const blockAt = (first) => {
+    const from = readme.indexOf("```sql\n" + first, at);
+    if (from < 0) throw new Error(`README.md's credentials section has no sql block that starts with ${first}`);
+    return /```sql\n([\s\S]*?)```/.exec(readme.slice(from))[1];
+  };
+  return {
+    authenticator: blockAt("SELECT lance_namespace.lance_set_root_location("),
+    tenant: blockAt("CREATE ROLE tenant_a "),
+  };
+}
+
+/** Replace README's placeholder names (whole words) by this run's. */
+function readmeNames(sql, names) {
+  let out = sql;
+  for (const [from, to] of Object.entries(names)) {
+    out = out.replace(new RegExp(`(?<![A-Za-z0-9_])${from.replace(/[/.]/g, "\\$&")}(?![A-Za-z0-9_])`, "g"), to);
+  }
+  return out;
+}
+
+/**
+ * Start a gateway as README's authenticator, with --db-auth.
+ *   const gw = await startAuthGateway(extraArgs, { env, prefix });
+ * Runs README's authenticator block (a fresh authenticator role, the root
+ * location set to this run's --root), then starts the gateway connecting
+ * as that role (--db GW_DB user=<role> --root ROOT --db-auth ...extraArgs).
+ * Resolves gw = {url, proc, log(), role, exitCode (if it exited), tenant(),
+ * stop()}:
+ *   gw.tenant({ns, privilege, create, prefix}) resolves a Tenant made by
+ *     README's tenant block: a fresh role (prefix, default "tenant") with
+ *     `privilege` (default "write") on namespace ns (default a fresh
+ *     "adv..."; created first through the suite's superuser gateway unless
+ *     create is false), a member of gw.role, and its API key;
+ *   gw.stop() stops the gateway (resolves its exit code).
+ * Tenant = {role, key, ns, headers, req(method, target, opts), grant(ns,
+ *   privilege), revoke(ns, privilege)}; tenant.req is lib's req() against
+ *   gw.url with the tenant's x-api-key.
+ */
+export async function startAuthGateway(args = [], { env = {}, prefix = [] } = {}) {
+  const { authenticator, tenant } = readmeAuthSql();
+  const role = fresh("gw_auth");
+  const root = fs.realpathSync(ROOT);
+  psql(readmeNames(authenticator, { lance_gateway: role, "/srv/lance": root }));
+  const g = await startGateway(
+    ["--listen", "127.0.0.1:0", "--db", `${GW_DB} user=${role}`, "--root", root, "--db-auth", ...args],
+    { env, prefix },
+  );
+  g.role = role;
+  g.stop = () => stop(g.proc);
+  g.tenant = async ({ ns = fresh("adv"), privilege = "write", create = true, prefix: p = "tenant" } = {}) => {
+    if (create) {
+      const r = await req("POST", `/v1/namespace/${encodeURIComponent(ns)}/create?delimiter=%24`, { body: {} });
+      if (r.status !== 200 && r.status !== 409) throw new Error(`cannot create namespace ${ns}: ${r.status} ${r.text}`);
+    }
+    const t = { role: fresh(p), ns };
+    t.key = psql(readmeNames(tenant, { lance_gateway: role, tenant_a: t.role, adv_a: ns, write: privilege }));
+    t.headers = { "x-api-key": t.key };
+    t.req = (method, target, opts = {}) =>
+      req(method, target, { ...opts, base: g.url, headers: { ...t.headers, ...(opts.headers ?? {}) } });
+    t.grant = (n, priv = "write") => psql(`SELECT lance_namespace.lance_grant('${t.role}', ARRAY['${n}'], '${priv}')`);
+    t.revoke = (n, priv = "write") => psql(`SELECT lance_namespace.lance_revoke('${t.role}', ARRAY['${n}'], '${priv}')`);
+    return t;
+  };
+  return g;
+}
+
+/**
+ * The usual pair: a gateway under README's authenticator, tenant A with
+ * `write` on a fresh namespace adv_a..., tenant B with `write` on adv_b...
+ * only.  Resolves {gw, A, B}; stop with gw.stop().
+ */
+export async function startTenantPair(args = [], opts = {}) {
+  const gw = await startAuthGateway(args, opts);
+  if (!gw.url) throw new Error(`the gateway under README's authenticator did not start: ${gw.log()}`);
+  const A = await gw.tenant({ ns: fresh("adv_a"), prefix: "tenant_a" });
+  const B = await gw.tenant({ ns: fresh("adv_b"), prefix: "tenant_b" });
+  return { gw, A, B };
+}

@@ -8,18 +8,10 @@ import path from "node:path";
 import { spawnSync } from "node:child_process";
 import {
   req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, versionsDir, v2Name,
-  startGateway, stop, psql, holdLock, sleep, GW_DB, ROOT, TMP, PG_BINDIR,
+  startGateway, startAuthGateway, stop, psql, holdLock, sleep, GW_DB, ROOT, TMP, PG_BINDIR,
 } from "./lib.mjs";
 
 const base = ["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT];
-
-/** A new role that may read namespace ns, and an API key that maps to it. */
-function readerWithKey(prefix, ns) {
-  const role = fresh(prefix);
-  psql(`CREATE ROLE ${role} NOLOGIN`);
-  psql(`SELECT lance_namespace.lance_grant('${role}', ARRAY['${ns}'], 'read')`);
-  return { role, key: psql(`SELECT lance_namespace.lance_create_api_key('${role}')`) };
-}
 
 describe("gateway process", () => {
   it("refuses a non-loopback address without authentication", async () => {
@@ -146,8 +138,9 @@ describe("gateway process", () => {
 
   it("--db-auth runs each request as the role its credential maps to", async () => {
     const ns = await mkNamespace();
-    const { role, key } = readerWithKey("gw_reader", ns);
-    const g = await startGateway([...base, "--db-auth"]);
+    // README's authenticator, and a tenant that may read ns (README's statements)
+    const g = await startAuthGateway();
+    const { role, key } = await g.tenant({ ns, privilege: "read", create: false, prefix: "gw_reader" });
     try {
       assertError(await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url }), 401, 16);
       assertError(await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url, headers: { "x-api-key": "lnk_wrong" } }), 401, 16);
@@ -159,7 +152,8 @@ describe("gateway process", () => {
     } finally {
       await stop(g.proc);
     }
-    const anon = await startGateway([...base, "--db-auth", "--anon-role", role]);
+    const anon = await startAuthGateway(["--anon-role", role]);
+    psql(`GRANT ${role} TO ${anon.role}`);
     try {
       ok(await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url.replace(/:\d+$/, ":" + new URL(anon.url).port) }));
     } finally {
@@ -169,9 +163,9 @@ describe("gateway process", () => {
 
   it("closes a route whose operation the role may not EXECUTE: 403 code 15", async () => {
     const ns = await mkNamespace();
-    const { key } = readerWithKey("gw_noexec", ns);
     const fn = "lance_namespace.lance_describe_namespace(text[])";
-    const g = await startGateway([...base, "--db-auth"]);
+    const g = await startAuthGateway();
+    const { key } = await g.tenant({ ns, privilege: "read", create: false, prefix: "gw_noexec" });
     const headers = { "x-api-key": key };
     try {
       ok(await req("POST", `/v1/namespace/${ns}/describe`, { base: g.url, headers }));
