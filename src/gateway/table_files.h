@@ -24,6 +24,8 @@ extern bool gw_table_remove_data(const char *dir, int64_t min_age_ms, long *remo
 extern int	gw_manifest_missing(GwStorage *st, const char *path, int64_t version);
 extern bool gw_describe_version_check(json_t *request, const GwRequestInfo *info,
 									  const char *path, json_int_t version, GwError *err);
+extern bool gw_list_versions_check(json_t *request, const GwRequestInfo *info,
+								   const char *listed, char **result, GwError *err);
 extern char *gw_register_table(const char *function, json_t *request,
 							   const GwRequestInfo *info, GwError *err);
 extern char *gw_drop_table(const char *function, json_t *request,
