@@ -62,13 +62,21 @@ typedef enum TxOutcome
 /*
  * The call of a binding whose answers are table versions (client_paths in
  * rest_routes): the answer with their manifest paths in the clients' form,
- * and the location and number of the version a DescribeTableVersion answer
- * holds (call_value).  OFFSET 0 runs the binding once.
+ * the location and number of the version a DescribeTableVersion answer
+ * holds, and the versions of a ListTableVersions answer as "<number>
+ * <bytes> <location>" each, the location's length in bytes framing it, so
+ * that any byte may be in it (call_value; the gateway checks that their
+ * manifests still exist, table_files.c).  OFFSET 0 runs the binding once.
  */
 #define SQL_CALL_PATHS \
 	"SELECT COALESCE(lance_namespace.rest_client_paths(a.r)::text, " SQL_NO_RESULT ")," \
 	" a.r OPERATOR(pg_catalog.#>>) '{version,manifest_path}'," \
-	" a.r OPERATOR(pg_catalog.#>>) '{version,version}'" \
+	" a.r OPERATOR(pg_catalog.#>>) '{version,version}'," \
+	" (SELECT pg_catalog.string_agg(pg_catalog.format('%%s %%s %%s', e.v OPERATOR(pg_catalog.->>) 'version'," \
+	" pg_catalog.octet_length(e.v OPERATOR(pg_catalog.->>) 'manifest_path')," \
+	" e.v OPERATOR(pg_catalog.->>) 'manifest_path'), '')" \
+	" FROM pg_catalog.jsonb_array_elements(CASE pg_catalog.jsonb_typeof(a.r OPERATOR(pg_catalog.->) 'versions')" \
+	" WHEN 'array' THEN a.r OPERATOR(pg_catalog.->) 'versions' END) AS e(v))" \
 	" FROM (SELECT lance_namespace.%s($1::jsonb) AS r" SQL_SETTINGS " OFFSET 0) AS a"
 
 /*
@@ -194,7 +202,7 @@ queue(GwPipe *p, const char *name, const char *sql, int nparams, const char *con
 	bool		call = sql == NULL;
 	bool		known = false;
 	bool		prepare;
-	char		text[1024];
+	char		text[2048];
 
 	for (int i = 0; i < prep->n && !known; i++)
 		known = prep->names[i] == name || strcmp(prep->names[i], name) == 0;
@@ -239,12 +247,13 @@ gw_db_queue_call(GwPipe *p, const char *request_json, const GwRequestInfo *info)
  * call_value
  *		The call's result text (malloc'd), or NULL; for SQL_CALL_PATHS
  *		followed, each after a NUL, by the described version's manifest
- *		location and number ("" when the answer holds no single version).
+ *		location and number ("" when the answer holds no single version)
+ *		and the listed versions ("" when it lists none).
  */
 static char *
 call_value(const PGresult *res)
 {
-	int			n = PQnfields(res) >= 3 ? 3 : 1;
+	int			n = PQnfields(res) >= 4 ? 4 : 1;
 	size_t		total = 0;
 	char	   *value;
 

@@ -116,14 +116,21 @@ gw_dispatch_finish(GwCall *call, char *result, const GwError *err, GwResponse *r
 	/* tables in buckets: endpoint, region and credentials (vend.c) */
 	if (result != NULL && (strcmp(op, "DeclareTable") == 0 || strcmp(op, "DescribeTable") == 0))
 		result = gw_vend_storage_options(call->request, result, &own);
-	/* a described version's manifest gone from storage: 404, the row retired */
+	/*
+	 * a described version's manifest gone from storage: 404, the row
+	 * retired; listed versions whose manifests are gone: left out
+	 */
 	else if (result != NULL && call->route->client_paths)
 	{
 		const char *path = result + strlen(result) + 1; /* db.c's call_value */
+		const char *number = path + strlen(path) + 1;
+		const char *listed = number + strlen(number) + 1;
 
-		if (path[0] != '\0' &&
-			!gw_describe_version_check(call->request, &call->info, path,
-									   strtoll(path + strlen(path) + 1, NULL, 10), &own))
+		if ((path[0] != '\0' &&
+			 !gw_describe_version_check(call->request, &call->info, path,
+										strtoll(number, NULL, 10), &own)) ||
+			(listed[0] != '\0' &&
+			 !gw_list_versions_check(call->request, &call->info, listed, &result, &own)))
 		{
 			free(result);
 			result = NULL;
@@ -202,11 +209,14 @@ gw_dispatch_begin(const GwHttpRequest *req, GwResponse *resp, GwCall *call)
 		step = GW_DISPATCH_WORK;
 	/*
 	 * reads, which never wait for row locks, go down the loop's pipeline,
-	 * unless --db-auth's role (a round trip) or STS vending makes them wait
+	 * unless --db-auth's role (a round trip), STS vending or, under a
+	 * bucket root, the listing of a version list's manifests makes them wait
 	 */
 	else if (build_call(raw_id, req, call, &err))
 		step = (kind == GW_ROUTE_READ || kind == GW_ROUTE_EXISTS) && !gw_config.db_auth &&
-			strcmp(gw_config.vend_credentials, "sts") != 0 ? GW_DISPATCH_CALL : GW_DISPATCH_WORK;
+			strcmp(gw_config.vend_credentials, "sts") != 0 &&
+			!(gw_storage_s3_root() != NULL && strcmp(route->operation, "ListTableVersions") == 0) ?
+			GW_DISPATCH_CALL : GW_DISPATCH_WORK;
 	if (err.code >= 0)
 		gw_respond_error(resp, &err, req->path);
 	free(raw_id);

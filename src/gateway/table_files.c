@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +204,288 @@ gw_describe_version_check(json_t *request, const GwRequestInfo *info, const char
 				 "version %" JSON_INTEGER_FORMAT " not found: its manifest %s is gone "
 				 "from storage (a cleanup of old versions removed it)", version, path);
 	return false;
+}
+
+/* A version of a ListTableVersions answer (gw_list_versions_check). */
+typedef struct Listed
+{
+	int64_t		version;
+	char	   *path;			/* its manifest's location (malloc'd) */
+	int			dir;			/* its directory's index in the DirFiles, -1 none */
+	bool		missing;
+	bool		hide;			/* left out of the answer */
+} Listed;
+
+/* A directory of manifests, listed at most once per answer. */
+typedef struct DirFiles
+{
+	char	   *dir;			/* malloc'd */
+	GwStorage  *st;
+	bool		s3;				/* in a bucket: listed to check each manifest */
+	bool		listed;
+	GwFileInfo *files;			/* sorted by name */
+	int			nfiles;
+	int64_t		latest;			/* the latest version with a manifest there, -1 */
+} DirFiles;
+
+/*
+ * file_name_cmp
+ *		Listed files by name, for bsearch.
+ */
+static int
+file_name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const GwFileInfo *) a)->name, ((const GwFileInfo *) b)->name);
+}
+
+/*
+ * parse_listed
+ *		The versions of db.c's SQL_CALL_PATHS ("<number> <bytes> <location>"
+ *		each, nothing between) as *n Listed (malloc'd).  False when the text
+ *		is not of that form or memory is short.
+ */
+static bool
+parse_listed(const char *text, Listed **out, int *n)
+{
+	int			cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	while (*text != '\0')
+	{
+		char	   *end;
+		long long	version = strtoll(text, &end, 10);
+		unsigned long len;
+
+		if (end == text || *end != ' ')
+			return false;
+		len = strtoul(end + 1, &end, 10);
+		if (*end != ' ' || strnlen(end + 1, len) < len)
+			return false;
+		if (*n == cap)
+		{
+			Listed	   *more = realloc(*out, sizeof(Listed) * (cap = cap ? cap * 2 : 16));
+
+			if (more == NULL)
+				return false;
+			*out = more;
+		}
+		(*out)[*n] = (Listed) {version, strndup(end + 1, len), -1, false, false};
+		if ((*out)[(*n)++].path == NULL)
+			return false;
+		text = end + 1 + len;
+	}
+	return true;
+}
+
+/*
+ * dir_of
+ *		The index of the directory of manifest path in *dirs (added when
+ *		new), or -1 when memory is short.
+ */
+static int
+dir_of(DirFiles **dirs, int *ndirs, const char *path, GwStorage *st, bool s3)
+{
+	const char *slash = strrchr(path, '/');
+	size_t		len = slash ? (size_t) (slash - path) : 0;
+	DirFiles   *more;
+
+	for (int i = 0; i < *ndirs; i++)
+		if (strncmp((*dirs)[i].dir, path, len) == 0 && (*dirs)[i].dir[len] == '\0')
+			return i;
+	if ((more = realloc(*dirs, sizeof(DirFiles) * (*ndirs + 1))) == NULL)
+		return -1;
+	*dirs = more;
+	more[*ndirs] = (DirFiles) {strndup(path, len), st, s3, false, NULL, 0, -1};
+	return more[*ndirs].dir == NULL ? -1 : (*ndirs)++;
+}
+
+/*
+ * list_dir
+ *		List d once: its files by name, and the latest version whose
+ *		manifest is among them.  False with err set on a storage error.
+ */
+static bool
+list_dir(DirFiles *d, GwError *err)
+{
+	int64_t		v;
+
+	if (d->listed)
+		return true;
+	if (!d->st->list(d->st, d->dir, &d->files, &d->nfiles, err))
+		return false;
+	d->listed = true;
+	if (d->nfiles > 1)
+		qsort(d->files, d->nfiles, sizeof(GwFileInfo), file_name_cmp);
+	for (int i = 0; i < d->nfiles; i++)
+		if (lance_manifest_version(d->files[i].name, &v, NULL) && v > d->latest)
+			d->latest = v;
+	return true;
+}
+
+/*
+ * manifest_gone
+ *		Whether the manifest of e, under --root, is gone: for a file, the
+ *		presence lookup (the loops' cache) and, when it misses, the confined
+ *		check that decides for describe too (gw_manifest_missing); in a
+ *		bucket, the listing of its directory.  False with err set when a
+ *		bucket could not be listed.
+ */
+static bool
+manifest_gone(Listed *e, DirFiles *d, GwError *err)
+{
+	GwFileInfo	key;
+	const char *name = strrchr(e->path, '/') + 1;
+	int64_t		size;
+	GwError		ignored;
+
+	if (!d->s3)
+	{
+		gw_error_clear(&ignored);
+		if ((d->st->present && d->st->present(d->st, e->path)) ||
+			d->st->stat_staging(d->st, e->path, &size, &ignored))
+			return false;
+		return errno == ENOENT;	/* else it cannot say: handed out */
+	}
+	if (!list_dir(d, err))
+		return false;
+	snprintf(key.name, sizeof(key.name), "%s", name);
+	return strlen(name) >= sizeof(key.name) ||
+		bsearch(&key, d->files, d->nfiles, sizeof(GwFileInfo), file_name_cmp) == NULL;
+}
+
+/*
+ * drop_hidden
+ *		*result (malloc'd) without the versions of e marked hide; false with
+ *		err set when it cannot be rewritten.
+ */
+static bool
+drop_hidden(char **result, const Listed *e, int n, GwError *err)
+{
+	json_t	   *answer = json_loads(*result, 0, NULL);
+	json_t	   *versions = json_object_get(answer, "versions");
+	char	   *text = NULL;
+	size_t		i = 0;
+
+	while (i < json_array_size(versions))
+	{
+		json_t	   *v = json_object_get(json_array_get(versions, i), "version");
+		bool		hide = false;
+
+		for (int k = 0; k < n && !hide; k++)
+			hide = e[k].hide && json_is_integer(v) && json_integer_value(v) == e[k].version;
+		if (hide)
+			json_array_remove(versions, i);
+		else
+			i++;
+	}
+	if (json_is_array(versions))
+		text = json_dumps(answer, JSON_COMPACT);
+	json_decref(answer);
+	if (text == NULL)
+	{
+		gw_error_set(err, LANCE_INTERNAL, "ListTableVersions: the answer could not be "
+					 "rewritten without the versions whose manifests are gone");
+		return false;
+	}
+	free(*result);
+	*result = text;
+	return true;
+}
+
+/*
+ * gw_list_versions_check
+ *		listed holds the versions of a ListTableVersions answer *result
+ *		(db.c's call_value).  A version whose manifest under --root is gone
+ *		is left out of *result, which is then rewritten; when a later
+ *		version's manifest is in its directory (a client's cleanup, as for
+ *		describe) it is also retired.  A file is one presence lookup (no
+ *		system call on a loop that found it before); a bucket's directory
+ *		is listed once.  The page token stays the catalog's, so a page may
+ *		come out shorter than its limit (an upper bound in the spec).
+ *		False with err set when a bucket cannot be listed, or on no memory.
+ */
+bool
+gw_list_versions_check(json_t *request, const GwRequestInfo *info, const char *listed,
+					   char **result, GwError *err)
+{
+	Listed	   *e = NULL;
+	DirFiles   *dirs = NULL;
+	int			n = 0;
+	int			ndirs = 0;
+	int			missing = 0;
+	int			hidden = 0;
+	bool		ok;
+
+	gw_error_clear(err);
+	if (!(ok = parse_listed(listed, &e, &n)))
+		gw_error_set(err, LANCE_INTERNAL, "ListTableVersions: the versions of the answer "
+					 "could not be read");
+	for (int i = 0; ok && i < n; i++)
+	{
+		bool		s3 = strncmp(e[i].path, "s3://", 5) == 0;
+		GwStorage  *st;
+		GwError		ignored;
+
+		gw_error_clear(&ignored);
+		if ((!s3 && e[i].path[0] != '/') || !gw_table_location_inside(e[i].path) ||
+			(st = gw_storage_for(e[i].path, &ignored)) == NULL)
+			continue;			/* outside --root: not checked, as for describe */
+		if ((e[i].dir = dir_of(&dirs, &ndirs, e[i].path, st, s3)) < 0)
+		{
+			gw_error_set(err, LANCE_INTERNAL, "out of memory");
+			ok = false;
+		}
+		else if ((e[i].missing = manifest_gone(&e[i], &dirs[e[i].dir], err)))
+			missing++;
+		else
+			ok = err->code < 0;
+	}
+	for (int i = 0; ok && missing > 0 && i < n; i++)
+	{
+		DirFiles   *d = e[i].missing ? &dirs[e[i].dir] : NULL;
+		GwError		e2;
+		json_t	   *retire;
+		char	   *done;
+
+		gw_error_clear(&e2);
+		if (d == NULL)
+			continue;
+		if (!list_dir(d, &e2))
+			d->listed = true;	/* cannot say which are later: none retired */
+		hidden++;
+		e[i].hide = true;
+		if (d->latest <= e[i].version)
+		{
+			/* no later manifest: lost by a crash (rewritten if the catalog holds it), or kept */
+			if (!d->s3 && gw_publish_repair(e[i].path))
+			{
+				e[i].hide = false;
+				hidden--;
+			}
+			continue;
+		}
+		retire = json_pack("{sOsIsO?ss}", "id", json_object_get(request, "id"),
+						   "version", (json_int_t) e[i].version,
+						   "branch", json_object_get(request, "branch"), "manifest_path", e[i].path);
+		if ((done = call_request("rest_retire_table_version", retire, info, NULL, &e2)) == NULL)
+			fprintf(stderr, "%s: could not retire version %" PRId64 " (manifest %s gone): %s %s\n",
+					GW_PROGRAM, e[i].version, e[i].path, e2.message, e2.detail);
+		free(done);
+		json_decref(retire);
+	}
+	if (ok && hidden > 0)
+		ok = drop_hidden(result, e, n, err);
+	for (int i = 0; i < n; i++)
+		free(e[i].path);
+	for (int i = 0; i < ndirs; i++)
+	{
+		free(dirs[i].dir);
+		free(dirs[i].files);
+	}
+	free(e);
+	free(dirs);
+	return ok;
 }
 
 /*

@@ -28,6 +28,8 @@ extern char *gw_declare_table(const char *function, json_t *request, const GwReq
 							  GwError *err);
 extern char *gw_table_branch(const char *function, json_t *request, bool create,
 							 const GwRequestInfo *info, GwError *err);
+extern bool gw_list_versions_check(json_t *request, const GwRequestInfo *info,
+								   const char *listed, char **result, GwError *err);
 extern char *gw_register_table(const char *function, json_t *request,
 							   const GwRequestInfo *info, GwError *err);
 extern char *gw_drop_table(const char *function, json_t *request,

@@ -238,6 +238,34 @@ describe("LanceDB through the REST gateway", () => {
     assert.deepEqual(catalogVersions("deleted").map((r) => r.version), [8, 9, 10]);
   });
 
+  it("after the client's cleanup, version/list through the REST route hands out exactly the manifests on disk", async () => {
+    const t = await db.createTable("listed", rows(0, 2, "x"), [NS]);
+    for (let i = 0; i < 8; i++) await t.add(rows(2 + i * 2, 2, "y"));
+    assert.equal(catalogVersions("listed").length, 9);
+    const list = async (q = "") => {
+      const res = await fetch(`${URI}/v1/table/${NS}%24listed/version/list?delimiter=%24${q}`);
+      assert.equal(res.status, 200);
+      return (await res.json()).versions;
+    };
+    // the gateway has found every manifest (its presence cache is warm)
+    assert.deepEqual((await list()).map((v) => v.version), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    await new Promise((r) => setTimeout(r, 50));
+    await t.optimize({ cleanupOlderThan: new Date() });
+    const dir = path.dirname(catalogVersions("listed")[0].manifest_path);
+    const onDisk = () => fs.readdirSync(dir).filter((f) => /^\d+\.manifest$/.test(f)).sort();
+    const listed = await list();
+    // the cleanup removed the manifests of 1 to 8 (at least): none of them is handed out
+    assert.ok(listed.length > 0 && listed.every((v) => v.version >= 9), JSON.stringify(listed));
+    assert.deepEqual(listed.map((v) => path.basename(v.manifest_path)).sort(), onDisk(), "version/list == manifests on disk");
+    for (const v of listed) assert.ok(fs.existsSync(`/${v.manifest_path}`), v.manifest_path);
+    // the rows of what is gone are retired; the client's history is what is listed
+    assert.deepEqual(catalogVersions("listed").map((r) => r.version), listed.map((v) => v.version));
+    const again = await (await lancedb.connectNamespace("rest", { uri: URI })).openTable("listed", [NS]);
+    assert.deepEqual((await again.listVersions()).map((v) => v.version), listed.map((v) => v.version));
+    await again.add(rows(100, 1, "z"));
+    assert.equal(await again.countRows(), 19);
+  });
+
   it("drops a table: the catalog entry, then its files", async () => {
     const t = await db.createTable("scratch", rows(0, 3, "s"), [NS]);
     const loc = catalogVersions("scratch")[0].manifest_path;

@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, psql, startGateway, stop, v2Name, ROOT, TMP, GW_DB } from "./lib.mjs";
+import { req, ok, assertError, fresh, mkNamespace, mkTable, createVersion, psql, startGateway, stop, v2Name, writeStaging, sleep, ROOT, TMP, GW_DB } from "./lib.mjs";
 
 describe("tables", () => {
   it("declares a table at <root>/<ns>/<name>.lance with managed versioning", async () => {
@@ -192,7 +192,9 @@ describe("tables", () => {
     for (const v of [1, 2, 3, 4, 5]) ok((await createVersion(t, v)).res);
     const file = (v) => path.join(t.location, "_versions", v2Name(v));
     const describe = (v) => req("POST", `/v1/table/${t.enc}/version/describe?delimiter=%24`, { body: { version: v } });
-    const list = async () => ok(await req("POST", `/v1/table/${t.enc}/version/list?delimiter=%24`, { body: {} })).versions.map((v) => v.version);
+    // the catalog's rows (version/list leaves out what is gone: the next test)
+    const list = async () => psql(`SELECT version FROM lance_namespace.table_versions
+      WHERE id = ARRAY['${ns}', '${t.name}'] AND branch = 'main' ORDER BY version`).split("\n").filter(Boolean).map(Number);
     // cleanup removes the manifests of 1, 2 and 3 and keeps the latest
     for (const v of [1, 2, 3]) fs.unlinkSync(file(v));
     assertError(await describe(1), 404, 11);
@@ -215,6 +217,72 @@ describe("tables", () => {
     assert.equal(psql(`SELECT string_agg(detail->>'version', ',' ORDER BY (detail->>'version')::int) FROM lance_namespace.history
       WHERE operation = 'RetireTableVersion' AND id = ARRAY['${ns}', '${t.name}']`), "1,2,3");
     assertError(await describe(2), 404, 11);
+    // version/list hands out what is on disk (5's manifest, if describe could not rewrite it, is not)
+    assert.deepEqual(ok(await req("POST", `/v1/table/${t.enc}/version/list?delimiter=%24`, { body: {} })).versions.map((v) => v.version),
+      [4, 5].filter((v) => fs.existsSync(file(v))));
+    assert.deepEqual(await list(), [4, 5]);
+  });
+
+  it("version/list leaves out every version whose manifest is gone, on each page and on a branch; those below a later manifest are retired, a missing latest is kept", async () => {
+    const ns = await mkNamespace();
+    const t = await mkTable(ns, fresh("listgone"));
+    const all = [1, 2, 3, 4, 5, 6, 7, 8];
+    for (const v of all) ok((await createVersion(t, v)).res);
+    const file = (v, dir = t.location) => path.join(dir, "_versions", v2Name(v));
+    const list = async (body = {}) => ok(await req("POST", `/v1/table/${t.enc}/version/list?delimiter=%24`, { body }));
+    const nums = (r) => r.versions.map((v) => v.version);
+    const rows = (branch = "main") => psql(`SELECT version FROM lance_namespace.table_versions
+      WHERE id = ARRAY['${ns}', '${t.name}'] AND branch = '${branch}' ORDER BY version`).split("\n").filter(Boolean).map(Number);
+    // every page, following the tokens: at most limit versions each
+    const pages = async (body) => {
+      const out = [];
+      let token;
+      for (let i = 0; i < 20; i++) {
+        const r = await list({ ...body, limit: 3, ...(token ? { page_token: token } : {}) });
+        assert.ok(r.versions.length <= 3, JSON.stringify(r));
+        out.push(nums(r));
+        token = r.page_token;
+        if (!token) return out;
+      }
+      assert.fail("the pages did not end");
+    };
+    // the loop has found every manifest (its presence cache is warm)
+    assert.deepEqual(nums(await list()), all);
+    assert.deepEqual((await pages({})).flat(), all);
+    // a client's cleanup removes 2, 3, 5 and 6
+    for (const v of [2, 3, 5, 6]) fs.unlinkSync(file(v));
+    // the pages are the catalog's (a short page keeps its token): [1], [4], [7, 8]
+    assert.deepEqual(await pages({}), [[1], [4], [7, 8]]);
+    assert.deepEqual(rows(), [1, 4, 7, 8], "the list retired 2, 3, 5 and 6");
+    assert.equal(psql(`SELECT string_agg(detail->>'version', ',' ORDER BY (detail->>'version')::int) FROM lance_namespace.history
+      WHERE operation = 'RetireTableVersion' AND id = ARRAY['${ns}', '${t.name}']`), "2,3,5,6");
+    assertError(await req("POST", `/v1/table/${t.enc}/version/describe?delimiter=%24`, { body: { version: 5 } }), 404, 11);
+    // GET with query parameters, descending
+    const g = ok(await req("GET", `/v1/table/${t.enc}/version/list?delimiter=%24&descending=true`));
+    assert.deepEqual(nums(g), [8, 7, 4, 1]);
+    // the latest's manifest gone: not handed out, and not retired (no later manifest beside it);
+    // once published, the catalog no longer holds its bytes to rewrite it
+    for (let i = 0; psql(`SELECT count(*) FROM lance_namespace.publications p JOIN lance_namespace.entries e
+      ON e.id = p.table_id WHERE e.path = ARRAY['${ns}', '${t.name}']`) !== "0"; i++) {
+      assert.ok(i < 200, "the publisher did not prune the table's publications");
+      await sleep(25);
+    }
+    fs.unlinkSync(file(8));
+    assert.deepEqual(nums(await list()), [1, 4, 7]);
+    assert.deepEqual(nums(await list({ descending: true, limit: 1 })), []);
+    assert.deepEqual(rows(), [1, 4, 7, 8]);
+    // a branch: its own manifests under tree/dev
+    ok(await req("POST", `/v1/table/${t.enc}/branches/create?delimiter=%24`, { body: { name: "dev" } }));
+    const dev = path.join(t.location, "tree", "dev");
+    for (const v of [9, 10, 11, 12]) {
+      const st = writeStaging(dev, v, `dev ${v}`);
+      ok(await req("POST", `/v1/table/${t.enc}/version/create?delimiter=%24`, { body: { version: v, branch: "dev", manifest_path: st.rel } }));
+    }
+    assert.deepEqual(nums(await list({ branch: "dev" })), [9, 10, 11, 12]);
+    for (const v of [9, 11]) fs.unlinkSync(file(v, dev));
+    assert.deepEqual(await pages({ branch: "dev" }), [[10], [12]]);
+    assert.deepEqual(rows("dev"), [10, 12]);
+    assert.deepEqual(nums(await list()), [1, 4, 7], "main is unaffected");
   });
 
   it("a manifest removed after describes found it: the next describe still sees it gone (the loop's presence cache follows removals, renames, moved directories and a replaced symbolic link)", async () => {

@@ -172,6 +172,48 @@ describe("tables in a bucket", () => {
     assertError(await req("POST", `/v1/table/${t.enc}/version/describe?delimiter=%24`, { body: { version: 1 } }), 404, 11);
   });
 
+  it("version/list leaves out the versions whose objects a client's cleanup deleted, on each page and on a branch; those below a later manifest are retired", async () => {
+    const t = await mkTable(await mkNamespace());
+    for (const v of [1, 2, 3, 4, 5, 6]) ok((await createVersion(t, v)).res);
+    const list = async (body = {}) => ok(await req("POST", `/v1/table/${t.enc}/version/list?delimiter=%24`, { body }));
+    const nums = (r) => r.versions.map((v) => v.version);
+    const versions = (branch = "main") => psql(`SELECT version FROM lance_namespace.table_versions
+      WHERE id = string_to_array('${t.id}', '$') AND branch = '${branch}' ORDER BY version`).split("\n").filter(Boolean).map(Number);
+    const pages = async (body) => {
+      const out = [];
+      let token;
+      for (let i = 0; i < 20; i++) {
+        const r = await list({ ...body, limit: 2, ...(token ? { page_token: token } : {}) });
+        assert.ok(r.versions.length <= 2, JSON.stringify(r));
+        out.push(nums(r));
+        token = r.page_token;
+        if (!token) return out;
+      }
+      assert.fail("the pages did not end");
+    };
+    assert.deepEqual(nums(await list()), [1, 2, 3, 4, 5, 6]);
+    for (const v of [1, 3, 4]) assert.equal((await s3("DELETE", canonicalKey(t, v))).status, 204);
+    assert.deepEqual(await pages({}), [[2], [], [5, 6]]);
+    assert.deepEqual(versions(), [2, 5, 6], "the list retired 1, 3 and 4");
+    assertError(await req("POST", `/v1/table/${t.enc}/version/describe?delimiter=%24`, { body: { version: 3 } }), 404, 11);
+    // the latest's object deleted: not handed out, its row kept (no later manifest)
+    assert.equal((await s3("DELETE", canonicalKey(t, 6))).status, 204);
+    assert.deepEqual(nums(ok(await req("GET", `/v1/table/${t.enc}/version/list?delimiter=%24&descending=true`))), [5, 2]);
+    assert.deepEqual(versions(), [2, 5, 6]);
+    // a branch: its manifests under tree/dev/_versions
+    ok(await req("POST", `/v1/table/${t.enc}/branches/create?delimiter=%24`, { body: { name: "dev" } }));
+    const devKey = (v) => `${keyOf(t.location)}/tree/dev/_versions/${v2Name(v)}`;
+    for (const v of [7, 8, 9]) {
+      const key = `${devKey(v)}-${fresh("u")}`;
+      assert.equal((await s3("PUT", key, { body: Buffer.from(`dev ${v}`) })).status, 200);
+      ok(await req("POST", `/v1/table/${t.enc}/version/create?delimiter=%24`, { body: { version: v, branch: "dev", manifest_path: key } }));
+    }
+    assert.deepEqual(nums(await list({ branch: "dev" })), [7, 8, 9]);
+    assert.equal((await s3("DELETE", devKey(8))).status, 204);
+    assert.deepEqual(nums(await list({ branch: "dev" })), [7, 9]);
+    assert.deepEqual(versions("dev"), [7, 9]);
+  });
+
   it("RegisterTable imports the versions already in the bucket, with their ETags; the next commit lands at latest + 1", async () => {
     const ns = await mkNamespace();
     const name = fresh("plain");
