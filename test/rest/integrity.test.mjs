@@ -1,7 +1,8 @@
 // Issue 39: a table owns its location, a committed manifest is never
 // touched, a version number is acknowledged once, tried as an adversarial
 // tenant would, through REST alone.  Tenants A and B have write on adv_a
-// and adv_b only and call the gateway with their API keys (--db-auth).
+// and adv_b only and call the gateway with their API keys (--db-auth),
+// the gateway connecting as README's authenticator, granted what it says.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -9,16 +10,8 @@ import path from "node:path";
 
 import {
   GW_DB, ROOT, assertError, createVersion, fresh, mkNamespace, mkTable, ok, psql, req,
-  startGateway, stop, v2Name, writeStaging,
+  startGateway, startTenantPair, v2Name, writeStaging,
 } from "./lib.mjs";
-
-/** A role with write on namespace ns, and an API key that maps to it. */
-function writerWithKey(prefix, ns) {
-  const role = fresh(prefix);
-  psql(`CREATE ROLE ${role} NOLOGIN`);
-  psql(`SELECT lance_namespace.lance_grant('${role}', ARRAY['${ns}'], 'write')`);
-  return { role, key: psql(`SELECT lance_namespace.lance_create_api_key('${role}')`) };
-}
 
 describe("integrity across tenants (issue 39)", () => {
   let g;
@@ -32,16 +25,14 @@ describe("integrity across tenants (issue 39)", () => {
   const manifests = (t) => fs.readdirSync(path.join(t.location, "_versions")).filter((f) => f.endsWith(".manifest")).sort();
 
   before(async () => {
-    nsA = await mkNamespace(fresh("adv_a"));
-    nsB = await mkNamespace(fresh("adv_b"));
-    A = writerWithKey("ten_a", nsA);
-    B = writerWithKey("ten_b", nsB);
-    g = await startGateway(["--listen", "127.0.0.1:0", "--db", GW_DB, "--root", ROOT, "--db-auth"]);
+    ({ gw: g, A, B } = await startTenantPair());
+    nsA = A.ns;
+    nsB = B.ns;
     victim = await mkTable(nsA, "victim");
     for (const v of [1, 2]) ok((await createVersion(victim, v)).res);
   });
   after(async () => {
-    await stop(g.proc);
+    await g.stop();
   });
 
   it("1: B cannot declare a table at A's location, so it cannot drop A's data", async () => {
