@@ -3,7 +3,9 @@
 # exactly the objects of a fresh install of default_version.
 #
 # The versions come from the install scripts sql/lance_namespace--V.sql and
-# the update scripts sql/lance_namespace--A--B.sql.  Each earlier version is
+# the update scripts sql/lance_namespace--A--B.sql.  Only the oldest and
+# the current release keep an install script; CREATE EXTENSION ... VERSION
+# of one in between installs the oldest and follows the updates.  Each earlier version is
 # installed, filled with a catalog (namespaces, tables, versions, a branch,
 # a tag, a grant, an API key, history), updated, and compared with a fresh
 # install of the default version: every object's definition and ACL, and
