@@ -8,7 +8,7 @@
  * triggers and the catalog's C functions, as the catalog's owner), never by
  * callers, and committed versions are immutable (README, Security model).
  * A version row carries the record of its own creation; the history log
- * holds every other operation's (0.4.0, README, Commit history).
+ * holds every other operation's (0.4.0, docs/history.md).
  */
 
 \echo Use "CREATE EXTENSION lance_namespace" to load this file. \quit
